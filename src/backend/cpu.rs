@@ -1,0 +1,272 @@
+//! The CPU reference backend: f64, rayon across the velocities of a batch.
+//!
+//! Each iteration walks the batches of the plan; for each batch it visits the z-slices in
+//! upwind order and runs three stages, the same stages the GPU backends run as kernels:
+//!
+//! 1. [`sweep_slice`]: every batch velocity updates its slice in place (one slice per
+//!    velocity suffices: the z-upwind value of a cell is read just before it is overwritten);
+//! 2. [`moment_slice`]: the slice's contribution is added to the raw moments of its cells;
+//! 3. [`wall_flux_slice`]: the slice's contribution is added to the incident fluxes of the
+//!    wall face cells it touches.
+//!
+//! Determinism: every cell and face-cell sum runs over the batch velocities in their fixed
+//! order and over batches in plan order, whatever the thread count; threads only split the
+//! independent cells or velocities. Results are bit-identical for any `--threads`.
+//!
+//! Layout: the slice storage is `[velocity][j][i]`, so one velocity's sweep walks memory
+//! contiguously, and the moment stage reads each velocity's row contiguously.
+
+use super::{Backend, SweepInput, SweepOutput, CPU_BYTES_PER_VALUE};
+use crate::boundary::{Face, FaceData};
+use crate::grid::Octant;
+use crate::model::{accumulate_raw, NRAW};
+use crate::plan::{plan_batches, Batch, BatchPlan};
+use crate::problem::Problem;
+use rayon::prelude::*;
+use std::sync::Arc;
+
+pub struct CpuBackend {
+    problem: Arc<Problem>,
+    plan: BatchPlan,
+    slices: Vec<f64>,
+}
+
+impl CpuBackend {
+    pub fn new(problem: Arc<Problem>, budget_bytes: u64) -> anyhow::Result<Self> {
+        let plan = cpu_plan(&problem, budget_bytes)?;
+        let slices = vec![0.0; plan.max_batch * problem.grid.slice_cells()];
+        Ok(Self {
+            problem,
+            plan,
+            slices,
+        })
+    }
+
+    /// Replace the plan (tests use it to compare batchings); storage is resized to fit.
+    pub fn with_plan(problem: Arc<Problem>, plan: BatchPlan) -> Self {
+        let slices = vec![0.0; plan.max_batch * problem.grid.slice_cells()];
+        Self {
+            problem,
+            plan,
+            slices,
+        }
+    }
+}
+
+/// The CPU plan: one f64 slice per batch velocity.
+pub fn cpu_plan(p: &Problem, budget_bytes: u64) -> Result<BatchPlan, crate::plan::PlanError> {
+    plan_batches(
+        &p.vgrid.octant_members(),
+        p.grid.slice_cells(),
+        CPU_BYTES_PER_VALUE,
+        1,
+        budget_bytes,
+    )
+}
+
+impl Backend for CpuBackend {
+    fn kind(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn device(&self) -> String {
+        cpu_name()
+    }
+
+    fn plan(&self) -> &BatchPlan {
+        &self.plan
+    }
+
+    fn sweep(&mut self, input: &SweepInput, out: &mut SweepOutput) -> anyhow::Result<()> {
+        let p = &*self.problem;
+        let nxy = p.grid.slice_cells();
+        let nz = p.grid.nz();
+        out.clear();
+        for batch in &self.plan.batches {
+            let slices = &mut self.slices[..batch.velocities.len() * nxy];
+            for step in 0..nz {
+                let k = if batch.octant.negative(2) {
+                    nz - 1 - step
+                } else {
+                    step
+                };
+                slices
+                    .par_chunks_mut(nxy)
+                    .zip(batch.velocities.par_iter())
+                    .for_each(|(f, &v)| {
+                        sweep_slice(p, input, v as usize, batch.octant, k, step == 0, f);
+                    });
+                moment_slice(p, batch, k, slices, &mut out.raw[k * nxy..(k + 1) * nxy]);
+                wall_flux_slice(p, batch, k, slices, &mut out.incident);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Sweep one velocity over z-slice `k` in upwind order, in place.
+///
+/// For xi with all components positive (other octants mirror it), first-order upwind gives
+/// `f_ijk = (a f_(i-1)jk + b f_i(j-1)k + c f_ij(k-1) + nu f^S) / (a + b + c + nu)`,
+/// a = |xi_x| / dx_i, b = |xi_y| / dy_j, c = |xi_z| / dz_k. Upwind values outside the domain
+/// come from the face the velocity enters through. A zero component makes its coefficient
+/// zero, and the face emits nothing into that velocity, so no special case is needed.
+pub fn sweep_slice(
+    p: &Problem,
+    inp: &SweepInput,
+    v: usize,
+    oct: Octant,
+    k: usize,
+    first: bool,
+    f: &mut [f64],
+) {
+    let g = &p.grid;
+    let (nx, ny) = (g.nx(), g.ny());
+    let xi = p.vgrid.xi[v];
+    let [fx_face, fy_face, fz_face] = upwind_faces(oct);
+    let ghost = |face: Face, idx: usize| {
+        inp.face_density[face.id()][idx] * p.bounds.faces[face.id()].shape[v]
+    };
+    let c = xi[2].abs() / g.z.widths[k];
+    let eq = &inp.eq[k * nx * ny..(k + 1) * nx * ny];
+    for jj in 0..ny {
+        let j = if oct.negative(1) { ny - 1 - jj } else { jj };
+        let jup = if oct.negative(1) {
+            j + 1
+        } else {
+            j.wrapping_sub(1)
+        };
+        let b = xi[1].abs() / g.y.widths[j];
+        for ii in 0..nx {
+            let i = if oct.negative(0) { nx - 1 - ii } else { ii };
+            let iup = if oct.negative(0) {
+                i + 1
+            } else {
+                i.wrapping_sub(1)
+            };
+            let a = xi[0].abs() / g.x.widths[i];
+            let s = j * nx + i;
+            let fx = if ii == 0 {
+                ghost(fx_face, k * ny + j)
+            } else {
+                f[j * nx + iup]
+            };
+            let fy = if jj == 0 {
+                ghost(fy_face, k * nx + i)
+            } else {
+                f[jup * nx + i]
+            };
+            let fz = if first { ghost(fz_face, s) } else { f[s] };
+            let e = &eq[s];
+            f[s] = (a * fx + b * fy + c * fz + e.nu * e.shakhov(xi)) / (a + b + c + e.nu);
+        }
+    }
+}
+
+/// The faces a velocity of octant `oct` enters through, per axis.
+pub fn upwind_faces(oct: Octant) -> [Face; 3] {
+    let pick = |axis: usize, min: Face, max: Face| if oct.negative(axis) { max } else { min };
+    [
+        pick(0, Face::XMin, Face::XMax),
+        pick(1, Face::YMin, Face::YMax),
+        pick(2, Face::ZMin, Face::ZMax),
+    ]
+}
+
+/// Add slice `k` of the batch to the raw moments `raw_slab` (the cells of slice k).
+/// Rows run in parallel; each cell sums over batch velocities in order.
+pub fn moment_slice(
+    p: &Problem,
+    batch: &Batch,
+    _k: usize,
+    slices: &[f64],
+    raw_slab: &mut [[f64; NRAW]],
+) {
+    let nx = p.grid.nx();
+    let nxy = p.grid.slice_cells();
+    raw_slab
+        .par_chunks_mut(nx)
+        .enumerate()
+        .for_each(|(j, raw_row)| {
+            for (b, &v) in batch.velocities.iter().enumerate() {
+                let (xi, w) = (p.vgrid.xi[v as usize], p.vgrid.w[v as usize]);
+                let row = &slices[b * nxy + j * nx..b * nxy + (j + 1) * nx];
+                for (acc, &f) in raw_row.iter_mut().zip(row) {
+                    accumulate_raw(acc, xi, w * f);
+                }
+            }
+        });
+}
+
+/// Add slice `k` of the batch to the incident flux of every face cell it touches.
+/// A batch moves into at most one face per axis (its octant's downwind faces).
+pub fn wall_flux_slice(
+    p: &Problem,
+    batch: &Batch,
+    k: usize,
+    slices: &[f64],
+    incident: &mut FaceData,
+) {
+    let g = &p.grid;
+    let (nx, ny, nz) = (g.nx(), g.ny(), g.nz());
+    let nxy = nx * ny;
+    for face in downwind_faces(batch.octant) {
+        // Face cells of this face in slice k, and the slice cell each one sits against.
+        let (target, cell_of): (&mut [f64], Box<dyn Fn(usize) -> usize + Sync>) = match face.axis()
+        {
+            0 => {
+                let ib = if face.is_max() { nx - 1 } else { 0 };
+                (
+                    &mut incident[face.id()][k * ny..(k + 1) * ny],
+                    Box::new(move |j| j * nx + ib),
+                )
+            }
+            1 => {
+                let jb = if face.is_max() { ny - 1 } else { 0 };
+                (
+                    &mut incident[face.id()][k * nx..(k + 1) * nx],
+                    Box::new(move |i| jb * nx + i),
+                )
+            }
+            _ => {
+                let kb = if face.is_max() { nz - 1 } else { 0 };
+                if k != kb {
+                    continue;
+                }
+                (&mut incident[face.id()][..], Box::new(|s| s))
+            }
+        };
+        target.par_iter_mut().enumerate().for_each(|(t, acc)| {
+            let s = cell_of(t);
+            for (b, &v) in batch.velocities.iter().enumerate() {
+                let v = v as usize;
+                let speed = (-face.normal_speed(p.vgrid.xi[v])).max(0.0);
+                *acc += p.vgrid.w[v] * speed * slices[b * nxy + s];
+            }
+        });
+    }
+}
+
+/// The faces a velocity of octant `oct` can move into, per axis.
+pub fn downwind_faces(oct: Octant) -> [Face; 3] {
+    let pick = |axis: usize, min: Face, max: Face| if oct.negative(axis) { min } else { max };
+    [
+        pick(0, Face::XMin, Face::XMax),
+        pick(1, Face::YMin, Face::YMax),
+        pick(2, Face::ZMin, Face::ZMax),
+    ]
+}
+
+/// The CPU model name from /proc/cpuinfo, with the thread count.
+pub fn cpu_name() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    format!("{model} ({} threads)", rayon::current_num_threads())
+}

@@ -1,0 +1,457 @@
+//! Case files: JSON, parsed with serde and validated before anything runs.
+//!
+//! Every quantity is non-dimensional in the units of `docs/model.md` (length L, temperature
+//! T0, density rho0, speed v0 = sqrt(2 R T0)). `docs/configs.md` documents every field.
+//! A bad file yields a [`ConfigError`] naming the key and the reason; nothing is written.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::Path;
+
+/// A config error: the dotted key that is wrong and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigError {
+    pub key: String,
+    pub reason: String,
+}
+
+impl ConfigError {
+    pub fn new(key: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self {
+            key: key.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "config error: {}", self.reason)
+        } else {
+            write!(f, "config error: `{}`: {}", self.key, self.reason)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Free text naming the case; copied into the outputs.
+    #[serde(default)]
+    pub name: Option<String>,
+    pub gas: GasConfig,
+    pub grid: GridConfig,
+    pub velocity: VelocityConfig,
+    pub boundaries: BoundariesConfig,
+    #[serde(default)]
+    pub initial: InitialConfig,
+    #[serde(default)]
+    pub solver: SolverConfig,
+    #[serde(default)]
+    pub output: OutputConfig,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GasConfig {
+    /// Knudsen number of the VHS mean free path (paper eq. mu_ref) on `length`.
+    #[serde(default)]
+    pub kn: Option<f64>,
+    /// Rarefaction parameter delta = p0 L / (mu0 v0) on `length`.
+    #[serde(default)]
+    pub delta: Option<f64>,
+    /// VHS viscosity index: mu = mu0 T^omega.
+    #[serde(default = "default_omega")]
+    pub omega: f64,
+    /// Prandtl number of the Shakhov model; 1 gives BGK.
+    #[serde(default = "default_prandtl")]
+    pub prandtl: f64,
+    /// Reference length of Kn and delta, in units of L.
+    #[serde(default = "one")]
+    pub length: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GridConfig {
+    pub x: AxisConfig,
+    pub y: AxisConfig,
+    pub z: AxisConfig,
+}
+
+/// One axis of the physical grid. Uniform for now; explicit face lists and stretched specs
+/// are further variants of this struct.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AxisConfig {
+    pub min: f64,
+    pub max: f64,
+    pub cells: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Quadrature {
+    Trapezoid,
+    Simpson,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VelocityConfig {
+    /// Points per axis; the grid has points^3 velocities.
+    pub points: usize,
+    /// Half-width a of the cube [-a, a]^3, in units of v0.
+    #[serde(default = "default_vmax")]
+    pub max: f64,
+    #[serde(default = "default_quadrature")]
+    pub quadrature: Quadrature,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoundariesConfig {
+    pub x_min: FaceConfig,
+    pub x_max: FaceConfig,
+    pub y_min: FaceConfig,
+    pub y_max: FaceConfig,
+    pub z_min: FaceConfig,
+    pub z_max: FaceConfig,
+}
+
+impl BoundariesConfig {
+    /// The six faces in the order of [`crate::boundary::Face::ALL`].
+    pub fn faces(&self) -> [(&'static str, &FaceConfig); 6] {
+        [
+            ("x_min", &self.x_min),
+            ("x_max", &self.x_max),
+            ("y_min", &self.y_min),
+            ("y_max", &self.y_max),
+            ("z_min", &self.z_min),
+            ("z_max", &self.z_max),
+        ]
+    }
+}
+
+/// What a box face is. New kinds (free stream, specular, periodic) are new variants.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum FaceConfig {
+    /// Maxwell diffuse wall: molecules leave with the wall's Maxwellian.
+    DiffuseWall {
+        temperature: f64,
+        /// Wall velocity; must be tangential to the face.
+        #[serde(default)]
+        velocity: [f64; 3],
+    },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InitialConfig {
+    #[serde(default = "one")]
+    pub density: f64,
+    #[serde(default = "one")]
+    pub temperature: f64,
+    #[serde(default)]
+    pub velocity: [f64; 3],
+}
+
+impl Default for InitialConfig {
+    fn default() -> Self {
+        Self {
+            density: 1.0,
+            temperature: 1.0,
+            velocity: [0.0; 3],
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SolverConfig {
+    /// Stop when the largest relative L2 change of density, momentum and energy is below this.
+    #[serde(default = "default_tolerance")]
+    pub tolerance: f64,
+    #[serde(default = "default_max_iterations")]
+    pub max_iterations: usize,
+    /// Budget for distribution-function slice storage, MiB. Sets the batch size.
+    #[serde(default = "default_budget")]
+    pub memory_budget_mib: f64,
+    /// Rescale the total mass to its initial value after each iteration. Defaults to true
+    /// when every face is a wall (closed domain), false otherwise.
+    #[serde(default)]
+    pub mass_rescale: Option<bool>,
+}
+
+impl Default for SolverConfig {
+    fn default() -> Self {
+        Self {
+            tolerance: default_tolerance(),
+            max_iterations: default_max_iterations(),
+            memory_budget_mib: default_budget(),
+            mass_rescale: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputConfig {
+    /// Output directory; the CLI's `--out` overrides it. Default `out/<config file stem>`.
+    #[serde(default)]
+    pub dir: Option<String>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+fn default_omega() -> f64 {
+    0.81
+}
+fn default_prandtl() -> f64 {
+    2.0 / 3.0
+}
+fn default_vmax() -> f64 {
+    4.0
+}
+fn default_quadrature() -> Quadrature {
+    Quadrature::Trapezoid
+}
+fn default_tolerance() -> f64 {
+    1e-9
+}
+fn default_max_iterations() -> usize {
+    1000
+}
+fn default_budget() -> f64 {
+    512.0
+}
+
+/// A Maxwellian centred this many thermal widths sqrt(T) inside the velocity bound loses at
+/// most erfc(3)/2 = 1.1e-5 of its mass to truncation; closer than that is rejected.
+pub const MIN_THERMAL_WIDTHS_INSIDE: f64 = 3.0;
+
+impl Config {
+    /// Parse JSON text; unknown keys and wrong types are errors naming the key.
+    pub fn from_json(text: &str) -> Result<Self, ConfigError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = e.path().to_string();
+            let key = if key == "." { String::new() } else { key };
+            ConfigError::new(key, e.into_inner().to_string())
+        })?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::new("", format!("cannot read {}: {e}", path.display())))?;
+        Self::from_json(&text)
+    }
+
+    /// Rarefaction parameter delta on the reference length (model.md, "Rarefaction").
+    pub fn delta(&self) -> f64 {
+        match (self.gas.delta, self.gas.kn) {
+            (Some(d), _) => d,
+            (None, Some(kn)) => crate::model::delta_from_kn(kn, self.gas.omega),
+            (None, None) => unreachable!("validated"),
+        }
+    }
+
+    pub fn kn(&self) -> f64 {
+        crate::model::kn_from_delta(self.delta(), self.gas.omega)
+    }
+
+    /// True when every face is a wall, so no mass can enter or leave.
+    pub fn closed(&self) -> bool {
+        self.boundaries
+            .faces()
+            .iter()
+            .all(|(_, f)| matches!(f, FaceConfig::DiffuseWall { .. }))
+    }
+
+    pub fn mass_rescale(&self) -> bool {
+        self.solver.mass_rescale.unwrap_or_else(|| self.closed())
+    }
+
+    /// Check every value; the first problem found is returned.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let g = &self.gas;
+        match (g.kn, g.delta) {
+            (Some(_), Some(_)) => {
+                return Err(ConfigError::new(
+                    "gas",
+                    "give either `kn` or `delta`, not both",
+                ))
+            }
+            (None, None) => return Err(ConfigError::new("gas", "missing `kn` or `delta`")),
+            (Some(kn), None) => positive_finite("gas.kn", kn)?,
+            (None, Some(d)) => positive_finite("gas.delta", d)?,
+        }
+        if !(g.omega.is_finite() && (0.5..=1.0).contains(&g.omega)) {
+            return Err(ConfigError::new(
+                "gas.omega",
+                format!(
+                    "must lie in [0.5, 1] (0.5 hard spheres, 1 Maxwell molecules), got {}",
+                    g.omega
+                ),
+            ));
+        }
+        // The Shakhov correction keeps f^S positive only for moderate heat flux; Pr outside
+        // (0, 1.5] is far from any monatomic or polyatomic gas.
+        if !(g.prandtl.is_finite() && g.prandtl > 0.0 && g.prandtl <= 1.5) {
+            return Err(ConfigError::new(
+                "gas.prandtl",
+                format!("must lie in (0, 1.5], got {}", g.prandtl),
+            ));
+        }
+        positive_finite("gas.length", g.length)?;
+
+        for (name, a) in [
+            ("x", &self.grid.x),
+            ("y", &self.grid.y),
+            ("z", &self.grid.z),
+        ] {
+            if a.cells == 0 {
+                return Err(ConfigError::new(
+                    format!("grid.{name}.cells"),
+                    "must be at least 1",
+                ));
+            }
+            if !(a.min.is_finite() && a.max.is_finite()) {
+                return Err(ConfigError::new(
+                    format!("grid.{name}"),
+                    "min and max must be finite",
+                ));
+            }
+            if a.max <= a.min {
+                return Err(ConfigError::new(
+                    format!("grid.{name}.max"),
+                    format!("must exceed min ({} <= {})", a.max, a.min),
+                ));
+            }
+        }
+
+        let v = &self.velocity;
+        positive_finite("velocity.max", v.max)?;
+        if v.points < 2 {
+            return Err(ConfigError::new(
+                "velocity.points",
+                format!("need at least 2 points per axis, got {}", v.points),
+            ));
+        }
+        if v.quadrature == Quadrature::Simpson && v.points % 2 == 0 {
+            return Err(ConfigError::new(
+                "velocity.points",
+                format!(
+                    "composite Simpson needs an odd number of points, got {}",
+                    v.points
+                ),
+            ));
+        }
+
+        let ini = &self.initial;
+        positive_finite("initial.density", ini.density)?;
+        positive_finite("initial.temperature", ini.temperature)?;
+        self.check_fits("initial.velocity", ini.velocity, ini.temperature)?;
+
+        let mut t_min = ini.temperature;
+        for (name, face) in self.boundaries.faces() {
+            match face {
+                FaceConfig::DiffuseWall {
+                    temperature,
+                    velocity,
+                } => {
+                    positive_finite(&format!("boundaries.{name}.temperature"), *temperature)?;
+                    let axis = match &name[..1] {
+                        "x" => 0,
+                        "y" => 1,
+                        _ => 2,
+                    };
+                    if velocity[axis] != 0.0 {
+                        return Err(ConfigError::new(
+                            format!("boundaries.{name}.velocity"),
+                            format!(
+                                "a wall moves tangentially: component {} must be 0",
+                                &name[..1]
+                            ),
+                        ));
+                    }
+                    if velocity.iter().any(|c| !c.is_finite()) {
+                        return Err(ConfigError::new(
+                            format!("boundaries.{name}.velocity"),
+                            "must be finite",
+                        ));
+                    }
+                    self.check_fits(
+                        &format!("boundaries.{name}.velocity"),
+                        *velocity,
+                        *temperature,
+                    )?;
+                    t_min = t_min.min(*temperature);
+                }
+            }
+        }
+
+        // The grid spacing must resolve the narrowest Maxwellian, exp(-c^2 / T_min).
+        let h = 2.0 * v.max / (v.points - 1) as f64;
+        if h > t_min.sqrt() {
+            let need = (2.0 * v.max / t_min.sqrt()).ceil() as usize + 1;
+            return Err(ConfigError::new(
+                "velocity.points",
+                format!(
+                    "spacing {h:.3} v0 does not resolve the coldest Maxwellian (width sqrt(T) = {:.3}); use at least {need} points",
+                    t_min.sqrt()
+                ),
+            ));
+        }
+
+        let s = &self.solver;
+        positive_finite("solver.tolerance", s.tolerance)?;
+        if s.max_iterations == 0 {
+            return Err(ConfigError::new(
+                "solver.max_iterations",
+                "must be at least 1",
+            ));
+        }
+        positive_finite("solver.memory_budget_mib", s.memory_budget_mib)?;
+        if let Some(dir) = &self.output.dir {
+            if dir.trim().is_empty() {
+                return Err(ConfigError::new("output.dir", "must not be empty"));
+            }
+        }
+        Ok(())
+    }
+
+    /// A drifting Maxwellian (u, t) must sit well inside the velocity cube.
+    fn check_fits(&self, key: &str, u: [f64; 3], t: f64) -> Result<(), ConfigError> {
+        let a = self.velocity.max;
+        let umax = u.iter().fold(0.0f64, |m, c| m.max(c.abs()));
+        let margin = MIN_THERMAL_WIDTHS_INSIDE * t.sqrt();
+        if umax + margin > a {
+            return Err(ConfigError::new(
+                key,
+                format!(
+                    "speed {umax} is too near the velocity bound {a}: the Maxwellian at T = {t} needs |u| + {MIN_THERMAL_WIDTHS_INSIDE} sqrt(T) <= velocity.max"
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn positive_finite(key: &str, v: f64) -> Result<(), ConfigError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(ConfigError::new(
+            key,
+            format!("must be positive and finite, got {v}"),
+        ))
+    }
+}

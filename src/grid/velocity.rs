@@ -1,0 +1,169 @@
+//! Discrete velocity grid: a tensor product of one uniform 1D rule on [-a, a].
+//!
+//! Nodes are xi_i = (2 i - (M - 1)) a / (M - 1), i = 0..M, so the grid is exactly symmetric
+//! and, for odd M, holds an exact zero. Velocities are numbered v = (iz M + iy) M + ix.
+
+use crate::config::{Quadrature, VelocityConfig};
+
+/// One of the eight sweep directions. Bit d is set when the velocity's component d is
+/// negative. A zero component counts as positive, so every velocity belongs to exactly one
+/// octant; its upwind coefficient along that axis is zero, so the sweep order there is moot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Octant(pub u8);
+
+impl Octant {
+    pub const ALL: [Octant; 8] = [
+        Octant(0),
+        Octant(1),
+        Octant(2),
+        Octant(3),
+        Octant(4),
+        Octant(5),
+        Octant(6),
+        Octant(7),
+    ];
+
+    pub fn of(xi: [f64; 3]) -> Self {
+        Octant((xi[0] < 0.0) as u8 | ((xi[1] < 0.0) as u8) << 1 | ((xi[2] < 0.0) as u8) << 2)
+    }
+
+    /// True when the sweep along `axis` runs from high index to low.
+    #[inline(always)]
+    pub fn negative(self, axis: usize) -> bool {
+        self.0 >> axis & 1 == 1
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct VelocityGrid {
+    /// Points per axis.
+    pub m: usize,
+    pub half_width: f64,
+    pub quadrature: Quadrature,
+    /// 1D nodes and weights.
+    pub nodes: Vec<f64>,
+    pub weights_1d: Vec<f64>,
+    /// All M^3 velocities and their weights w = w_x w_y w_z.
+    pub xi: Vec<[f64; 3]>,
+    pub w: Vec<f64>,
+}
+
+impl VelocityGrid {
+    pub fn new(m: usize, half_width: f64, quadrature: Quadrature) -> Self {
+        assert!(m >= 2);
+        let step = half_width / (m - 1) as f64;
+        let h = 2.0 * step;
+        let nodes: Vec<f64> = (0..m)
+            .map(|i| (2 * i as i64 - (m as i64 - 1)) as f64 * step)
+            .collect();
+        let weights_1d: Vec<f64> = match quadrature {
+            Quadrature::Trapezoid => (0..m)
+                .map(|i| if i == 0 || i == m - 1 { 0.5 * h } else { h })
+                .collect(),
+            Quadrature::Simpson => {
+                assert!(m % 2 == 1, "Simpson needs odd M");
+                (0..m)
+                    .map(|i| {
+                        let c = if i == 0 || i == m - 1 {
+                            1.0
+                        } else if i % 2 == 1 {
+                            4.0
+                        } else {
+                            2.0
+                        };
+                        c * h / 3.0
+                    })
+                    .collect()
+            }
+        };
+        let mut xi = Vec::with_capacity(m * m * m);
+        let mut w = Vec::with_capacity(m * m * m);
+        for iz in 0..m {
+            for iy in 0..m {
+                for ix in 0..m {
+                    xi.push([nodes[ix], nodes[iy], nodes[iz]]);
+                    w.push(weights_1d[ix] * weights_1d[iy] * weights_1d[iz]);
+                }
+            }
+        }
+        Self {
+            m,
+            half_width,
+            quadrature,
+            nodes,
+            weights_1d,
+            xi,
+            w,
+        }
+    }
+
+    pub fn from_config(v: &VelocityConfig) -> Self {
+        Self::new(v.points, v.max, v.quadrature)
+    }
+
+    pub fn len(&self) -> usize {
+        self.xi.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.xi.is_empty()
+    }
+
+    /// Velocity indices of each octant, in increasing index order.
+    pub fn octant_members(&self) -> [Vec<u32>; 8] {
+        let mut out: [Vec<u32>; 8] = Default::default();
+        for (v, &x) in self.xi.iter().enumerate() {
+            out[Octant::of(x).0 as usize].push(v as u32);
+        }
+        out
+    }
+
+    /// sum_v w_v g(xi_v), summed in velocity order.
+    pub fn integrate(&self, g: impl Fn([f64; 3]) -> f64) -> f64 {
+        self.xi.iter().zip(&self.w).map(|(&x, &w)| w * g(x)).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nodes_are_symmetric_with_exact_zero_for_odd_m() {
+        let g = VelocityGrid::new(9, 4.0, Quadrature::Trapezoid);
+        assert_eq!(g.nodes[4], 0.0);
+        for i in 0..9 {
+            assert_eq!(g.nodes[i], -g.nodes[8 - i]);
+        }
+        assert_eq!(g.nodes[0], -4.0);
+        assert_eq!(g.nodes[8], 4.0);
+    }
+
+    #[test]
+    fn every_velocity_in_exactly_one_octant() {
+        for m in [8, 9] {
+            let g = VelocityGrid::new(m, 4.0, Quadrature::Trapezoid);
+            let oct = g.octant_members();
+            let mut seen = vec![0u8; g.len()];
+            for (o, members) in oct.iter().enumerate() {
+                for &v in members {
+                    seen[v as usize] += 1;
+                    let x = g.xi[v as usize];
+                    for d in 0..3 {
+                        assert_eq!(Octant(o as u8).negative(d), x[d] < 0.0);
+                    }
+                }
+            }
+            assert!(seen.iter().all(|&s| s == 1), "m = {m}");
+        }
+    }
+
+    #[test]
+    fn weights_sum_to_cube_volume() {
+        for (m, q) in [(16, Quadrature::Trapezoid), (17, Quadrature::Simpson)] {
+            let g = VelocityGrid::new(m, 4.0, q);
+            let s: f64 = g.w.iter().sum();
+            assert!((s - 512.0).abs() < 1e-10 * 512.0, "{q:?}: {s}");
+        }
+    }
+}

@@ -1,0 +1,339 @@
+//! The `knudsen` command line: `run`, `check`.
+
+use clap::{Parser, Subcommand};
+use knudsen::backend::{self, cpu::cpu_plan, BackendChoice, GPU_BYTES_PER_VALUE};
+use knudsen::config::{Config, ConfigError};
+use knudsen::output::{write_all, Summary, SummaryInput};
+use knudsen::plan::plan_batches;
+use knudsen::problem::Problem;
+use knudsen::solver::{Solver, RESIDUAL_NAMES};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(
+    name = "knudsen",
+    version,
+    about = "Steady rarefied gas flows: Shakhov-model DVM with memory-reduced sweeps"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a case to convergence and write its results.
+    Run {
+        /// JSON case file.
+        config: PathBuf,
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendChoice,
+        /// Output directory (default: the config's output.dir, else out/<config name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Worker threads for the CPU backend (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Distribution-function memory budget in MiB (overrides solver.memory_budget_mib).
+        #[arg(long)]
+        memory_budget_mib: Option<f64>,
+    },
+    /// Validate a case and print its derived quantities without running it.
+    Check {
+        config: PathBuf,
+        #[arg(long)]
+        memory_budget_mib: Option<f64>,
+    },
+}
+
+/// Exit code for a bad case file or option: nothing was run or written.
+const EXIT_BAD_INPUT: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
+        .format_timestamp(None)
+        .init();
+    let result = match cli.command {
+        Command::Run {
+            config,
+            backend,
+            out,
+            threads,
+            memory_budget_mib,
+        } => run(&config, backend, out, threads, memory_budget_mib),
+        Command::Check {
+            config,
+            memory_budget_mib,
+        } => check(&config, memory_budget_mib),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::BadInput(msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+        Err(Failure::Run(e)) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+enum Failure {
+    BadInput(String),
+    Run(anyhow::Error),
+}
+
+impl From<ConfigError> for Failure {
+    fn from(e: ConfigError) -> Self {
+        Failure::BadInput(e.to_string())
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(e: anyhow::Error) -> Self {
+        Failure::Run(e)
+    }
+}
+
+/// Load and validate the case, applying the budget override.
+fn load(path: &Path, budget: Option<f64>) -> Result<Config, Failure> {
+    let mut cfg = Config::from_file(path)?;
+    if let Some(b) = budget {
+        cfg.solver.memory_budget_mib = b;
+        cfg.validate()?;
+    }
+    Ok(cfg)
+}
+
+fn budget_bytes(cfg: &Config) -> u64 {
+    (cfg.solver.memory_budget_mib * 1024.0 * 1024.0) as u64
+}
+
+fn mib(b: u64) -> f64 {
+    b as f64 / (1024.0 * 1024.0)
+}
+
+fn output_dir(path: &Path, cfg: &Config, out: Option<PathBuf>) -> PathBuf {
+    out.or_else(|| cfg.output.dir.as_ref().map(PathBuf::from))
+        .unwrap_or_else(|| {
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "case".into());
+            PathBuf::from("out").join(stem)
+        })
+}
+
+fn run(
+    path: &Path,
+    choice: BackendChoice,
+    out: Option<PathBuf>,
+    threads: Option<usize>,
+    budget: Option<f64>,
+) -> Result<(), Failure> {
+    let cfg = load(path, budget)?;
+    let dir = output_dir(path, &cfg, out);
+    if dir.exists() && !dir.is_dir() {
+        return Err(Failure::BadInput(format!(
+            "output path {} exists and is not a directory",
+            dir.display()
+        )));
+    }
+    if threads == Some(0) {
+        return Err(Failure::BadInput("--threads must be at least 1".into()));
+    }
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = threads {
+        pool = pool.num_threads(n);
+    }
+    let pool = pool.build().map_err(|e| Failure::Run(e.into()))?;
+    pool.install(|| run_in_pool(path, &cfg, choice, &dir))
+}
+
+fn run_in_pool(
+    path: &Path,
+    cfg: &Config,
+    choice: BackendChoice,
+    dir: &Path,
+) -> Result<(), Failure> {
+    let problem = Arc::new(Problem::new(cfg));
+    let (backend, fallback) = backend::create(choice, problem.clone(), budget_bytes(cfg))
+        .map_err(|e| Failure::BadInput(format!("{e:#}")))?;
+    if let Some(why) = fallback {
+        log::warn!("{why}");
+    }
+    let plan = backend.plan();
+    log::info!(
+        "{}: {} cells x {} velocities = {:.3e} phase-space points; Kn = {:.4}, delta = {:.4}, Pr = {:.4}",
+        path.display(),
+        problem.grid.cells(),
+        problem.vgrid.len(),
+        problem.phase_points() as f64,
+        cfg.kn(),
+        cfg.delta(),
+        cfg.gas.prandtl
+    );
+    log::info!(
+        "backend {} on {}; {} batches of up to {} velocities, {:.1} MiB of distribution storage",
+        backend.kind(),
+        backend.device(),
+        plan.batches.len(),
+        plan.max_batch,
+        mib(plan.distribution_bytes())
+    );
+
+    let tol = cfg.solver.tolerance;
+    let bar = indicatif::ProgressBar::new(cfg.solver.max_iterations as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} iter {pos}/{len} {msg}")
+            .expect("valid template"),
+    );
+    let mut last = f64::NAN;
+    let mut solver = Solver::new(&problem, backend);
+    let result = solver.run(|rec| {
+        let r = rec.residual();
+        // ETA from the observed contraction rate of the residual.
+        let rate = r / last;
+        let eta = if rate.is_finite() && rate < 1.0 && r > tol {
+            format!("{:.0} s", (tol / r).ln() / rate.ln() * rec.seconds)
+        } else {
+            "-".into()
+        };
+        last = r;
+        bar.set_position(rec.iteration as u64);
+        bar.set_message(format!(
+            "residual {r:.3e} ({:.2} s/iter, ETA {eta})",
+            rec.seconds
+        ));
+        bar.suspend(|| {
+            let parts: Vec<String> = RESIDUAL_NAMES
+                .iter()
+                .zip(rec.residuals)
+                .map(|(n, x)| format!("{n} {x:.3e}"))
+                .collect();
+            log::info!(
+                "iteration {} residual {r:.3e} [{}] {:.3} s",
+                rec.iteration,
+                parts.join(", "),
+                rec.seconds
+            );
+        });
+    })?;
+    bar.finish_and_clear();
+
+    let summary = Summary::new(SummaryInput {
+        problem: &problem,
+        backend: &*solver.backend,
+        result: &result,
+    });
+    write_all(dir, &problem, &result, &summary)?;
+    if result.converged {
+        log::info!(
+            "converged in {} iterations ({:.2} s); results in {}",
+            result.iterations(),
+            result.total_seconds,
+            dir.display()
+        );
+    } else {
+        log::warn!(
+            "not converged: residual {:.3e} > tolerance {tol:.1e} after {} iterations; results written to {}",
+            result.final_residual(),
+            result.iterations(),
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+fn check(path: &Path, budget: Option<f64>) -> Result<(), Failure> {
+    let cfg = load(path, budget)?;
+    let p = Problem::new(&cfg);
+    let g = &p.grid;
+    let v = &p.vgrid;
+    println!(
+        "case {}: valid",
+        cfg.name.as_deref().unwrap_or(&path.display().to_string())
+    );
+    println!(
+        "gas: Kn = {:.6}, delta = {:.6} (reference length {}), omega = {}, Pr = {:.6} ({})",
+        cfg.kn(),
+        cfg.delta(),
+        cfg.gas.length,
+        cfg.gas.omega,
+        cfg.gas.prandtl,
+        if cfg.gas.prandtl == 1.0 {
+            "BGK"
+        } else {
+            "Shakhov"
+        }
+    );
+    let mut temps = vec![cfg.initial.temperature];
+    for b in &p.bounds.faces {
+        let knudsen::boundary::FaceKind::DiffuseWall { temperature, .. } = b.kind;
+        temps.push(temperature);
+    }
+    let tau = |t: f64| {
+        1.0 / knudsen::model::collision_frequency(p.delta, p.omega, cfg.initial.density, t)
+    };
+    let (tmin, tmax) = temps
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), &t| (a.min(t), b.max(t)));
+    println!(
+        "relaxation time tau = 1/nu at rho = {}: {:.4} (T = {tmin}) .. {:.4} (T = {tmax}), in units L / v0",
+        cfg.initial.density,
+        tau(tmin).min(tau(tmax)),
+        tau(tmin).max(tau(tmax))
+    );
+    println!(
+        "grid: {} x {} x {} cells; velocities {}^3 in [-{a}, {a}]^3 ({:?}); phase-space points {:.4e}",
+        g.nx(),
+        g.ny(),
+        g.nz(),
+        v.m,
+        v.quadrature,
+        p.phase_points() as f64,
+        a = v.half_width
+    );
+    println!(
+        "mass rescale: {}; tolerance {:.1e}; at most {} iterations",
+        cfg.mass_rescale(),
+        cfg.solver.tolerance,
+        cfg.solver.max_iterations
+    );
+    let budget = budget_bytes(&cfg);
+    println!(
+        "memory budget for distribution storage: {:.1} MiB",
+        mib(budget)
+    );
+    // Per-cell fields held by the solver: raw moments (13), sweep coefficients (10),
+    // macroscopic state (16) and conserved variables (5), all f64.
+    let field_bytes = g.cells() as u64 * (13 + 10 + 16 + 5) * 8;
+    let report = |name: &str, plan: Result<knudsen::plan::BatchPlan, knudsen::plan::PlanError>| {
+        match plan {
+        Ok(pl) => println!(
+            "  {name}: batch {} velocities in {} batches; distribution storage {:.1} MiB; fields {:.1} MiB",
+            pl.max_batch,
+            pl.batches.len(),
+            mib(pl.distribution_bytes()),
+            mib(field_bytes)
+        ),
+        Err(e) => println!("  {name}: does not fit: {e}"),
+    }
+    };
+    report("cpu (f64)", cpu_plan(&p, budget));
+    report(
+        "gpu (f32)",
+        plan_batches(
+            &v.octant_members(),
+            g.slice_cells(),
+            GPU_BYTES_PER_VALUE,
+            1,
+            budget,
+        ),
+    );
+    Ok(())
+}

@@ -1,0 +1,70 @@
+use crate::backend::Backend;
+use crate::problem::Problem;
+use crate::solver::RunResult;
+use serde::Serialize;
+
+/// `summary.json`: what ran, on what, how long, and whether it converged.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub name: Option<String>,
+    pub knudsen_version: String,
+    pub commit: String,
+    pub backend: String,
+    pub device: String,
+    pub threads: usize,
+    pub cells: [usize; 3],
+    pub velocity_points: [usize; 3],
+    pub phase_space_points: u64,
+    pub kn: f64,
+    pub delta: f64,
+    pub prandtl: f64,
+    pub omega: f64,
+    pub iterations: usize,
+    pub converged: bool,
+    pub tolerance: f64,
+    pub final_residual: f64,
+    pub total_seconds: f64,
+    pub seconds_per_iteration: f64,
+    pub batches: usize,
+    pub max_batch_velocities: usize,
+    pub distribution_bytes: u64,
+}
+
+pub struct SummaryInput<'a> {
+    pub problem: &'a Problem,
+    pub backend: &'a dyn Backend,
+    pub result: &'a RunResult,
+}
+
+impl Summary {
+    pub fn new(s: SummaryInput) -> Self {
+        let p = s.problem;
+        let m = p.vgrid.m;
+        let plan = s.backend.plan();
+        let it = s.result.iterations();
+        Self {
+            name: p.config.name.clone(),
+            knudsen_version: env!("CARGO_PKG_VERSION").to_string(),
+            commit: env!("KNUDSEN_COMMIT").to_string(),
+            backend: s.backend.kind().to_string(),
+            device: s.backend.device(),
+            threads: rayon::current_num_threads(),
+            cells: p.grid.dims(),
+            velocity_points: [m, m, m],
+            phase_space_points: p.phase_points(),
+            kn: p.config.kn(),
+            delta: p.config.delta(),
+            prandtl: p.prandtl,
+            omega: p.omega,
+            iterations: it,
+            converged: s.result.converged,
+            tolerance: p.config.solver.tolerance,
+            final_residual: s.result.final_residual(),
+            total_seconds: s.result.total_seconds,
+            seconds_per_iteration: s.result.total_seconds / it.max(1) as f64,
+            batches: plan.batches.len(),
+            max_batch_velocities: plan.max_batch,
+            distribution_bytes: plan.distribution_bytes(),
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! `fields.xmf`: an XDMF 2 sidecar describing `fields.h5` as a 3DRectMesh with VXVYVZ
+//! geometry (the face coordinates). Vectors are declared as vectors; each stress component
+//! is exposed as its own scalar through a hyperslab, since XDMF's Tensor6 ordering differs
+//! from ours.
+
+use crate::grid::Grid;
+use std::fmt::Write;
+
+pub fn fields_xdmf(h5_name: &str, g: &Grid) -> String {
+    let [nx, ny, nz] = g.dims();
+    let item = |dims: &str, path: &str| {
+        format!(
+            r#"<DataItem Dimensions="{dims}" NumberType="Float" Precision="8" Format="HDF">{h5_name}:/{path}</DataItem>"#
+        )
+    };
+    let cells = format!("{nz} {ny} {nx}");
+    let mut s = String::new();
+    s.push_str("<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"2.0\">\n <Domain>\n");
+    s.push_str("  <Grid Name=\"fields\" GridType=\"Uniform\">\n");
+    let _ = writeln!(
+        s,
+        "   <Topology TopologyType=\"3DRectMesh\" Dimensions=\"{} {} {}\"/>",
+        nz + 1,
+        ny + 1,
+        nx + 1
+    );
+    s.push_str("   <Geometry GeometryType=\"VXVYVZ\">\n");
+    for (n, name) in [(nx, "x_faces"), (ny, "y_faces"), (nz, "z_faces")] {
+        let _ = writeln!(s, "    {}", item(&(n + 1).to_string(), name));
+    }
+    s.push_str("   </Geometry>\n");
+    for name in ["density", "temperature", "pressure"] {
+        let _ = writeln!(s, "   <Attribute Name=\"{name}\" AttributeType=\"Scalar\" Center=\"Cell\">\n    {}\n   </Attribute>", item(&cells, name));
+    }
+    for name in ["velocity", "heat_flux"] {
+        let _ = writeln!(s, "   <Attribute Name=\"{name}\" AttributeType=\"Vector\" Center=\"Cell\">\n    {}\n   </Attribute>", item(&format!("{cells} 3"), name));
+    }
+    for (c, comp) in ["xx", "yy", "zz", "xy", "xz", "yz"].iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "   <Attribute Name=\"stress_{comp}\" AttributeType=\"Scalar\" Center=\"Cell\">\n    <DataItem ItemType=\"HyperSlab\" Dimensions=\"{cells} 1\" Type=\"HyperSlab\">\n     <DataItem Dimensions=\"3 4\" Format=\"XML\">0 0 0 {c} 1 1 1 1 {cells} 1</DataItem>\n     {}\n    </DataItem>\n   </Attribute>",
+            item(&format!("{cells} 6"), "stress")
+        );
+    }
+    s.push_str("  </Grid>\n </Domain>\n</Xdmf>\n");
+    s
+}

@@ -1,0 +1,123 @@
+//! Batch planning: how many velocities are swept together, from a memory budget.
+//!
+//! Slice storage per batch is `batch x slice_cells x bytes_per_value x slices_per_velocity`.
+//! Batches never mix octants, because the sweep direction is a property of the batch.
+
+use crate::grid::Octant;
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Batch {
+    pub octant: Octant,
+    /// Global velocity indices, increasing.
+    pub velocities: Vec<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchPlan {
+    pub batches: Vec<Batch>,
+    /// Largest batch; the slice storage is sized for it.
+    pub max_batch: usize,
+    pub bytes_per_velocity: u64,
+}
+
+impl BatchPlan {
+    /// Bytes of distribution-function storage the plan allocates.
+    pub fn distribution_bytes(&self) -> u64 {
+        self.max_batch as u64 * self.bytes_per_velocity
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanError(pub String);
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for PlanError {}
+
+/// Split each octant into the fewest batches that fit `budget_bytes`, of near-equal size.
+pub fn plan_batches(
+    octants: &[Vec<u32>; 8],
+    slice_cells: usize,
+    bytes_per_value: usize,
+    slices_per_velocity: usize,
+    budget_bytes: u64,
+) -> Result<BatchPlan, PlanError> {
+    let bytes_per_velocity = (slice_cells * bytes_per_value * slices_per_velocity) as u64;
+    let fit = budget_bytes / bytes_per_velocity;
+    if fit == 0 {
+        return Err(PlanError(format!(
+            "memory budget of {} bytes is below the {bytes_per_velocity} bytes one velocity's slice needs",
+            budget_bytes
+        )));
+    }
+    let largest = octants.iter().map(Vec::len).max().unwrap_or(0);
+    let cap = (fit as usize).min(largest.max(1));
+    let mut batches = Vec::new();
+    for (o, members) in octants.iter().enumerate() {
+        if members.is_empty() {
+            continue;
+        }
+        let n = members.len().div_ceil(cap);
+        let base = members.len() / n;
+        let extra = members.len() % n;
+        let mut start = 0;
+        for b in 0..n {
+            let len = base + usize::from(b < extra);
+            batches.push(Batch {
+                octant: Octant(o as u8),
+                velocities: members[start..start + len].to_vec(),
+            });
+            start += len;
+        }
+    }
+    let max_batch = batches
+        .iter()
+        .map(|b| b.velocities.len())
+        .max()
+        .unwrap_or(0);
+    Ok(BatchPlan {
+        batches,
+        max_batch,
+        bytes_per_velocity,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn octants(n: usize) -> [Vec<u32>; 8] {
+        std::array::from_fn(|o| (0..n as u32).map(|v| v * 8 + o as u32).collect())
+    }
+
+    #[test]
+    fn whole_octants_when_budget_allows() {
+        let p = plan_batches(&octants(100), 16, 8, 1, 1 << 30).unwrap();
+        assert_eq!(p.batches.len(), 8);
+        assert_eq!(p.max_batch, 100);
+        assert_eq!(p.distribution_bytes(), 100 * 128);
+    }
+
+    #[test]
+    fn budget_splits_octants_evenly_and_never_mixes_them() {
+        // 30 velocities of 128 bytes fit: 100 per octant -> 4 batches of 25.
+        let p = plan_batches(&octants(100), 16, 8, 1, 30 * 128 + 5).unwrap();
+        assert_eq!(p.batches.len(), 32);
+        assert!(p.batches.iter().all(|b| b.velocities.len() == 25));
+        for b in &p.batches {
+            assert!(b.velocities.iter().all(|&v| v % 8 == b.octant.0 as u32));
+        }
+        let total: usize = p.batches.iter().map(|b| b.velocities.len()).sum();
+        assert_eq!(total, 800);
+    }
+
+    #[test]
+    fn refuses_budget_below_one_velocity() {
+        let e = plan_batches(&octants(10), 16, 8, 1, 100).unwrap_err();
+        assert!(e.0.contains("below"), "{e}");
+    }
+}
