@@ -159,6 +159,31 @@ mod tests {
     }
 
     #[test]
+    fn simpson_is_exact_for_cubics_and_trapezoid_is_not() {
+        // Composite Simpson integrates polynomials up to degree 3 exactly on each panel pair;
+        // the trapezoid rule misses x^2 by h^2/12 (f'(a) - f'(-a)) = h^2 a / 3.
+        let a = 4.0;
+        let exact = 2.0 * a * a * a / 3.0;
+        let s = VelocityGrid::new(9, a, Quadrature::Simpson);
+        let sum: f64 = s
+            .nodes
+            .iter()
+            .zip(&s.weights_1d)
+            .map(|(x, w)| w * (x * x + x * x * x))
+            .sum();
+        assert!((sum - exact).abs() < 1e-12, "{sum} vs {exact}");
+        let t = VelocityGrid::new(9, a, Quadrature::Trapezoid);
+        let sum: f64 = t
+            .nodes
+            .iter()
+            .zip(&t.weights_1d)
+            .map(|(x, w)| w * x * x)
+            .sum();
+        let h = 1.0;
+        assert!((sum - exact - h * h * a / 3.0).abs() < 1e-12, "{sum}");
+    }
+
+    #[test]
     fn weights_sum_to_cube_volume() {
         for (m, q) in [(16, Quadrature::Trapezoid), (17, Quadrature::Simpson)] {
             let g = VelocityGrid::new(m, 4.0, q);

@@ -1,0 +1,205 @@
+//! Bad case files: a one-line error naming the key and the reason, exit code 2, nothing
+//! written.
+
+mod common;
+use common::*;
+use knudsen::config::Config;
+use std::process::Command;
+
+/// (description, mutation of a valid config, key the error must name, words of the reason)
+fn cases() -> Vec<(&'static str, serde_json::Value, &'static str, &'static str)> {
+    let base = cavity_json(4, 16, 4.0, 0.1);
+    let with = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = base.clone();
+        f(&mut v);
+        v
+    };
+    vec![
+        (
+            "unknown top-level key",
+            with(&|v| v["solvr"] = serde_json::json!({})),
+            "solvr",
+            "unknown field `solvr`",
+        ),
+        (
+            "unknown nested key",
+            with(&|v| v["gas"]["kns"] = serde_json::json!(1.0)),
+            "gas.kns",
+            "unknown field `kns`",
+        ),
+        (
+            "zero cells",
+            with(&|v| v["grid"]["y"]["cells"] = serde_json::json!(0)),
+            "grid.y.cells",
+            "at least 1",
+        ),
+        (
+            "negative cells",
+            with(&|v| v["grid"]["x"]["cells"] = serde_json::json!(-3)),
+            "grid.x.cells",
+            "invalid value",
+        ),
+        (
+            "empty domain",
+            with(&|v| v["grid"]["z"]["max"] = serde_json::json!(0.0)),
+            "grid.z.max",
+            "must exceed min",
+        ),
+        (
+            "zero Kn",
+            with(&|v| v["gas"]["kn"] = serde_json::json!(0.0)),
+            "gas.kn",
+            "positive",
+        ),
+        (
+            "negative Kn",
+            with(&|v| v["gas"]["kn"] = serde_json::json!(-1.0)),
+            "gas.kn",
+            "positive",
+        ),
+        (
+            "Kn and delta",
+            with(&|v| v["gas"]["delta"] = serde_json::json!(1.0)),
+            "gas",
+            "not both",
+        ),
+        (
+            "empty velocity grid",
+            with(&|v| v["velocity"]["points"] = serde_json::json!(0)),
+            "velocity.points",
+            "at least 2",
+        ),
+        (
+            "coarse velocity grid",
+            with(&|v| v["velocity"]["points"] = serde_json::json!(6)),
+            "velocity.points",
+            "does not resolve",
+        ),
+        (
+            "narrow velocity grid",
+            with(&|v| v["velocity"]["max"] = serde_json::json!(2.5)),
+            "initial.velocity",
+            "too near the velocity bound",
+        ),
+        (
+            "lid speed near the bound",
+            with(&|v| v["boundaries"]["y_max"]["velocity"] = serde_json::json!([1.5, 0.0, 0.0])),
+            "boundaries.y_max.velocity",
+            "too near the velocity bound",
+        ),
+        (
+            "wall moving through itself",
+            with(&|v| v["boundaries"]["y_max"]["velocity"] = serde_json::json!([0.0, 0.1, 0.0])),
+            "boundaries.y_max.velocity",
+            "tangentially",
+        ),
+        (
+            "zero wall temperature",
+            with(&|v| v["boundaries"]["x_min"]["temperature"] = serde_json::json!(0.0)),
+            "boundaries.x_min.temperature",
+            "positive",
+        ),
+        (
+            "negative wall temperature",
+            with(&|v| v["boundaries"]["z_max"]["temperature"] = serde_json::json!(-1.0)),
+            "boundaries.z_max.temperature",
+            "positive",
+        ),
+        (
+            "unknown face type",
+            with(&|v| v["boundaries"]["z_max"]["type"] = serde_json::json!("sticky")),
+            "boundaries.z_max.type",
+            "unknown variant `sticky`",
+        ),
+        (
+            "Simpson with even points",
+            with(&|v| v["velocity"]["quadrature"] = serde_json::json!("simpson")),
+            "velocity.points",
+            "odd",
+        ),
+        (
+            "zero tolerance",
+            with(&|v| v["solver"] = serde_json::json!({"tolerance": 0.0})),
+            "solver.tolerance",
+            "positive",
+        ),
+        (
+            "zero budget",
+            with(&|v| v["solver"] = serde_json::json!({"memory_budget_mib": 0.0})),
+            "solver.memory_budget_mib",
+            "positive",
+        ),
+        (
+            "missing gas",
+            with(&|v| {
+                v.as_object_mut().unwrap().remove("gas");
+            }),
+            "",
+            "missing field `gas`",
+        ),
+    ]
+}
+
+#[test]
+fn each_bad_config_names_key_and_reason() {
+    assert!(
+        Config::from_json(&cavity_json(4, 16, 4.0, 0.1).to_string()).is_ok(),
+        "the base config must be valid"
+    );
+    for (what, v, key, words) in cases() {
+        let e = Config::from_json(&v.to_string()).expect_err(what);
+        assert_eq!(e.key, key, "{what}: {e}");
+        assert!(e.reason.contains(words), "{what}: {e}");
+    }
+}
+
+#[test]
+fn cli_rejects_bad_configs_with_exit_2_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, (what, v, key, _)) in cases().into_iter().enumerate() {
+        let cfg = dir.path().join(format!("bad{i}.json"));
+        std::fs::write(&cfg, v.to_string()).unwrap();
+        let out = dir.path().join(format!("out{i}"));
+        for sub in ["run", "check"] {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_knudsen"));
+            cmd.arg(sub).arg(&cfg);
+            if sub == "run" {
+                cmd.arg("--out").arg(&out);
+            }
+            let o = cmd.output().unwrap();
+            assert_eq!(o.status.code(), Some(2), "{what} ({sub})");
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(
+                err.trim().lines().count(),
+                1,
+                "{what}: one line expected, got {err}"
+            );
+            assert!(err.contains("error") && err.contains(key), "{what}: {err}");
+            assert!(!out.exists(), "{what}: output written");
+        }
+    }
+    // Budget too small for one velocity's slice: refused before anything is allocated.
+    let cfg = dir.path().join("ok.json");
+    std::fs::write(&cfg, cavity_json(4, 16, 4.0, 0.1).to_string()).unwrap();
+    let out = dir.path().join("out-budget");
+    let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .args([
+            "run",
+            cfg.to_str().unwrap(),
+            "--memory-budget-mib",
+            "0.0001",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("memory budget"));
+    assert!(!out.exists());
+    // A missing file is bad input too.
+    let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .args(["check", "/nonexistent.json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}

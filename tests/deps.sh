@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what building and testing knudsen needs on a Debian machine, only where missing:
+# HDF5 (C library, for the hdf5 crate) and, for the XDMF test, Python with vtk and h5py in a
+# virtual environment under target/test-venv (Debian's own Python refuses system-wide pip).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+need=()
+dpkg -s libhdf5-dev >/dev/null 2>&1 || need+=(libhdf5-dev)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+python3 -c "import venv, ensurepip" >/dev/null 2>&1 || need+=(python3-venv)
+# Shared libraries the vtk wheel links against even for file readers.
+dpkg -s libgl1 >/dev/null 2>&1 || need+=(libgl1)
+dpkg -s libxrender1 >/dev/null 2>&1 || need+=(libxrender1)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "deps: installing Debian packages: ${need[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+VENV=target/test-venv
+if ! "$VENV/bin/python3" -c "import vtkmodules.vtkIOXdmf2, h5py, numpy" >/dev/null 2>&1; then
+  echo "deps: creating $VENV with vtk, h5py, numpy"
+  mkdir -p target
+  python3 -m venv "$VENV"
+  "$VENV/bin/python3" -m pip install -q --upgrade pip
+  "$VENV/bin/python3" -m pip install -q vtk h5py numpy
+fi

@@ -1,0 +1,134 @@
+//! End to end through the CLI: the files of docs/output.md, readable by HDF5 and by VTK's
+//! XDMF reader (the one ParaView uses).
+
+mod common;
+use common::*;
+use std::process::Command;
+
+fn run_cli(cfg: &serde_json::Value, dir: &std::path::Path) -> std::path::PathBuf {
+    let path = dir.join("case.json");
+    std::fs::write(&path, cfg.to_string()).unwrap();
+    let out = dir.join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .args([
+            "run",
+            path.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--threads",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+#[test]
+fn run_writes_every_result_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = cavity_json(5, 12, 4.0, 0.1);
+    v["grid"]["x"]["cells"] = serde_json::json!(6);
+    v["grid"]["z"]["cells"] = serde_json::json!(4);
+    v["solver"] = serde_json::json!({"tolerance": 1e-6});
+    let out = run_cli(&v, dir.path());
+
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["fields.h5", "fields.xmf", "residuals.csv", "summary.json"],
+        "stray or missing files"
+    );
+
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["converged"], true);
+    assert_eq!(s["backend"], "cpu");
+    assert_eq!(s["cells"], serde_json::json!([6, 5, 4]));
+    assert_eq!(s["phase_space_points"], 6 * 5 * 4 * 12 * 12 * 12);
+    let iters = s["iterations"].as_u64().unwrap();
+    assert!(s["final_residual"].as_f64().unwrap() < 1e-6);
+    // One f64 slice per velocity of the largest batch: a whole octant here (216 velocities).
+    assert_eq!(s["distribution_bytes"], 216 * 6 * 5 * 8);
+
+    let csv = std::fs::read_to_string(out.join("residuals.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "iteration,density,momentum_x,momentum_y,momentum_z,energy,residual,elapsed_s"
+    );
+    assert_eq!(lines.len() as u64, iters + 1);
+
+    let f = hdf5::File::open(out.join("fields.h5")).unwrap();
+    assert_eq!(f.dataset("density").unwrap().shape(), [4, 5, 6]);
+    assert_eq!(f.dataset("velocity").unwrap().shape(), [4, 5, 6, 3]);
+    assert_eq!(f.dataset("stress").unwrap().shape(), [4, 5, 6, 6]);
+    assert_eq!(f.dataset("x_faces").unwrap().shape(), [7]);
+    let rho: Vec<f64> = f.dataset("density").unwrap().read_raw().unwrap();
+    let t: Vec<f64> = f.dataset("temperature").unwrap().read_raw().unwrap();
+    let p: Vec<f64> = f.dataset("pressure").unwrap().read_raw().unwrap();
+    let stress: Vec<f64> = f.dataset("stress").unwrap().read_raw().unwrap();
+    for c in 0..rho.len() {
+        // p = rho T / 2 = tr(P) / 3, the two definitions of docs/model.md.
+        assert!((p[c] - rho[c] * t[c] / 2.0).abs() < 1e-14);
+        let tr = stress[6 * c] + stress[6 * c + 1] + stress[6 * c + 2];
+        assert!((p[c] - tr / 3.0).abs() < 1e-13);
+    }
+    let cfg_attr: hdf5::types::VarLenUnicode = f.attr("config").unwrap().read_scalar().unwrap();
+    let back =
+        knudsen::config::Config::from_json(cfg_attr.as_str()).expect("stored config re-reads");
+    assert_eq!(back.grid.x.cells, 6);
+
+    // ParaView's reader: VTK's vtkXdmfReader, from the Python vtk package.
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/read_xdmf.py");
+    let o = Command::new(test_python())
+        .arg(&script)
+        .arg(&out)
+        .output()
+        .expect("python3 is needed (tests/deps.sh installs it)");
+    assert!(
+        o.status.success(),
+        "VTK could not read fields.xmf (run tests/deps.sh for vtk and h5py):\n{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn failed_write_leaves_nothing_under_the_final_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("result.bin");
+    let r = knudsen::output::write_atomic(&target, |tmp| {
+        std::fs::write(tmp, b"partial")?;
+        anyhow::bail!("disk full")
+    });
+    assert!(r.is_err());
+    assert!(!target.exists());
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "temporary file left behind"
+    );
+    knudsen::output::write_atomic_bytes(&target, b"whole").unwrap();
+    assert_eq!(std::fs::read(&target).unwrap(), b"whole");
+}
+
+/// The Python that tests/deps.sh prepared (target/test-venv), else KNUDSEN_PYTHON, else python3.
+fn test_python() -> std::path::PathBuf {
+    if let Some(p) = std::env::var_os("KNUDSEN_PYTHON") {
+        return p.into();
+    }
+    let venv =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python3");
+    if venv.exists() {
+        venv
+    } else {
+        "python3".into()
+    }
+}

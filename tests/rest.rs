@@ -1,0 +1,50 @@
+//! Gas at rest between walls at its own temperature must stay at rest.
+
+mod common;
+use common::*;
+
+#[test]
+fn gas_at_rest_stays_at_rest_to_round_off() {
+    // Odd M puts an exact zero in every velocity component (zero-speed and in-plane
+    // velocities are exercised). With 25 points on [-6, 6] the quadrature reproduces the
+    // Maxwellian's moments to ~1e-17 (aliasing 2 exp(-pi^2 / h^2), h = 0.5), so the initial
+    // state is a fixed point of the discrete scheme and only round-off may move it.
+    // Walls differ in nothing but their position; an unequal box tests nonuniform extents.
+    let mut v = cavity_json(4, 25, 6.0, 0.0);
+    v["grid"]["x"]["max"] = serde_json::json!(2.0);
+    v["grid"]["z"]["cells"] = serde_json::json!(3);
+    v["solver"] = serde_json::json!({"max_iterations": 4, "tolerance": 1e-30});
+    let cfg = config(&v);
+    for b in backends() {
+        let (_p, r) = run(&cfg, b, 2);
+        assert_eq!(r.iterations(), 4);
+        // 1e-13 is a few hundred ulps: the sums run over 25^3 velocities per cell.
+        for (c, m) in r.fields.iter().enumerate() {
+            assert!((m.rho - 1.0).abs() < 1e-13, "{b:?} cell {c}: rho {}", m.rho);
+            assert!((m.t - 1.0).abs() < 1e-13, "{b:?} cell {c}: T {}", m.t);
+            for d in 0..3 {
+                assert!(m.u[d].abs() < 1e-14, "{b:?} cell {c}: U {:?}", m.u);
+                assert!(m.q[d].abs() < 1e-14, "{b:?} cell {c}: q {:?}", m.q);
+            }
+        }
+    }
+}
+
+#[test]
+fn hot_wall_heats_the_gas() {
+    // The same box with one hot wall: the fixed point is broken, the gas next to the hot
+    // wall must warm, and the mass stays put. Guards against a boundary that ignores T_w.
+    let mut v = cavity_json(4, 25, 6.0, 0.0);
+    v["boundaries"]["x_max"] = wall(1.5);
+    v["solver"] = serde_json::json!({"max_iterations": 3, "tolerance": 1e-30});
+    let cfg = config(&v);
+    for b in backends() {
+        let (p, r) = run(&cfg, b, 2);
+        let hot = r.fields[p.grid.index(3, 2, 2)].t;
+        let cold = r.fields[p.grid.index(0, 2, 2)].t;
+        assert!(
+            hot > cold + 0.05,
+            "{b:?}: T near hot wall {hot}, near cold wall {cold}"
+        );
+    }
+}
