@@ -178,9 +178,10 @@ pub struct SolverConfig {
     pub tolerance: f64,
     #[serde(default = "default_max_iterations")]
     pub max_iterations: usize,
-    /// Budget for distribution-function slice storage, MiB. Sets the batch size.
-    #[serde(default = "default_budget")]
-    pub memory_budget_mib: f64,
+    /// Budget for distribution-function slice storage, MiB. Sets the batch size. Default:
+    /// the backend's (CPU 512 MiB, wgpu 2048 MiB).
+    #[serde(default)]
+    pub memory_budget_mib: Option<f64>,
     /// Rescale the total mass to its initial value after each iteration. Defaults to true
     /// when every face is a wall (closed domain), false otherwise.
     #[serde(default)]
@@ -192,7 +193,7 @@ impl Default for SolverConfig {
         Self {
             tolerance: default_tolerance(),
             max_iterations: default_max_iterations(),
-            memory_budget_mib: default_budget(),
+            memory_budget_mib: None,
             mass_rescale: None,
         }
     }
@@ -226,9 +227,6 @@ fn default_tolerance() -> f64 {
 }
 fn default_max_iterations() -> usize {
     1000
-}
-fn default_budget() -> f64 {
-    512.0
 }
 
 /// A Maxwellian centred this many thermal widths sqrt(T) inside the velocity bound loses at
@@ -419,7 +417,9 @@ impl Config {
                 "must be at least 1",
             ));
         }
-        positive_finite("solver.memory_budget_mib", s.memory_budget_mib)?;
+        if let Some(b) = s.memory_budget_mib {
+            positive_finite("solver.memory_budget_mib", b)?;
+        }
         if let Some(dir) = &self.output.dir {
             if dir.trim().is_empty() {
                 return Err(ConfigError::new("output.dir", "must not be empty"));

@@ -1,10 +1,10 @@
 //! The `knudsen` command line: `run`, `check`.
 
 use clap::{Parser, Subcommand};
-use knudsen::backend::{self, cpu::cpu_plan, BackendChoice, GPU_BYTES_PER_VALUE};
+use knudsen::backend::wgpu::schedule::{schedule, GpuLimits};
+use knudsen::backend::{self, cpu::cpu_plan, BackendChoice};
 use knudsen::config::{Config, ConfigError};
 use knudsen::output::{write_all, Summary, SummaryInput};
-use knudsen::plan::plan_batches;
 use knudsen::problem::Problem;
 use knudsen::solver::{Solver, RESIDUAL_NAMES};
 use std::path::{Path, PathBuf};
@@ -40,6 +40,8 @@ enum Command {
         #[arg(long)]
         memory_budget_mib: Option<f64>,
     },
+    /// List every GPU adapter with its backend, type, key limits and features.
+    Info,
     /// Validate a case and print its derived quantities without running it.
     Check {
         config: PathBuf,
@@ -64,6 +66,7 @@ fn main() -> ExitCode {
             threads,
             memory_budget_mib,
         } => run(&config, backend, out, threads, memory_budget_mib),
+        Command::Info => info(),
         Command::Check {
             config,
             memory_budget_mib,
@@ -103,14 +106,10 @@ impl From<anyhow::Error> for Failure {
 fn load(path: &Path, budget: Option<f64>) -> Result<Config, Failure> {
     let mut cfg = Config::from_file(path)?;
     if let Some(b) = budget {
-        cfg.solver.memory_budget_mib = b;
+        cfg.solver.memory_budget_mib = Some(b);
         cfg.validate()?;
     }
     Ok(cfg)
-}
-
-fn budget_bytes(cfg: &Config) -> u64 {
-    (cfg.solver.memory_budget_mib * 1024.0 * 1024.0) as u64
 }
 
 fn mib(b: u64) -> f64 {
@@ -161,12 +160,13 @@ fn run_in_pool(
     dir: &Path,
 ) -> Result<(), Failure> {
     let problem = Arc::new(Problem::new(cfg));
-    let (backend, fallback) = backend::create(choice, problem.clone(), budget_bytes(cfg))
-        .map_err(|e| Failure::BadInput(format!("{e:#}")))?;
+    let (backend, fallback) =
+        backend::create(choice, problem.clone(), cfg.solver.memory_budget_mib)
+            .map_err(|e| Failure::BadInput(format!("{e:#}")))?;
     if let Some(why) = fallback {
         log::warn!("{why}");
     }
-    let plan = backend.plan();
+    let plan = backend.plan_summary();
     log::info!(
         "{}: {} cells x {} velocities = {:.3e} phase-space points; Kn = {:.4}, delta = {:.4}, Pr = {:.4}",
         path.display(),
@@ -178,12 +178,13 @@ fn run_in_pool(
         cfg.gas.prandtl
     );
     log::info!(
-        "backend {} on {}; {} batches of up to {} velocities, {:.1} MiB of distribution storage",
+        "backend {} on {}; {} batches of up to {} velocities, {} in flight, {:.1} MiB of distribution storage",
         backend.kind(),
         backend.device(),
-        plan.batches.len(),
+        plan.batches,
         plan.max_batch,
-        mib(plan.distribution_bytes())
+        plan.in_flight,
+        mib(plan.distribution_bytes)
     );
 
     let tol = cfg.solver.tolerance;
@@ -249,6 +250,27 @@ fn run_in_pool(
     Ok(())
 }
 
+fn info() -> Result<(), Failure> {
+    let list = backend::wgpu::device::adapters();
+    println!(
+        "knudsen {} ({})",
+        env!("CARGO_PKG_VERSION"),
+        env!("KNUDSEN_COMMIT")
+    );
+    println!("cpu: {}", backend::cpu::cpu_name());
+    if list.is_empty() {
+        println!("wgpu: no adapter found");
+    }
+    for a in &list {
+        print!("wgpu: {}", backend::wgpu::device::describe(a));
+    }
+    match backend::wgpu::device::pick(list, false) {
+        Ok(a) => println!("--backend auto picks: wgpu on {}", a.get_info().name),
+        Err(why) => println!("--backend auto picks: cpu ({why})"),
+    }
+    Ok(())
+}
+
 fn check(path: &Path, budget: Option<f64>) -> Result<(), Failure> {
     let cfg = load(path, budget)?;
     let p = Problem::new(&cfg);
@@ -304,36 +326,50 @@ fn check(path: &Path, budget: Option<f64>) -> Result<(), Failure> {
         cfg.solver.tolerance,
         cfg.solver.max_iterations
     );
-    let budget = budget_bytes(&cfg);
-    println!(
-        "memory budget for distribution storage: {:.1} MiB",
-        mib(budget)
-    );
     // Per-cell fields held by the solver: raw moments (13), sweep coefficients (10),
     // macroscopic state (16) and conserved variables (5), all f64.
-    let field_bytes = g.cells() as u64 * (13 + 10 + 16 + 5) * 8;
-    let report = |name: &str, plan: Result<knudsen::plan::BatchPlan, knudsen::plan::PlanError>| {
-        match plan {
+    let host_bytes = g.cells() as u64 * (13 + 10 + 16 + 5) * 8;
+    println!("host field storage: {:.1} MiB", mib(host_bytes));
+    let cpu_budget = cfg
+        .solver
+        .memory_budget_mib
+        .unwrap_or(backend::CPU_DEFAULT_BUDGET_MIB);
+    match cpu_plan(&p, (cpu_budget * 1048576.0) as u64) {
         Ok(pl) => println!(
-            "  {name}: batch {} velocities in {} batches; distribution storage {:.1} MiB; fields {:.1} MiB",
+            "cpu (f64), budget {cpu_budget} MiB: batch {} velocities in {} batches; distribution storage {:.1} MiB",
             pl.max_batch,
             pl.batches.len(),
-            mib(pl.distribution_bytes()),
-            mib(field_bytes)
+            mib(pl.distribution_bytes())
         ),
-        Err(e) => println!("  {name}: does not fit: {e}"),
+        Err(e) => println!("cpu (f64): does not fit: {e}"),
     }
-    };
-    report("cpu (f64)", cpu_plan(&p, budget));
-    report(
-        "gpu (f32)",
-        plan_batches(
-            &v.octant_members(),
-            g.slice_cells(),
-            GPU_BYTES_PER_VALUE,
-            1,
-            budget,
-        ),
-    );
+    let gpu_budget = cfg
+        .solver
+        .memory_budget_mib
+        .unwrap_or(backend::wgpu::DEFAULT_BUDGET_MIB);
+    let mut targets: Vec<(String, GpuLimits)> = backend::wgpu::device::adapters()
+        .iter()
+        .map(|a| (a.get_info().name, GpuLimits::from_wgpu(&a.limits())))
+        .collect();
+    if targets.is_empty() {
+        targets.push((
+            "no adapter found; WebGPU default limits".into(),
+            GpuLimits::webgpu_default(),
+        ));
+    }
+    for (name, limits) in targets {
+        match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits) {
+            Ok(s) => println!(
+                "wgpu (f32) on {name}, budget {gpu_budget} MiB: {} velocities in flight in {} waves, {} bindings of {} velocities; distribution storage {:.1} MiB; GPU fields {:.1} MiB",
+                s.in_flight(),
+                s.waves.len(),
+                s.slice_buffers,
+                s.chunk_stride,
+                mib(s.distribution_bytes),
+                mib(s.field_bytes)
+            ),
+            Err(e) => println!("wgpu (f32) on {name}: does not fit: {e}"),
+        }
+    }
     Ok(())
 }

@@ -136,6 +136,16 @@ impl<'a> Solver<'a> {
         observe: &mut dyn FnMut(&IterationRecord),
     ) -> anyhow::Result<RunResult> {
         let p = self.problem;
+        let floor = self.backend.residual_floor();
+        let tolerance = if tolerance < floor {
+            log::warn!(
+                "tolerance {tolerance:.1e} is below what the {} backend's f32 arithmetic resolves; stopping at {floor:.1e}",
+                self.backend.kind()
+            );
+            floor
+        } else {
+            tolerance
+        };
         let start = Instant::now();
         let ncell = p.grid.cells();
         let m0 = p.initial_macro();

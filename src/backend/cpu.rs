@@ -73,8 +73,8 @@ impl Backend for CpuBackend {
         cpu_name()
     }
 
-    fn plan(&self) -> &BatchPlan {
-        &self.plan
+    fn plan_summary(&self) -> super::PlanSummary {
+        self.plan.summary()
     }
 
     fn sweep(&mut self, input: &SweepInput, out: &mut SweepOutput) -> anyhow::Result<()> {

@@ -3,10 +3,35 @@
 //! (`crate::solver`) owns everything else, so a GPU backend only implements [`Backend`].
 
 pub mod cpu;
+pub mod wgpu;
 
 use crate::boundary::{face_zeros, FaceData};
 use crate::model::{EqCoeffs, NRAW};
 use crate::plan::BatchPlan;
+use serde::Serialize;
+
+/// A backend's batching and storage, for logs and summary.json.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PlanSummary {
+    pub batches: usize,
+    pub max_batch: usize,
+    /// Velocities swept at the same time.
+    pub in_flight: usize,
+    /// Bytes of distribution-function (slice) storage.
+    pub distribution_bytes: u64,
+}
+
+impl BatchPlan {
+    /// Batches run one after another: one batch in flight.
+    pub fn summary(&self) -> PlanSummary {
+        PlanSummary {
+            batches: self.batches.len(),
+            max_batch: self.max_batch,
+            in_flight: self.max_batch,
+            distribution_bytes: self.distribution_bytes(),
+        }
+    }
+}
 use crate::problem::Problem;
 
 /// What an iteration reads: per-cell sweep coefficients (cell order) and, per face cell,
@@ -45,7 +70,13 @@ pub trait Backend {
     fn kind(&self) -> &'static str;
     /// Human-readable device name.
     fn device(&self) -> String;
-    fn plan(&self) -> &BatchPlan;
+    /// How the velocities are grouped and how much slice storage that takes.
+    fn plan_summary(&self) -> PlanSummary;
+    /// The smallest residual the backend's arithmetic can resolve; a tolerance below it is
+    /// raised to it (f32 storage cannot show relative changes much below 1e-6).
+    fn residual_floor(&self) -> f64 {
+        0.0
+    }
     /// One iteration of eq. (iter_outer): f^{n+1} from f^{S,n}, reduced to moments.
     fn sweep(&mut self, input: &SweepInput, out: &mut SweepOutput) -> anyhow::Result<()>;
 }
@@ -53,9 +84,11 @@ pub trait Backend {
 /// Which backend the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum BackendChoice {
-    /// A hardware GPU when one is usable, otherwise the CPU.
+    /// A hardware GPU through wgpu when one is usable, otherwise the CPU.
     Auto,
     Cpu,
+    /// wgpu on the best adapter, software (lavapipe) included.
+    Wgpu,
 }
 
 /// Bytes per distribution value in each backend's slice storage.
@@ -63,22 +96,48 @@ pub const CPU_BYTES_PER_VALUE: usize = 8;
 /// The GPU backends store f in f32.
 pub const GPU_BYTES_PER_VALUE: usize = 4;
 
-/// Create the backend for `choice`. Returns the backend and, when auto had to fall back,
-/// the reason.
+/// Default distribution-storage budgets when the case and the CLI give none.
+pub const CPU_DEFAULT_BUDGET_MIB: f64 = 512.0;
+
+/// Create the backend for `choice`. `budget_mib` is the case's or the CLI's budget, if any.
+/// Returns the backend and, when auto had to fall back to the CPU, the reason.
 pub fn create(
     choice: BackendChoice,
     problem: std::sync::Arc<Problem>,
-    budget_bytes: u64,
+    budget_mib: Option<f64>,
 ) -> anyhow::Result<(Box<dyn Backend>, Option<String>)> {
+    let bytes = |mib: f64| (mib * 1048576.0) as u64;
+    let cpu = |p| -> anyhow::Result<Box<dyn Backend>> {
+        Ok(Box::new(cpu::CpuBackend::new(
+            p,
+            bytes(budget_mib.unwrap_or(CPU_DEFAULT_BUDGET_MIB)),
+        )?))
+    };
+    let gpu_budget = bytes(budget_mib.unwrap_or(wgpu::DEFAULT_BUDGET_MIB));
     match choice {
-        BackendChoice::Cpu => Ok((Box::new(cpu::CpuBackend::new(problem, budget_bytes)?), None)),
-        BackendChoice::Auto => {
-            let why =
-                "no GPU backend is built into this binary yet; using the CPU backend".to_string();
+        BackendChoice::Cpu => Ok((cpu(problem)?, None)),
+        BackendChoice::Wgpu => {
+            let opts = wgpu::WgpuOptions {
+                allow_software: true,
+                ..Default::default()
+            };
             Ok((
-                Box::new(cpu::CpuBackend::new(problem, budget_bytes)?),
-                Some(why),
+                Box::new(wgpu::WgpuBackend::new(problem, gpu_budget, &opts)?),
+                None,
             ))
+        }
+        BackendChoice::Auto => {
+            let adapter = match wgpu::device::pick(wgpu::device::adapters(), false) {
+                Ok(a) => a,
+                Err(why) => {
+                    return Ok((cpu(problem)?, Some(format!("{why}; using the CPU backend"))))
+                }
+            };
+            let opts = wgpu::WgpuOptions::default();
+            match wgpu::WgpuBackend::with_adapter(problem.clone(), gpu_budget, &opts, &adapter) {
+                Ok(b) => Ok((Box::new(b), None)),
+                Err(e) => Ok((cpu(problem)?, Some(format!("{e:#}; using the CPU backend")))),
+            }
         }
     }
 }

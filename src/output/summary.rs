@@ -27,6 +27,7 @@ pub struct Summary {
     pub seconds_per_iteration: f64,
     pub batches: usize,
     pub max_batch_velocities: usize,
+    pub velocities_in_flight: usize,
     pub distribution_bytes: u64,
 }
 
@@ -40,7 +41,7 @@ impl Summary {
     pub fn new(s: SummaryInput) -> Self {
         let p = s.problem;
         let m = p.vgrid.m;
-        let plan = s.backend.plan();
+        let plan = s.backend.plan_summary();
         let it = s.result.iterations();
         Self {
             name: p.config.name.clone(),
@@ -62,9 +63,10 @@ impl Summary {
             final_residual: s.result.final_residual(),
             total_seconds: s.result.total_seconds,
             seconds_per_iteration: s.result.total_seconds / it.max(1) as f64,
-            batches: plan.batches.len(),
+            batches: plan.batches,
             max_batch_velocities: plan.max_batch,
-            distribution_bytes: plan.distribution_bytes(),
+            velocities_in_flight: plan.in_flight,
+            distribution_bytes: plan.distribution_bytes,
         }
     }
 }

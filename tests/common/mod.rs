@@ -51,8 +51,7 @@ pub fn run(cfg: &Config, choice: BackendChoice, threads: usize) -> (Arc<Problem>
         .unwrap();
     pool.install(|| {
         let p = Arc::new(Problem::new(cfg));
-        let budget = (cfg.solver.memory_budget_mib * 1048576.0) as u64;
-        let (b, _) = backend::create(choice, p.clone(), budget).unwrap();
+        let (b, _) = backend::create(choice, p.clone(), cfg.solver.memory_budget_mib).unwrap();
         let r = Solver::new(&p, b).run(|_| {}).unwrap();
         (p, r)
     })

@@ -1,0 +1,136 @@
+// moment_slice: one workgroup per cell of the z-slices just swept reduces the chunk's
+// velocities into the cell's 13 raw moments and, at the domain boundary, into the incident
+// flux of the face cells it touches. Deterministic: fixed reduction tree, no atomics; each
+// cell and face cell is written by one workgroup per dispatch.
+// CPU twin: src/backend/wgpu/twin.rs::moment_slice. Launcher: src/backend/wgpu/kernels.rs.
+// The reduction `reduce_all` comes from reduce_workgroup.wgsl or reduce_subgroup.wgsl,
+// appended by the host according to the adapter's features.
+
+// Keep in sync with src/backend/wgpu/layout.rs::StepParams.
+struct StepParams {
+    step: u32,
+    count: u32,
+    split: u32,
+    pad: u32,
+}
+
+override NX: u32;
+override NY: u32;
+override NZ: u32;
+override CH: u32;
+
+// Workgroup size of the reduction; 19 sums x 128 x 4 bytes = 9.7 KiB of workgroup memory
+// fits WebGPU's 16 KiB minimum.
+const MWG: u32 = 128u;
+// 13 raw moments (src/model.rs::raw) then 6 face fluxes (x_min, x_max, ..., z_max).
+const NACC: u32 = 19u;
+// Raw moments are stored with a stride of 16 floats per cell (four vec4-aligned rows).
+const MSTRIDE: u32 = 16u;
+
+@group(0) @binding(0) var<uniform> params: StepParams;
+@group(0) @binding(1) var<storage, read> vels: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> slices: array<f32>;
+@group(0) @binding(3) var<storage, read_write> moments: array<f32>;
+@group(0) @binding(4) var<storage, read_write> incident: array<f32>;
+
+var<workgroup> red: array<f32, 2432>; // NACC * MWG
+
+fn face_offset(face: u32) -> u32 {
+    let nyz = NY * NZ;
+    let nxz = NX * NZ;
+    switch face {
+        case 0u: { return 0u; }
+        case 1u: { return nyz; }
+        case 2u: { return 2u * nyz; }
+        case 3u: { return 2u * nyz + nxz; }
+        case 4u: { return 2u * nyz + 2u * nxz; }
+        default: { return 2u * nyz + 2u * nxz + NX * NY; }
+    }
+}
+
+@compute @workgroup_size(128)
+fn moment_slice(
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
+    let s = wid.x + wid.y * nwg.x;
+    if s >= NX * NY {
+        return;
+    }
+    let i = s % NX;
+    let j = s / NX;
+    let on_x = i == 0u || i == NX - 1u;
+    let on_y = j == 0u || j == NY - 1u;
+    // Part 0: the +z velocities, in slice `step`; part 1: the -z ones, in slice NZ-1-step.
+    for (var part = 0u; part < 2u; part++) {
+        let lo = select(0u, params.split, part == 1u);
+        let hi = select(params.split, params.count, part == 1u);
+        if lo == hi {
+            continue;
+        }
+        let k = select(params.step, NZ - 1u - params.step, part == 1u);
+        let on_z = k == 0u || k == NZ - 1u;
+        var acc: array<f32, 19>;
+        for (var v = lo + lid; v < hi; v += MWG) {
+            let vel = vels[v];
+            let wf = vel.w * slices[s * CH + v];
+            let x = vel.x;
+            let y = vel.y;
+            let z = vel.z;
+            let xi2 = x * x + y * y + z * z;
+            acc[0] += wf;
+            acc[1] += wf * x;
+            acc[2] += wf * y;
+            acc[3] += wf * z;
+            acc[4] += wf * x * x;
+            acc[5] += wf * y * y;
+            acc[6] += wf * z * z;
+            acc[7] += wf * x * y;
+            acc[8] += wf * x * z;
+            acc[9] += wf * y * z;
+            acc[10] += wf * x * xi2;
+            acc[11] += wf * y * xi2;
+            acc[12] += wf * z * xi2;
+            if on_x {
+                acc[13] += wf * max(-x, 0.0);
+                acc[14] += wf * max(x, 0.0);
+            }
+            if on_y {
+                acc[15] += wf * max(-y, 0.0);
+                acc[16] += wf * max(y, 0.0);
+            }
+            if on_z {
+                acc[17] += wf * max(-z, 0.0);
+                acc[18] += wf * max(z, 0.0);
+            }
+        }
+        reduce_all(&acc, lid);
+        if lid == 0u {
+            let cell = k * NX * NY + s;
+            for (var m = 0u; m < 13u; m++) {
+                moments[cell * MSTRIDE + m] += red[m * MWG];
+            }
+            if i == 0u {
+                incident[face_offset(0u) + k * NY + j] += red[13u * MWG];
+            }
+            if i == NX - 1u {
+                incident[face_offset(1u) + k * NY + j] += red[14u * MWG];
+            }
+            if j == 0u {
+                incident[face_offset(2u) + k * NX + i] += red[15u * MWG];
+            }
+            if j == NY - 1u {
+                incident[face_offset(3u) + k * NX + i] += red[16u * MWG];
+            }
+            if k == 0u {
+                incident[face_offset(4u) + s] += red[17u * MWG];
+            }
+            if k == NZ - 1u {
+                incident[face_offset(5u) + s] += red[18u * MWG];
+            }
+        }
+        // `red` is reused by the next part.
+        workgroupBarrier();
+    }
+}

@@ -1,0 +1,101 @@
+// sweep_slice: one invocation per velocity of a chunk sweeps z-slice k of its distribution
+// in upwind order, in place (docs/model.md, "Iteration").
+// CPU twin: src/backend/wgpu/twin.rs::sweep_slice. Launcher: src/backend/wgpu/kernels.rs.
+//
+// Slice storage is [slice cell][chunk velocity] (stride CH): neighbouring invocations touch
+// neighbouring addresses, so every load and store of a warp is one coalesced transaction.
+// The cell state is read by all invocations at the same cell at once (a broadcast).
+
+// Keep in sync with src/backend/wgpu/layout.rs::StepParams.
+struct StepParams {
+    step: u32,   // z-step: +z velocities sweep slice `step`, -z velocities slice NZ-1-step
+    count: u32,  // velocities in this chunk
+    split: u32,  // velocities [0, split) move along +z, [split, count) along -z
+    pad: u32,
+}
+
+override NX: u32;
+override NY: u32;
+override NZ: u32;
+// Velocities per chunk slot: the stride of the slice storage.
+override CH: u32;
+
+@group(0) @binding(0) var<uniform> params: StepParams;
+// Per cell, 3 x vec4 (layout.rs::CellCoeffs): (pref, 1/T, nu, 0), (U, 0), (s, 0).
+@group(0) @binding(1) var<storage, read> cells: array<vec4<f32>>;
+// 1/dx (NX), then 1/dy (NY), then 1/dz (NZ).
+@group(0) @binding(2) var<storage, read> inv_widths: array<f32>;
+// Emission density per face cell, faces x_min, x_max, y_min, y_max, z_min, z_max.
+@group(0) @binding(3) var<storage, read> face_density: array<f32>;
+// Per chunk velocity: (xi, w).
+@group(0) @binding(4) var<storage, read> vels: array<vec4<f32>>;
+// Per chunk velocity: unit-density inflow from its upwind x, y, z faces.
+@group(0) @binding(5) var<storage, read> shapes: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> slices: array<f32>;
+
+// Offsets of each face's cells in face_density (numbering of src/boundary.rs).
+fn face_offset(face: u32) -> u32 {
+    let nyz = NY * NZ;
+    let nxz = NX * NZ;
+    switch face {
+        case 0u: { return 0u; }
+        case 1u: { return nyz; }
+        case 2u: { return 2u * nyz; }
+        case 3u: { return 2u * nyz + nxz; }
+        case 4u: { return 2u * nyz + 2u * nxz; }
+        default: { return 2u * nyz + 2u * nxz + NX * NY; }
+    }
+}
+
+@compute @workgroup_size(64)
+fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let v = gid.x + gid.y * nwg.x * 64u;
+    if v >= params.count {
+        return;
+    }
+    let vel = vels[v];
+    let xi = vel.xyz;
+    let shape = shapes[v];
+    let neg_x = xi.x < 0.0;
+    let neg_y = xi.y < 0.0;
+    let neg_z = xi.z < 0.0;
+    let k = select(params.step, NZ - 1u - params.step, neg_z);
+    let first = params.step == 0u;
+    let x_face = face_offset(select(0u, 1u, neg_x));
+    let y_face = face_offset(select(2u, 3u, neg_y));
+    let z_face = face_offset(select(4u, 5u, neg_z));
+    let c = abs(xi.z) * inv_widths[NX + NY + k];
+    for (var jj = 0u; jj < NY; jj++) {
+        let j = select(jj, NY - 1u - jj, neg_y);
+        let jup = select(j - 1u, j + 1u, neg_y);
+        let b = abs(xi.y) * inv_widths[NX + j];
+        // The x-upwind value is the cell just updated; it stays in a register.
+        var fx = face_density[x_face + k * NY + j] * shape.x;
+        for (var ii = 0u; ii < NX; ii++) {
+            let i = select(ii, NX - 1u - ii, neg_x);
+            let a = abs(xi.x) * inv_widths[i];
+            let s = j * NX + i;
+            var fy: f32;
+            if jj == 0u {
+                fy = face_density[y_face + k * NX + i] * shape.y;
+            } else {
+                fy = slices[(jup * NX + i) * CH + v];
+            }
+            var fz: f32;
+            if first {
+                fz = face_density[z_face + s] * shape.z;
+            } else {
+                fz = slices[s * CH + v];
+            }
+            let cell = 3u * (k * NX * NY + s);
+            let e0 = cells[cell];
+            let cu = xi - cells[cell + 1u].xyz;
+            let c2 = dot(cu, cu);
+            let sc = dot(cells[cell + 2u].xyz, cu);
+            let fs = e0.x * exp(-c2 * e0.y) * (1.0 + sc * (2.0 * c2 * e0.y - 5.0));
+            let f = (a * fx + b * fy + c * fz + e0.z * fs) / (a + b + c + e0.z);
+            slices[s * CH + v] = f;
+            fx = f;
+        }
+    }
+}

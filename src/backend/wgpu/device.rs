@@ -1,0 +1,117 @@
+//! Adapters: listing them (`knudsen info`), choosing one, opening a device.
+
+use std::fmt::Write;
+
+pub fn instance() -> wgpu::Instance {
+    wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
+}
+
+pub fn adapters() -> Vec<wgpu::Adapter> {
+    pollster::block_on(instance().enumerate_adapters(wgpu::Backends::all()))
+}
+
+/// Software rasterisers (lavapipe, llvmpipe, WARP, SwiftShader) report type Cpu.
+pub fn is_software(info: &wgpu::AdapterInfo) -> bool {
+    info.device_type == wgpu::DeviceType::Cpu
+}
+
+fn rank(t: wgpu::DeviceType) -> u8 {
+    match t {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Other => 3,
+        wgpu::DeviceType::Cpu => 4,
+    }
+}
+
+/// Choose an adapter. `WGPU_ADAPTER_NAME` (a case-insensitive substring of the name) picks
+/// one by name, software or not. Otherwise the best hardware adapter, discrete before
+/// integrated; a software adapter only when `allow_software`. Among equals, Vulkan, Metal
+/// and DX12 come before GL, which lacks subgroups and f64.
+pub fn pick(mut list: Vec<wgpu::Adapter>, allow_software: bool) -> Result<wgpu::Adapter, String> {
+    if let Ok(want) = std::env::var("WGPU_ADAPTER_NAME") {
+        let w = want.to_lowercase();
+        return list
+            .into_iter()
+            .find(|a| a.get_info().name.to_lowercase().contains(&w))
+            .ok_or_else(|| format!("no adapter matches WGPU_ADAPTER_NAME={want}"));
+    }
+    list.retain(|a| allow_software || !is_software(&a.get_info()));
+    list.sort_by_key(|a| {
+        let i = a.get_info();
+        (
+            rank(i.device_type),
+            u8::from(i.backend == wgpu::Backend::Gl),
+        )
+    });
+    list.into_iter().next().ok_or_else(|| {
+        if allow_software {
+            "no wgpu adapter found (install a Vulkan driver, e.g. Debian's mesa-vulkan-drivers)"
+                .to_string()
+        } else {
+            "no hardware GPU adapter found".to_string()
+        }
+    })
+}
+
+/// Open a device with the adapter's own limits (wgpu's defaults are far smaller) and
+/// subgroups where offered. `limits` overrides the limits (tests use WebGPU's minimum).
+pub fn open(
+    adapter: &wgpu::Adapter,
+    limits: Option<wgpu::Limits>,
+) -> Result<(wgpu::Device, wgpu::Queue), String> {
+    let mut features = wgpu::Features::empty();
+    if adapter.features().contains(wgpu::Features::SUBGROUP) {
+        features |= wgpu::Features::SUBGROUP;
+    }
+    let desc = wgpu::DeviceDescriptor {
+        label: Some("knudsen"),
+        required_features: features,
+        required_limits: limits.unwrap_or_else(|| adapter.limits()),
+        ..Default::default()
+    };
+    pollster::block_on(adapter.request_device(&desc))
+        .map_err(|e| format!("cannot open {}: {e}", adapter.get_info().name))
+}
+
+/// One adapter, as `knudsen info` prints it.
+pub fn describe(a: &wgpu::Adapter) -> String {
+    let i = a.get_info();
+    let l = a.limits();
+    let f = a.features();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} ({:?}, {:?}{})",
+        i.name,
+        i.backend,
+        i.device_type,
+        if is_software(&i) { ", software" } else { "" }
+    );
+    let _ = writeln!(
+        s,
+        "  driver: {} {}; vendor 0x{:04x} device 0x{:04x}",
+        i.driver, i.driver_info, i.vendor, i.device
+    );
+    let _ = writeln!(
+        s,
+        "  limits: storage binding {} MiB, buffer {} MiB, workgroups/dim {}, invocations/workgroup {}, workgroup memory {} KiB, storage buffers/stage {}",
+        l.max_storage_buffer_binding_size as u64 >> 20,
+        l.max_buffer_size >> 20,
+        l.max_compute_workgroups_per_dimension,
+        l.max_compute_invocations_per_workgroup,
+        l.max_compute_workgroup_storage_size >> 10,
+        l.max_storage_buffers_per_shader_stage
+    );
+    let flag = |x: wgpu::Features| if f.contains(x) { "yes" } else { "no" };
+    let _ = writeln!(
+        s,
+        "  features: subgroups {}, f64 {}, timestamps {}, f16 {}",
+        flag(wgpu::Features::SUBGROUP),
+        flag(wgpu::Features::SHADER_F64),
+        flag(wgpu::Features::TIMESTAMP_QUERY),
+        flag(wgpu::Features::SHADER_F16)
+    );
+    s
+}

@@ -1,0 +1,186 @@
+//! Host launchers of the WGSL kernels: pipelines, bind-group layouts and the dispatch of
+//! one step. Named like their shader entries (shaders/sweep_slice.wgsl::sweep_slice,
+//! shaders/moment_slice.wgsl::moment_slice) and their CPU twins (twin.rs).
+
+use super::layout::{StepParams, SWEEP_WG};
+use super::schedule::grid_2d;
+use super::shaders;
+
+/// Override constants shared by both kernels: the grid and the chunk stride.
+pub struct Sizes {
+    pub nx: u32,
+    pub ny: u32,
+    pub nz: u32,
+    pub chunk_stride: u32,
+}
+
+impl Sizes {
+    fn constants(&self) -> [(&'static str, f64); 4] {
+        [
+            ("NX", self.nx as f64),
+            ("NY", self.ny as f64),
+            ("NZ", self.nz as f64),
+            ("CH", self.chunk_stride as f64),
+        ]
+    }
+}
+
+fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+fn params_entry() -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding: 0,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: true,
+            min_binding_size: wgpu::BufferSize::new(std::mem::size_of::<StepParams>() as u64),
+        },
+        count: None,
+    }
+}
+
+pub struct Kernel {
+    pub pipeline: wgpu::ComputePipeline,
+    pub layout: wgpu::BindGroupLayout,
+}
+
+fn kernel(
+    device: &wgpu::Device,
+    name: &str,
+    src: &str,
+    entries: &[wgpu::BindGroupLayoutEntry],
+    sizes: &Sizes,
+) -> Kernel {
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(name),
+        source: wgpu::ShaderSource::Wgsl(src.into()),
+    });
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(name),
+        entries,
+    });
+    let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(name),
+        bind_group_layouts: &[Some(&layout)],
+        ..Default::default()
+    });
+    let constants = sizes.constants();
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(name),
+        layout: Some(&pl),
+        module: &module,
+        entry_point: Some(name),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants: &constants,
+            // Workgroup memory is fully written before it is read.
+            zero_initialize_workgroup_memory: false,
+        },
+        cache: None,
+    });
+    Kernel { pipeline, layout }
+}
+
+/// Bindings: params, cells, inv_widths, face_density, vels, shapes, slices (rw).
+pub fn sweep_slice_kernel(device: &wgpu::Device, sizes: &Sizes) -> Kernel {
+    let entries = [
+        params_entry(),
+        storage(1, true),
+        storage(2, true),
+        storage(3, true),
+        storage(4, true),
+        storage(5, true),
+        storage(6, false),
+    ];
+    kernel(
+        device,
+        "sweep_slice",
+        &shaders::sweep_source(),
+        &entries,
+        sizes,
+    )
+}
+
+/// Bindings: params, vels, slices, moments (rw), incident (rw).
+pub fn moment_slice_kernel(device: &wgpu::Device, sizes: &Sizes, subgroups: bool) -> Kernel {
+    let entries = [
+        params_entry(),
+        storage(1, true),
+        storage(2, true),
+        storage(3, false),
+        storage(4, false),
+    ];
+    kernel(
+        device,
+        "moment_slice",
+        &shaders::moment_source(subgroups),
+        &entries,
+        sizes,
+    )
+}
+
+pub fn bind(
+    device: &wgpu::Device,
+    k: &Kernel,
+    params: &wgpu::Buffer,
+    buffers: &[&wgpu::Buffer],
+) -> wgpu::BindGroup {
+    let mut entries = vec![wgpu::BindGroupEntry {
+        binding: 0,
+        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer: params,
+            offset: 0,
+            size: wgpu::BufferSize::new(std::mem::size_of::<StepParams>() as u64),
+        }),
+    }];
+    for (n, b) in buffers.iter().enumerate() {
+        entries.push(wgpu::BindGroupEntry {
+            binding: n as u32 + 1,
+            resource: b.as_entire_binding(),
+        });
+    }
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &k.layout,
+        entries: &entries,
+    })
+}
+
+/// Dispatch sweep_slice over `count` velocities.
+pub fn encode_sweep_slice(
+    pass: &mut wgpu::ComputePass,
+    k: &Kernel,
+    bg: &wgpu::BindGroup,
+    offset: u32,
+    count: usize,
+    max_per_dim: u32,
+) {
+    let (x, y) = grid_2d(count.div_ceil(SWEEP_WG as usize), max_per_dim).expect("scheduled");
+    pass.set_pipeline(&k.pipeline);
+    pass.set_bind_group(0, bg, &[offset]);
+    pass.dispatch_workgroups(x, y, 1);
+}
+
+/// Dispatch moment_slice over the slice cells.
+pub fn encode_moment_slice(
+    pass: &mut wgpu::ComputePass,
+    k: &Kernel,
+    bg: &wgpu::BindGroup,
+    offset: u32,
+    grid: (u32, u32),
+) {
+    pass.set_pipeline(&k.pipeline);
+    pass.set_bind_group(0, bg, &[offset]);
+    pass.dispatch_workgroups(grid.0, grid.1, 1);
+}

@@ -1,0 +1,400 @@
+//! The GPU host scheduler: a pure function from the problem's sizes, the adapter's limits
+//! and a memory budget to the batches, waves and chunks the wgpu backend runs.
+//!
+//! - A **batch** is a set of velocities of one octant (as on the CPU).
+//! - A **wave** is the set of batches swept together: one dispatch per z-step covers all
+//!   of them, so the GPU sees up to `budget / slice bytes` independent velocities, not one
+//!   octant. Its +z velocities come first, its -z velocities after (they sweep different
+//!   slices at the same step).
+//! - A **chunk** is the part of a wave whose slices live in one storage binding; a wave is
+//!   cut into near-equal chunks so that no binding exceeds the adapter's limit.
+
+use crate::plan::{plan_batches, Batch, PlanError};
+
+/// The adapter limits the schedule depends on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GpuLimits {
+    pub max_storage_binding: u64,
+    pub max_buffer: u64,
+    pub max_workgroups_per_dim: u32,
+    pub max_invocations_per_workgroup: u32,
+    pub max_workgroup_storage: u32,
+    pub max_storage_buffers_per_stage: u32,
+}
+
+impl GpuLimits {
+    pub fn from_wgpu(l: &wgpu::Limits) -> Self {
+        Self {
+            max_storage_binding: l.max_storage_buffer_binding_size as u64,
+            max_buffer: l.max_buffer_size,
+            max_workgroups_per_dim: l.max_compute_workgroups_per_dimension,
+            max_invocations_per_workgroup: l.max_compute_invocations_per_workgroup,
+            max_workgroup_storage: l.max_compute_workgroup_storage_size,
+            max_storage_buffers_per_stage: l.max_storage_buffers_per_shader_stage,
+        }
+    }
+
+    /// Mesa lavapipe 22.3 (measured, ../shared/platform-facts.md).
+    pub fn lavapipe() -> Self {
+        Self {
+            max_storage_binding: 128 << 20,
+            max_buffer: 2 << 30,
+            max_workgroups_per_dim: 65535,
+            max_invocations_per_workgroup: 1024,
+            max_workgroup_storage: 32 << 10,
+            max_storage_buffers_per_stage: 32,
+        }
+    }
+
+    /// NVIDIA H200, Vulkan, driver 580 (measured).
+    pub fn nvidia_h200() -> Self {
+        Self {
+            max_storage_binding: (2u64 << 30) - 4,
+            max_buffer: 4 << 30,
+            max_workgroups_per_dim: 65535,
+            max_invocations_per_workgroup: 1024,
+            max_workgroup_storage: 48 << 10,
+            max_storage_buffers_per_stage: 1 << 20,
+        }
+    }
+
+    /// WebGPU's default limits: what any conforming adapter offers.
+    pub fn webgpu_default() -> Self {
+        Self::from_wgpu(&wgpu::Limits::default())
+    }
+
+    pub fn downlevel() -> Self {
+        Self::from_wgpu(&wgpu::Limits::downlevel_defaults())
+    }
+}
+
+/// Requirements of the kernels (keep in sync with the shaders).
+pub const SWEEP_STORAGE_BUFFERS: u32 = 6;
+pub const MOMENT_WORKGROUP_BYTES: u32 = (super::layout::NACC as u32) * super::layout::MOMENT_WG * 4;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chunk {
+    /// Global velocity indices: the +z ones, then the -z ones.
+    pub velocities: Vec<u32>,
+    pub split: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Wave {
+    pub batches: Vec<Batch>,
+    pub chunks: Vec<Chunk>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuSchedule {
+    pub waves: Vec<Wave>,
+    /// Velocity slots per chunk: the stride of slice storage, a multiple of the sweep's
+    /// workgroup size where the binding allows, so rows start aligned.
+    pub chunk_stride: usize,
+    /// Slice buffers allocated (the most chunks in any wave).
+    pub slice_buffers: usize,
+    pub slice_cells: usize,
+    /// Bytes of all slice buffers: the distribution-function storage.
+    pub distribution_bytes: u64,
+    /// Bytes of the per-cell buffers (coefficients, moments) and face buffers.
+    pub field_bytes: u64,
+    /// Workgroup grid of the moment kernel, (x, y), covering the slice cells.
+    pub moment_grid: (u32, u32),
+}
+
+impl GpuSchedule {
+    pub fn max_batch(&self) -> usize {
+        self.waves
+            .iter()
+            .flat_map(|w| w.batches.iter())
+            .map(|b| b.velocities.len())
+            .max()
+            .unwrap_or(0)
+    }
+    pub fn batch_count(&self) -> usize {
+        self.waves.iter().map(|w| w.batches.len()).sum()
+    }
+    pub fn in_flight(&self) -> usize {
+        self.waves
+            .iter()
+            .map(|w| w.chunks.iter().map(|c| c.velocities.len()).sum::<usize>())
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// Workgroup grid (x, y) with at most `max` per dimension covering `n` groups.
+pub fn grid_2d(n: usize, max: u32) -> Option<(u32, u32)> {
+    let x = n.min(max as usize).max(1);
+    let y = n.div_ceil(x);
+    (y <= max as usize).then_some((x as u32, y as u32))
+}
+
+/// Plan a run. Refuses, with the reason, anything the adapter cannot hold, before any
+/// allocation.
+pub fn schedule(
+    octants: &[Vec<u32>; 8],
+    xi: &[[f64; 3]],
+    dims: [usize; 3],
+    budget_bytes: u64,
+    limits: &GpuLimits,
+) -> Result<GpuSchedule, PlanError> {
+    let [nx, ny, nz] = dims;
+    let nxy = nx * ny;
+    let cells = (nxy * nz) as u64;
+    let binding = limits.max_storage_binding.min(limits.max_buffer);
+    let need = |what: &str, bytes: u64| -> Result<(), PlanError> {
+        if bytes > binding {
+            Err(PlanError(format!(
+                "{what} needs {bytes} bytes in one binding; the adapter allows {binding} (max_storage_buffer_binding_size / max_buffer_size)"
+            )))
+        } else {
+            Ok(())
+        }
+    };
+    need("the cell coefficients", cells * 48)?;
+    need("the moment sums", cells * 4 * super::layout::MSTRIDE as u64)?;
+    if limits.max_storage_buffers_per_stage < SWEEP_STORAGE_BUFFERS {
+        return Err(PlanError(format!(
+            "the sweep needs {SWEEP_STORAGE_BUFFERS} storage buffers per stage; the adapter allows {}",
+            limits.max_storage_buffers_per_stage
+        )));
+    }
+    if limits.max_workgroup_storage < MOMENT_WORKGROUP_BYTES
+        || limits.max_invocations_per_workgroup < super::layout::MOMENT_WG
+    {
+        return Err(PlanError(format!(
+            "the moment kernel needs {MOMENT_WORKGROUP_BYTES} bytes of workgroup memory and {} invocations per workgroup",
+            super::layout::MOMENT_WG
+        )));
+    }
+    let moment_grid = grid_2d(nxy, limits.max_workgroups_per_dim).ok_or_else(|| {
+        PlanError(format!(
+            "a slice of {nxy} cells exceeds the adapter's workgroup grid"
+        ))
+    })?;
+
+    let bytes_per_velocity = (nxy * 4) as u64;
+    let per_binding = (binding / bytes_per_velocity) as usize;
+    if per_binding == 0 {
+        return Err(PlanError(format!(
+            "one velocity's slice ({bytes_per_velocity} bytes) exceeds the adapter's binding limit of {binding} bytes"
+        )));
+    }
+    let total: usize = octants.iter().map(Vec::len).sum();
+    let in_flight = ((budget_bytes / bytes_per_velocity) as usize).min(total);
+    if in_flight == 0 {
+        return Err(PlanError(format!(
+            "memory budget of {budget_bytes} bytes is below the {bytes_per_velocity} bytes one velocity's slice needs"
+        )));
+    }
+    // Batches as large as the budget allows (never more than an octant), then packed into
+    // waves of at most `in_flight` velocities.
+    let plan = plan_batches(octants, nxy, 4, 1, budget_bytes)?;
+    let mut waves: Vec<Vec<Batch>> = Vec::new();
+    let mut filled = 0;
+    for b in plan.batches {
+        if waves.is_empty() || filled + b.velocities.len() > in_flight {
+            waves.push(Vec::new());
+            filled = 0;
+        }
+        filled += b.velocities.len();
+        waves.last_mut().unwrap().push(b);
+    }
+
+    let max_sweep_groups =
+        limits.max_workgroups_per_dim as u64 * limits.max_workgroups_per_dim as u64;
+    let mut stride = 0usize;
+    let waves: Vec<Wave> = waves
+        .into_iter()
+        .map(|batches| {
+            let up = batches
+                .iter()
+                .filter(|b| !b.octant.negative(2))
+                .flat_map(|b| b.velocities.iter().copied());
+            let down = batches
+                .iter()
+                .filter(|b| b.octant.negative(2))
+                .flat_map(|b| b.velocities.iter().copied());
+            let ordered: Vec<u32> = up.chain(down).collect();
+            let n_up = batches
+                .iter()
+                .filter(|b| !b.octant.negative(2))
+                .map(|b| b.velocities.len())
+                .sum::<usize>();
+            let n = ordered.len().div_ceil(per_binding);
+            let size = ordered.len().div_ceil(n);
+            let chunks: Vec<Chunk> = ordered
+                .chunks(size)
+                .enumerate()
+                .map(|(c, vs)| {
+                    let start = c * size;
+                    let split = n_up.clamp(start, start + vs.len()) - start;
+                    debug_assert!(vs[..split].iter().all(|&v| xi[v as usize][2] >= 0.0));
+                    Chunk {
+                        velocities: vs.to_vec(),
+                        split,
+                    }
+                })
+                .collect();
+            stride = stride.max(size);
+            Wave { batches, chunks }
+        })
+        .collect();
+    // Round the stride up to the sweep workgroup where the binding has room.
+    let wg = super::layout::SWEEP_WG as usize;
+    let rounded = stride.div_ceil(wg) * wg;
+    let chunk_stride = if rounded <= per_binding {
+        rounded
+    } else {
+        stride
+    };
+    if chunk_stride.div_ceil(wg) as u64 > max_sweep_groups {
+        return Err(PlanError(
+            "a chunk has more velocities than the adapter's workgroup grid can launch".into(),
+        ));
+    }
+    let slice_buffers = waves.iter().map(|w| w.chunks.len()).max().unwrap_or(0);
+    let faces = 2 * (ny * nz + nx * nz + nx * ny) as u64;
+    Ok(GpuSchedule {
+        waves,
+        chunk_stride,
+        slice_buffers,
+        slice_cells: nxy,
+        distribution_bytes: slice_buffers as u64 * chunk_stride as u64 * bytes_per_velocity,
+        field_bytes: cells * (48 + 4 * super::layout::MSTRIDE as u64) + faces * 8 + nz as u64 * 4,
+        moment_grid,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Quadrature;
+    use crate::grid::VelocityGrid;
+
+    fn plan(
+        m: usize,
+        n: usize,
+        budget_mib: u64,
+        limits: GpuLimits,
+    ) -> Result<GpuSchedule, PlanError> {
+        let v = VelocityGrid::new(m, 4.0, Quadrature::Trapezoid);
+        schedule(
+            &v.octant_members(),
+            &v.xi,
+            [n, n, n],
+            budget_mib << 20,
+            &limits,
+        )
+    }
+
+    fn check_invariants(s: &GpuSchedule, m: usize, limits: &GpuLimits) {
+        let v = VelocityGrid::new(m, 4.0, Quadrature::Trapezoid);
+        let mut seen = vec![0u8; v.len()];
+        for w in &s.waves {
+            let in_wave: usize = w.chunks.iter().map(|c| c.velocities.len()).sum();
+            assert_eq!(
+                in_wave,
+                w.batches.iter().map(|b| b.velocities.len()).sum::<usize>()
+            );
+            for c in &w.chunks {
+                assert!(c.velocities.len() <= s.chunk_stride);
+                assert!(
+                    (s.chunk_stride * s.slice_cells * 4) as u64
+                        <= limits.max_storage_binding.min(limits.max_buffer)
+                );
+                for (n, &vel) in c.velocities.iter().enumerate() {
+                    seen[vel as usize] += 1;
+                    assert_eq!(n < c.split, v.xi[vel as usize][2] >= 0.0, "split misplaced");
+                }
+            }
+            for b in &w.batches {
+                let o = b.octant;
+                assert!(b
+                    .velocities
+                    .iter()
+                    .all(|&x| crate::grid::Octant::of(v.xi[x as usize]) == o));
+            }
+        }
+        assert!(seen.iter().all(|&c| c == 1), "every velocity exactly once");
+    }
+
+    #[test]
+    fn paper_case_on_nvidia_runs_all_octants_in_one_wave_over_several_bindings() {
+        // 64^3 x 64^3 with an 8 GiB budget: all 262144 velocities in flight, 4 GiB of slices,
+        // cut into 3 chunks under the 2 GiB binding limit.
+        let l = GpuLimits::nvidia_h200();
+        let s = plan(64, 64, 8192, l).unwrap();
+        assert_eq!(s.waves.len(), 1);
+        assert_eq!(s.in_flight(), 64 * 64 * 64);
+        assert_eq!(s.slice_buffers, 3);
+        check_invariants(&s, 64, &l);
+    }
+
+    #[test]
+    fn budget_sets_waves() {
+        let l = GpuLimits::nvidia_h200();
+        let s = plan(64, 64, 2048, l).unwrap();
+        // 2 GiB hold 131072 velocities of 16 KiB: four octants per wave.
+        assert_eq!(s.waves.len(), 2);
+        assert_eq!(s.in_flight(), 131072);
+        assert!(s.distribution_bytes <= 2048 << 20);
+        check_invariants(&s, 64, &l);
+    }
+
+    #[test]
+    fn lavapipe_binding_limit_cuts_chunks() {
+        // 128 MiB bindings hold 8192 velocities of a 64^2 slice.
+        let l = GpuLimits::lavapipe();
+        let s = plan(32, 64, 1024, l).unwrap();
+        assert!(s.waves.iter().all(|w| w.chunks.len() >= 2));
+        assert!(s.chunk_stride <= 8192);
+        check_invariants(&s, 32, &l);
+    }
+
+    #[test]
+    fn webgpu_and_downlevel_limits_plan_the_quick_cavity() {
+        for l in [GpuLimits::webgpu_default(), GpuLimits::downlevel()] {
+            let s = plan(16, 16, 512, l).unwrap();
+            check_invariants(&s, 16, &l);
+        }
+    }
+
+    #[test]
+    fn odd_velocity_counts_keep_zero_z_in_the_up_part() {
+        let l = GpuLimits::lavapipe();
+        let s = plan(9, 8, 1, l).unwrap();
+        check_invariants(&s, 9, &l);
+    }
+
+    #[test]
+    fn refuses_what_cannot_fit() {
+        let l = GpuLimits::webgpu_default();
+        // A 4096^2 slice is 64 MiB per velocity; the cell buffers of 4096^2 x 8 cells
+        // (6 GiB) cannot fit a 128 MiB binding.
+        let e = plan(16, 512, 512, l).unwrap_err();
+        assert!(e.0.contains("binding"), "{e}");
+        let e = plan(16, 16, 0, l).unwrap_err();
+        assert!(e.0.contains("budget"), "{e}");
+        let mut tiny = l;
+        tiny.max_storage_buffers_per_stage = 4;
+        assert!(plan(16, 16, 512, tiny)
+            .unwrap_err()
+            .0
+            .contains("storage buffers"));
+        let mut small_wg = l;
+        small_wg.max_workgroup_storage = 4096;
+        assert!(plan(16, 16, 512, small_wg)
+            .unwrap_err()
+            .0
+            .contains("workgroup memory"));
+    }
+
+    #[test]
+    fn grid_2d_covers() {
+        assert_eq!(grid_2d(100, 65535), Some((100, 1)));
+        assert_eq!(grid_2d(70000, 65535), Some((65535, 2)));
+        assert_eq!(grid_2d(10, 3), None);
+    }
+}

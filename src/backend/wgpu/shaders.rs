@@ -1,0 +1,77 @@
+//! WGSL sources, assembled from shaders/*.wgsl at build time.
+
+const SWEEP: &str = include_str!("../../../shaders/sweep_slice.wgsl");
+const MOMENT: &str = include_str!("../../../shaders/moment_slice.wgsl");
+const REDUCE_WORKGROUP: &str = include_str!("../../../shaders/reduce_workgroup.wgsl");
+const REDUCE_SUBGROUP: &str = include_str!("../../../shaders/reduce_subgroup.wgsl");
+
+pub fn sweep_source() -> String {
+    SWEEP.to_string()
+}
+
+/// The moment kernel with the subgroup reduction, or the workgroup-memory tree.
+pub fn moment_source(subgroups: bool) -> String {
+    format!(
+        "{MOMENT}\n{}",
+        if subgroups {
+            REDUCE_SUBGROUP
+        } else {
+            REDUCE_WORKGROUP
+        }
+    )
+}
+
+/// Every shader variant knudsen can create, with the capabilities it needs:
+/// (name, source, needs subgroups).
+pub fn variants() -> Vec<(&'static str, String, bool)> {
+    vec![
+        ("sweep_slice", sweep_source(), false),
+        (
+            "moment_slice (workgroup reduction)",
+            moment_source(false),
+            false,
+        ),
+        (
+            "moment_slice (subgroup reduction)",
+            moment_source(true),
+            true,
+        ),
+    ]
+}
+
+/// Parse and validate a WGSL source with naga, with or without subgroup capabilities.
+pub fn validate(src: &str, subgroups: bool) -> Result<naga::Module, String> {
+    let module = naga::front::wgsl::parse_str(src).map_err(|e| e.emit_to_string(src))?;
+    let mut caps = naga::valid::Capabilities::empty();
+    let mut stages = naga::valid::ShaderStages::empty();
+    let mut ops = naga::valid::SubgroupOperationSet::empty();
+    if subgroups {
+        caps |= naga::valid::Capabilities::SUBGROUP;
+        stages = naga::valid::ShaderStages::COMPUTE;
+        ops = naga::valid::SubgroupOperationSet::all();
+    }
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
+        .subgroup_stages(stages)
+        .subgroup_operations(ops)
+        .validate(&module)
+        .map_err(|e| e.emit_to_string(src))?;
+    Ok(module)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shader_parses_and_validates() {
+        for (name, src, sub) in variants() {
+            validate(&src, sub).unwrap_or_else(|e| panic!("{name}:\n{e}"));
+        }
+    }
+
+    #[test]
+    fn subgroup_variant_needs_the_capability() {
+        // The check has teeth: without SUBGROUP the subgroup reduction must be refused.
+        assert!(validate(&moment_source(true), false).is_err());
+    }
+}

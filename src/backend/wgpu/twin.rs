@@ -1,0 +1,182 @@
+//! CPU twins of the WGSL kernels, written line for line like the shaders (same layouts,
+//! same f32 arithmetic) so each GPU stage can be checked on its own against them.
+
+use super::layout::{CellCoeffs, StepParams, MSTRIDE, NACC};
+
+/// The `override` constants of the shaders.
+#[derive(Debug, Clone, Copy)]
+pub struct Consts {
+    pub nx: u32,
+    pub ny: u32,
+    pub nz: u32,
+    pub ch: u32,
+}
+
+impl Consts {
+    fn face_offset(&self, face: u32) -> u32 {
+        let (nx, ny, nz) = (self.nx, self.ny, self.nz);
+        let nyz = ny * nz;
+        let nxz = nx * nz;
+        match face {
+            0 => 0,
+            1 => nyz,
+            2 => 2 * nyz,
+            3 => 2 * nyz + nxz,
+            4 => 2 * nyz + 2 * nxz,
+            _ => 2 * nyz + 2 * nxz + nx * ny,
+        }
+    }
+}
+
+/// The bindings of sweep_slice.wgsl.
+pub struct SweepBindings<'a> {
+    pub params: StepParams,
+    pub cells: &'a [CellCoeffs],
+    pub inv_widths: &'a [f32],
+    pub face_density: &'a [f32],
+    pub vels: &'a [[f32; 4]],
+    pub shapes: &'a [[f32; 4]],
+}
+
+fn select<T>(f: T, t: T, cond: bool) -> T {
+    if cond {
+        t
+    } else {
+        f
+    }
+}
+
+/// Twin of `sweep_slice` for invocation `v`.
+pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
+    let (nx, ny, nz, ch) = (k_.nx, k_.ny, k_.nz, k_.ch);
+    let params = &b.params;
+    if v >= params.count {
+        return;
+    }
+    let vel = b.vels[v as usize];
+    let xi = [vel[0], vel[1], vel[2]];
+    let shape = b.shapes[v as usize];
+    let neg_x = xi[0] < 0.0;
+    let neg_y = xi[1] < 0.0;
+    let neg_z = xi[2] < 0.0;
+    let k = select(params.step, nz - 1 - params.step, neg_z);
+    let first = params.step == 0;
+    let x_face = k_.face_offset(select(0, 1, neg_x));
+    let y_face = k_.face_offset(select(2, 3, neg_y));
+    let z_face = k_.face_offset(select(4, 5, neg_z));
+    let c = xi[2].abs() * b.inv_widths[(nx + ny + k) as usize];
+    for jj in 0..ny {
+        let j = select(jj, ny - 1 - jj, neg_y);
+        let jup = select(j.wrapping_sub(1), j + 1, neg_y);
+        let bb = xi[1].abs() * b.inv_widths[(nx + j) as usize];
+        let mut fx = b.face_density[(x_face + k * ny + j) as usize] * shape[0];
+        for ii in 0..nx {
+            let i = select(ii, nx - 1 - ii, neg_x);
+            let a = xi[0].abs() * b.inv_widths[i as usize];
+            let s = j * nx + i;
+            let fy = if jj == 0 {
+                b.face_density[(y_face + k * nx + i) as usize] * shape[1]
+            } else {
+                slices[((jup * nx + i) * ch + v) as usize]
+            };
+            let fz = if first {
+                b.face_density[(z_face + s) as usize] * shape[2]
+            } else {
+                slices[(s * ch + v) as usize]
+            };
+            let cell = (k * nx * ny + s) as usize;
+            let e = &b.cells[cell].rows;
+            let cu = [xi[0] - e[1][0], xi[1] - e[1][1], xi[2] - e[1][2]];
+            let c2 = cu[0] * cu[0] + cu[1] * cu[1] + cu[2] * cu[2];
+            let sc = e[2][0] * cu[0] + e[2][1] * cu[1] + e[2][2] * cu[2];
+            let fs = e[0][0] * (-c2 * e[0][1]).exp() * (1.0 + sc * (2.0 * c2 * e[0][1] - 5.0));
+            let f = (a * fx + bb * fy + c * fz + e[0][2] * fs) / (a + bb + c + e[0][2]);
+            slices[(s * ch + v) as usize] = f;
+            fx = f;
+        }
+    }
+}
+
+/// Twin of `moment_slice` for the workgroup of slice cell `s`. The shader reduces with a
+/// tree; the twin sums in order, so the two agree to f32 round-off, not bit for bit.
+pub fn moment_slice(
+    k_: &Consts,
+    params: &StepParams,
+    vels: &[[f32; 4]],
+    slices: &[f32],
+    s: u32,
+    moments: &mut [f32],
+    incident: &mut [f32],
+) {
+    let (nx, ny, nz, ch) = (k_.nx, k_.ny, k_.nz, k_.ch);
+    if s >= nx * ny {
+        return;
+    }
+    let i = s % nx;
+    let j = s / nx;
+    let on_x = i == 0 || i == nx - 1;
+    let on_y = j == 0 || j == ny - 1;
+    for part in 0..2u32 {
+        let lo = select(0, params.split, part == 1);
+        let hi = select(params.split, params.count, part == 1);
+        if lo == hi {
+            continue;
+        }
+        let k = select(params.step, nz - 1 - params.step, part == 1);
+        let on_z = k == 0 || k == nz - 1;
+        let mut acc = [0.0f32; NACC];
+        for v in lo..hi {
+            let vel = vels[v as usize];
+            let wf = vel[3] * slices[(s * ch + v) as usize];
+            let (x, y, z) = (vel[0], vel[1], vel[2]);
+            let xi2 = x * x + y * y + z * z;
+            acc[0] += wf;
+            acc[1] += wf * x;
+            acc[2] += wf * y;
+            acc[3] += wf * z;
+            acc[4] += wf * x * x;
+            acc[5] += wf * y * y;
+            acc[6] += wf * z * z;
+            acc[7] += wf * x * y;
+            acc[8] += wf * x * z;
+            acc[9] += wf * y * z;
+            acc[10] += wf * x * xi2;
+            acc[11] += wf * y * xi2;
+            acc[12] += wf * z * xi2;
+            if on_x {
+                acc[13] += wf * (-x).max(0.0);
+                acc[14] += wf * x.max(0.0);
+            }
+            if on_y {
+                acc[15] += wf * (-y).max(0.0);
+                acc[16] += wf * y.max(0.0);
+            }
+            if on_z {
+                acc[17] += wf * (-z).max(0.0);
+                acc[18] += wf * z.max(0.0);
+            }
+        }
+        let cell = (k * nx * ny + s) as usize;
+        for m in 0..13 {
+            moments[cell * MSTRIDE + m] += acc[m];
+        }
+        if i == 0 {
+            incident[(k_.face_offset(0) + k * ny + j) as usize] += acc[13];
+        }
+        if i == nx - 1 {
+            incident[(k_.face_offset(1) + k * ny + j) as usize] += acc[14];
+        }
+        if j == 0 {
+            incident[(k_.face_offset(2) + k * nx + i) as usize] += acc[15];
+        }
+        if j == ny - 1 {
+            incident[(k_.face_offset(3) + k * nx + i) as usize] += acc[16];
+        }
+        if k == 0 {
+            incident[(k_.face_offset(4) + s) as usize] += acc[17];
+        }
+        if k == nz - 1 {
+            incident[(k_.face_offset(5) + s) as usize] += acc[18];
+        }
+    }
+}
