@@ -24,14 +24,7 @@ pub enum Face {
 }
 
 impl Face {
-    pub const ALL: [Face; 6] = [
-        Face::XMin,
-        Face::XMax,
-        Face::YMin,
-        Face::YMax,
-        Face::ZMin,
-        Face::ZMax,
-    ];
+    pub const ALL: [Face; 6] = [Face::XMin, Face::XMax, Face::YMin, Face::YMax, Face::ZMin, Face::ZMax];
 
     pub fn id(self) -> usize {
         self as usize
@@ -78,10 +71,7 @@ pub fn face_zeros(g: &Grid) -> FaceData {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum FaceKind {
-    DiffuseWall {
-        temperature: f64,
-        velocity: [f64; 3],
-    },
+    DiffuseWall { temperature: f64, velocity: [f64; 3] },
 }
 
 #[derive(Debug, Clone)]
@@ -109,40 +99,19 @@ impl Boundaries {
             .zip(Face::ALL)
             .map(|((_, fc), face)| {
                 let kind = match fc {
-                    FaceConfig::DiffuseWall {
-                        temperature,
-                        velocity,
-                    } => FaceKind::DiffuseWall {
-                        temperature: *temperature,
-                        velocity: *velocity,
-                    },
+                    FaceConfig::DiffuseWall { temperature, velocity } => {
+                        FaceKind::DiffuseWall { temperature: *temperature, velocity: *velocity }
+                    }
                 };
-                let FaceKind::DiffuseWall {
-                    temperature,
-                    velocity,
-                } = kind;
-                let shape: Vec<f64> =
-                    v.xi.iter()
-                        .map(|&x| {
-                            if face.normal_speed(x) > 0.0 {
-                                maxwellian(1.0, velocity, temperature, x)
-                            } else {
-                                0.0
-                            }
-                        })
-                        .collect();
+                let FaceKind::DiffuseWall { temperature, velocity } = kind;
+                let shape: Vec<f64> = v
+                    .xi
+                    .iter()
+                    .map(|&x| if face.normal_speed(x) > 0.0 { maxwellian(1.0, velocity, temperature, x) } else { 0.0 })
+                    .collect();
                 let emit_norm =
-                    v.xi.iter()
-                        .zip(&v.w)
-                        .zip(&shape)
-                        .map(|((&x, &w), &s)| w * face.normal_speed(x).max(0.0) * s)
-                        .sum();
-                FaceBc {
-                    face,
-                    kind,
-                    shape,
-                    emit_norm,
-                }
+                    v.xi.iter().zip(&v.w).zip(&shape).map(|((&x, &w), &s)| w * face.normal_speed(x).max(0.0) * s).sum();
+                FaceBc { face, kind, shape, emit_norm }
             })
             .collect();
         Self { faces }
@@ -150,21 +119,12 @@ impl Boundaries {
 
     /// Every face is impermeable, so total mass is an invariant of the exact solution.
     pub fn closed(&self) -> bool {
-        self.faces
-            .iter()
-            .all(|f| matches!(f.kind, FaceKind::DiffuseWall { .. }))
+        self.faces.iter().all(|f| matches!(f.kind, FaceKind::DiffuseWall { .. }))
     }
 
     /// Incident flux at each face cell when the whole domain holds f_M(rho, u, t): the wall
     /// state that the initial field is in balance with.
-    pub fn uniform_incident(
-        &self,
-        g: &Grid,
-        v: &VelocityGrid,
-        rho: f64,
-        u: [f64; 3],
-        t: f64,
-    ) -> FaceData {
+    pub fn uniform_incident(&self, g: &Grid, v: &VelocityGrid, rho: f64, u: [f64; 3], t: f64) -> FaceData {
         std::array::from_fn(|f| {
             let face = Face::ALL[f];
             let flux: f64 =
@@ -182,9 +142,7 @@ impl Boundaries {
         std::array::from_fn(|f| {
             let bc = &self.faces[f];
             match bc.kind {
-                FaceKind::DiffuseWall { .. } => {
-                    incident[f].iter().map(|&fl| fl / bc.emit_norm).collect()
-                }
+                FaceKind::DiffuseWall { .. } => incident[f].iter().map(|&fl| fl / bc.emit_norm).collect(),
             }
         })
     }
@@ -209,10 +167,7 @@ mod tests {
         // A wall at the gas temperature in balance with gas at rest emits with rho_w = rho,
         // by the symmetry of the velocity grid; zero normal components count on neither side.
         let v = VelocityGrid::new(9, 4.0, Quadrature::Trapezoid);
-        let wall = FaceConfig::DiffuseWall {
-            temperature: 1.0,
-            velocity: [0.0; 3],
-        };
+        let wall = FaceConfig::DiffuseWall { temperature: 1.0, velocity: [0.0; 3] };
         let cfg = BoundariesConfig {
             x_min: wall.clone(),
             x_max: wall.clone(),

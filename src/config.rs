@@ -17,10 +17,7 @@ pub struct ConfigError {
 
 impl ConfigError {
     pub fn new(key: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self {
-            key: key.into(),
-            reason: reason.into(),
-        }
+        Self { key: key.into(), reason: reason.into() }
     }
 }
 
@@ -162,11 +159,7 @@ pub struct InitialConfig {
 
 impl Default for InitialConfig {
     fn default() -> Self {
-        Self {
-            density: 1.0,
-            temperature: 1.0,
-            velocity: [0.0; 3],
-        }
+        Self { density: 1.0, temperature: 1.0, velocity: [0.0; 3] }
     }
 }
 
@@ -267,10 +260,7 @@ impl Config {
 
     /// True when every face is a wall, so no mass can enter or leave.
     pub fn closed(&self) -> bool {
-        self.boundaries
-            .faces()
-            .iter()
-            .all(|(_, f)| matches!(f, FaceConfig::DiffuseWall { .. }))
+        self.boundaries.faces().iter().all(|(_, f)| matches!(f, FaceConfig::DiffuseWall { .. }))
     }
 
     pub fn mass_rescale(&self) -> bool {
@@ -281,12 +271,7 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let g = &self.gas;
         match (g.kn, g.delta) {
-            (Some(_), Some(_)) => {
-                return Err(ConfigError::new(
-                    "gas",
-                    "give either `kn` or `delta`, not both",
-                ))
-            }
+            (Some(_), Some(_)) => return Err(ConfigError::new("gas", "give either `kn` or `delta`, not both")),
             (None, None) => return Err(ConfigError::new("gas", "missing `kn` or `delta`")),
             (Some(kn), None) => positive_finite("gas.kn", kn)?,
             (None, Some(d)) => positive_finite("gas.delta", d)?,
@@ -294,38 +279,22 @@ impl Config {
         if !(g.omega.is_finite() && (0.5..=1.0).contains(&g.omega)) {
             return Err(ConfigError::new(
                 "gas.omega",
-                format!(
-                    "must lie in [0.5, 1] (0.5 hard spheres, 1 Maxwell molecules), got {}",
-                    g.omega
-                ),
+                format!("must lie in [0.5, 1] (0.5 hard spheres, 1 Maxwell molecules), got {}", g.omega),
             ));
         }
         // The Shakhov correction keeps f^S positive only for moderate heat flux; Pr outside
         // (0, 1.5] is far from any monatomic or polyatomic gas.
         if !(g.prandtl.is_finite() && g.prandtl > 0.0 && g.prandtl <= 1.5) {
-            return Err(ConfigError::new(
-                "gas.prandtl",
-                format!("must lie in (0, 1.5], got {}", g.prandtl),
-            ));
+            return Err(ConfigError::new("gas.prandtl", format!("must lie in (0, 1.5], got {}", g.prandtl)));
         }
         positive_finite("gas.length", g.length)?;
 
-        for (name, a) in [
-            ("x", &self.grid.x),
-            ("y", &self.grid.y),
-            ("z", &self.grid.z),
-        ] {
+        for (name, a) in [("x", &self.grid.x), ("y", &self.grid.y), ("z", &self.grid.z)] {
             if a.cells == 0 {
-                return Err(ConfigError::new(
-                    format!("grid.{name}.cells"),
-                    "must be at least 1",
-                ));
+                return Err(ConfigError::new(format!("grid.{name}.cells"), "must be at least 1"));
             }
             if !(a.min.is_finite() && a.max.is_finite()) {
-                return Err(ConfigError::new(
-                    format!("grid.{name}"),
-                    "min and max must be finite",
-                ));
+                return Err(ConfigError::new(format!("grid.{name}"), "min and max must be finite"));
             }
             if a.max <= a.min {
                 return Err(ConfigError::new(
@@ -346,10 +315,7 @@ impl Config {
         if v.quadrature == Quadrature::Simpson && v.points % 2 == 0 {
             return Err(ConfigError::new(
                 "velocity.points",
-                format!(
-                    "composite Simpson needs an odd number of points, got {}",
-                    v.points
-                ),
+                format!("composite Simpson needs an odd number of points, got {}", v.points),
             ));
         }
 
@@ -361,10 +327,7 @@ impl Config {
         let mut t_min = ini.temperature;
         for (name, face) in self.boundaries.faces() {
             match face {
-                FaceConfig::DiffuseWall {
-                    temperature,
-                    velocity,
-                } => {
+                FaceConfig::DiffuseWall { temperature, velocity } => {
                     positive_finite(&format!("boundaries.{name}.temperature"), *temperature)?;
                     let axis = match &name[..1] {
                         "x" => 0,
@@ -374,23 +337,13 @@ impl Config {
                     if velocity[axis] != 0.0 {
                         return Err(ConfigError::new(
                             format!("boundaries.{name}.velocity"),
-                            format!(
-                                "a wall moves tangentially: component {} must be 0",
-                                &name[..1]
-                            ),
+                            format!("a wall moves tangentially: component {} must be 0", &name[..1]),
                         ));
                     }
                     if velocity.iter().any(|c| !c.is_finite()) {
-                        return Err(ConfigError::new(
-                            format!("boundaries.{name}.velocity"),
-                            "must be finite",
-                        ));
+                        return Err(ConfigError::new(format!("boundaries.{name}.velocity"), "must be finite"));
                     }
-                    self.check_fits(
-                        &format!("boundaries.{name}.velocity"),
-                        *velocity,
-                        *temperature,
-                    )?;
+                    self.check_fits(&format!("boundaries.{name}.velocity"), *velocity, *temperature)?;
                     t_min = t_min.min(*temperature);
                 }
             }
@@ -412,10 +365,7 @@ impl Config {
         let s = &self.solver;
         positive_finite("solver.tolerance", s.tolerance)?;
         if s.max_iterations == 0 {
-            return Err(ConfigError::new(
-                "solver.max_iterations",
-                "must be at least 1",
-            ));
+            return Err(ConfigError::new("solver.max_iterations", "must be at least 1"));
         }
         if let Some(b) = s.memory_budget_mib {
             positive_finite("solver.memory_budget_mib", b)?;
@@ -449,9 +399,6 @@ fn positive_finite(key: &str, v: f64) -> Result<(), ConfigError> {
     if v.is_finite() && v > 0.0 {
         Ok(())
     } else {
-        Err(ConfigError::new(
-            key,
-            format!("must be positive and finite, got {v}"),
-        ))
+        Err(ConfigError::new(key, format!("must be positive and finite, got {v}")))
     }
 }

@@ -12,11 +12,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 #[derive(Parser)]
-#[command(
-    name = "knudsen",
-    version,
-    about = "Steady rarefied gas flows: Shakhov-model DVM with memory-reduced sweeps"
-)]
+#[command(name = "knudsen", version, about = "Steady rarefied gas flows: Shakhov-model DVM with memory-reduced sweeps")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -36,18 +32,34 @@ enum Command {
         /// Worker threads for the CPU backend (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
-        /// Distribution-function memory budget in MiB (overrides solver.memory_budget_mib).
-        #[arg(long)]
-        memory_budget_mib: Option<f64>,
+        #[command(flatten)]
+        overrides: Overrides,
     },
+    /// Compare two results (fields.h5 files or output directories): relative L2
+    /// difference of each field.
+    Compare { a: PathBuf, b: PathBuf },
     /// List every GPU adapter with its backend, type, key limits and features.
     Info,
     /// Validate a case and print its derived quantities without running it.
     Check {
         config: PathBuf,
-        #[arg(long)]
-        memory_budget_mib: Option<f64>,
+        #[command(flatten)]
+        overrides: Overrides,
     },
+}
+
+/// Options that override the case file's solver settings.
+#[derive(clap::Args, Debug, Clone, Copy)]
+struct Overrides {
+    /// Distribution-function memory budget in MiB (overrides solver.memory_budget_mib).
+    #[arg(long)]
+    memory_budget_mib: Option<f64>,
+    /// Overrides solver.max_iterations.
+    #[arg(long)]
+    max_iterations: Option<usize>,
+    /// Overrides solver.tolerance.
+    #[arg(long)]
+    tolerance: Option<f64>,
 }
 
 /// Exit code for a bad case file or option: nothing was run or written.
@@ -55,22 +67,12 @@ const EXIT_BAD_INPUT: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
-        .format_timestamp(None)
-        .init();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).format_timestamp(None).init();
     let result = match cli.command {
-        Command::Run {
-            config,
-            backend,
-            out,
-            threads,
-            memory_budget_mib,
-        } => run(&config, backend, out, threads, memory_budget_mib),
+        Command::Run { config, backend, out, threads, overrides } => run(&config, backend, out, threads, overrides),
         Command::Info => info(),
-        Command::Check {
-            config,
-            memory_budget_mib,
-        } => check(&config, memory_budget_mib),
+        Command::Compare { a, b } => compare(&a, &b),
+        Command::Check { config, overrides } => check(&config, overrides),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -102,13 +104,25 @@ impl From<anyhow::Error> for Failure {
     }
 }
 
-/// Load and validate the case, applying the budget override.
-fn load(path: &Path, budget: Option<f64>) -> Result<Config, Failure> {
+/// Load and validate the case, applying the command-line overrides.
+fn load(path: &Path, o: Overrides) -> Result<Config, Failure> {
     let mut cfg = Config::from_file(path)?;
-    if let Some(b) = budget {
-        cfg.solver.memory_budget_mib = Some(b);
-        cfg.validate()?;
-    }
+    cfg.solver.memory_budget_mib = o.memory_budget_mib.or(cfg.solver.memory_budget_mib);
+    cfg.solver.max_iterations = o.max_iterations.unwrap_or(cfg.solver.max_iterations);
+    cfg.solver.tolerance = o.tolerance.unwrap_or(cfg.solver.tolerance);
+    cfg.validate().map_err(|mut e| {
+        // Name the option when the bad value came from the command line.
+        let flag = match e.key.as_str() {
+            "solver.memory_budget_mib" if o.memory_budget_mib.is_some() => Some("--memory-budget-mib"),
+            "solver.max_iterations" if o.max_iterations.is_some() => Some("--max-iterations"),
+            "solver.tolerance" if o.tolerance.is_some() => Some("--tolerance"),
+            _ => None,
+        };
+        if let Some(f) = flag {
+            e.key = f.to_string();
+        }
+        e
+    })?;
     Ok(cfg)
 }
 
@@ -117,14 +131,10 @@ fn mib(b: u64) -> f64 {
 }
 
 fn output_dir(path: &Path, cfg: &Config, out: Option<PathBuf>) -> PathBuf {
-    out.or_else(|| cfg.output.dir.as_ref().map(PathBuf::from))
-        .unwrap_or_else(|| {
-            let stem = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "case".into());
-            PathBuf::from("out").join(stem)
-        })
+    out.or_else(|| cfg.output.dir.as_ref().map(PathBuf::from)).unwrap_or_else(|| {
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "case".into());
+        PathBuf::from("out").join(stem)
+    })
 }
 
 fn run(
@@ -132,19 +142,14 @@ fn run(
     choice: BackendChoice,
     out: Option<PathBuf>,
     threads: Option<usize>,
-    budget: Option<f64>,
+    overrides: Overrides,
 ) -> Result<(), Failure> {
-    let cfg = load(path, budget)?;
+    let cfg = load(path, overrides)?;
     let dir = output_dir(path, &cfg, out);
-    if dir.exists() && !dir.is_dir() {
-        return Err(Failure::BadInput(format!(
-            "output path {} exists and is not a directory",
-            dir.display()
-        )));
-    }
     if threads == Some(0) {
         return Err(Failure::BadInput("--threads must be at least 1".into()));
     }
+    probe_output_dir(&dir).map_err(Failure::BadInput)?;
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(n) = threads {
         pool = pool.num_threads(n);
@@ -153,16 +158,23 @@ fn run(
     pool.install(|| run_in_pool(path, &cfg, choice, &dir))
 }
 
-fn run_in_pool(
-    path: &Path,
-    cfg: &Config,
-    choice: BackendChoice,
-    dir: &Path,
-) -> Result<(), Failure> {
+/// Make sure results can be written before spending time on the solve: create the
+/// directory and write and remove a probe file in it.
+fn probe_output_dir(dir: &Path) -> Result<(), String> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!("output path {} exists and is not a directory", dir.display()));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create output directory {}: {e}", dir.display()))?;
+    let probe = dir.join(format!(".knudsen-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| format!("cannot write to output directory {}: {e}", dir.display()))?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
+
+fn run_in_pool(path: &Path, cfg: &Config, choice: BackendChoice, dir: &Path) -> Result<(), Failure> {
     let problem = Arc::new(Problem::new(cfg));
-    let (backend, fallback) =
-        backend::create(choice, problem.clone(), cfg.solver.memory_budget_mib)
-            .map_err(|e| Failure::BadInput(format!("{e:#}")))?;
+    let (backend, fallback) = backend::create(choice, problem.clone(), cfg.solver.memory_budget_mib)
+        .map_err(|e| Failure::BadInput(format!("{e:#}")))?;
     if let Some(why) = fallback {
         log::warn!("{why}");
     }
@@ -189,10 +201,7 @@ fn run_in_pool(
 
     let tol = cfg.solver.tolerance;
     let bar = indicatif::ProgressBar::new(cfg.solver.max_iterations as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} iter {pos}/{len} {msg}")
-            .expect("valid template"),
-    );
+    bar.set_style(indicatif::ProgressStyle::with_template("{spinner} iter {pos}/{len} {msg}").expect("valid template"));
     let mut last = f64::NAN;
     let mut solver = Solver::new(&problem, backend);
     let result = solver.run(|rec| {
@@ -206,31 +215,16 @@ fn run_in_pool(
         };
         last = r;
         bar.set_position(rec.iteration as u64);
-        bar.set_message(format!(
-            "residual {r:.3e} ({:.2} s/iter, ETA {eta})",
-            rec.seconds
-        ));
+        bar.set_message(format!("residual {r:.3e} ({:.2} s/iter, ETA {eta})", rec.seconds));
         bar.suspend(|| {
-            let parts: Vec<String> = RESIDUAL_NAMES
-                .iter()
-                .zip(rec.residuals)
-                .map(|(n, x)| format!("{n} {x:.3e}"))
-                .collect();
-            log::info!(
-                "iteration {} residual {r:.3e} [{}] {:.3} s",
-                rec.iteration,
-                parts.join(", "),
-                rec.seconds
-            );
+            let parts: Vec<String> =
+                RESIDUAL_NAMES.iter().zip(rec.residuals).map(|(n, x)| format!("{n} {x:.3e}")).collect();
+            log::info!("iteration {} residual {r:.3e} [{}] {:.3} s", rec.iteration, parts.join(", "), rec.seconds);
         });
     })?;
     bar.finish_and_clear();
 
-    let summary = Summary::new(SummaryInput {
-        problem: &problem,
-        backend: &*solver.backend,
-        result: &result,
-    });
+    let summary = Summary::new(SummaryInput { problem: &problem, backend: &*solver.backend, result: &result });
     write_all(dir, &problem, &result, &summary)?;
     if result.converged {
         log::info!(
@@ -252,11 +246,7 @@ fn run_in_pool(
 
 fn info() -> Result<(), Failure> {
     let list = backend::wgpu::device::adapters();
-    println!(
-        "knudsen {} ({})",
-        env!("CARGO_PKG_VERSION"),
-        env!("KNUDSEN_COMMIT")
-    );
+    println!("knudsen {} ({})", env!("CARGO_PKG_VERSION"), env!("KNUDSEN_COMMIT"));
     println!("cpu: {}", backend::cpu::cpu_name());
     if list.is_empty() {
         println!("wgpu: no adapter found");
@@ -271,15 +261,21 @@ fn info() -> Result<(), Failure> {
     Ok(())
 }
 
-fn check(path: &Path, budget: Option<f64>) -> Result<(), Failure> {
-    let cfg = load(path, budget)?;
+fn compare(a: &Path, b: &Path) -> Result<(), Failure> {
+    let d = knudsen::output::compare_fields(a, b).map_err(Failure::Run)?;
+    println!("relative L2 difference ||a - b|| / ||b|| per field ({} vs {}):", a.display(), b.display());
+    for (name, x) in d {
+        println!("  {name:<12} {x:.3e}");
+    }
+    Ok(())
+}
+
+fn check(path: &Path, overrides: Overrides) -> Result<(), Failure> {
+    let cfg = load(path, overrides)?;
     let p = Problem::new(&cfg);
     let g = &p.grid;
     let v = &p.vgrid;
-    println!(
-        "case {}: valid",
-        cfg.name.as_deref().unwrap_or(&path.display().to_string())
-    );
+    println!("case {}: valid", cfg.name.as_deref().unwrap_or(&path.display().to_string()));
     println!(
         "gas: Kn = {:.6}, delta = {:.6} (reference length {}), omega = {}, Pr = {:.6} ({})",
         cfg.kn(),
@@ -287,23 +283,15 @@ fn check(path: &Path, budget: Option<f64>) -> Result<(), Failure> {
         cfg.gas.length,
         cfg.gas.omega,
         cfg.gas.prandtl,
-        if cfg.gas.prandtl == 1.0 {
-            "BGK"
-        } else {
-            "Shakhov"
-        }
+        if cfg.gas.prandtl == 1.0 { "BGK" } else { "Shakhov" }
     );
     let mut temps = vec![cfg.initial.temperature];
     for b in &p.bounds.faces {
         let knudsen::boundary::FaceKind::DiffuseWall { temperature, .. } = b.kind;
         temps.push(temperature);
     }
-    let tau = |t: f64| {
-        1.0 / knudsen::model::collision_frequency(p.delta, p.omega, cfg.initial.density, t)
-    };
-    let (tmin, tmax) = temps
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(a, b), &t| (a.min(t), b.max(t)));
+    let tau = |t: f64| 1.0 / knudsen::model::collision_frequency(p.delta, p.omega, cfg.initial.density, t);
+    let (tmin, tmax) = temps.iter().fold((f64::MAX, f64::MIN), |(a, b), &t| (a.min(t), b.max(t)));
     println!(
         "relaxation time tau = 1/nu at rho = {}: {:.4} (T = {tmin}) .. {:.4} (T = {tmax}), in units L / v0",
         cfg.initial.density,
@@ -330,10 +318,7 @@ fn check(path: &Path, budget: Option<f64>) -> Result<(), Failure> {
     // macroscopic state (16) and conserved variables (5), all f64.
     let host_bytes = g.cells() as u64 * (13 + 10 + 16 + 5) * 8;
     println!("host field storage: {:.1} MiB", mib(host_bytes));
-    let cpu_budget = cfg
-        .solver
-        .memory_budget_mib
-        .unwrap_or(backend::CPU_DEFAULT_BUDGET_MIB);
+    let cpu_budget = cfg.solver.memory_budget_mib.unwrap_or(backend::CPU_DEFAULT_BUDGET_MIB);
     match cpu_plan(&p, (cpu_budget * 1048576.0) as u64) {
         Ok(pl) => println!(
             "cpu (f64), budget {cpu_budget} MiB: batch {} velocities in {} batches; distribution storage {:.1} MiB",
@@ -341,24 +326,22 @@ fn check(path: &Path, budget: Option<f64>) -> Result<(), Failure> {
             pl.batches.len(),
             mib(pl.distribution_bytes())
         ),
-        Err(e) => println!("cpu (f64): does not fit: {e}"),
+        Err(e) => {
+            return Err(Failure::BadInput(format!(
+                "`solver.memory_budget_mib` / --memory-budget-mib: {e} (cpu backend)"
+            )))
+        }
     }
-    let gpu_budget = cfg
-        .solver
-        .memory_budget_mib
-        .unwrap_or(backend::wgpu::DEFAULT_BUDGET_MIB);
+    let gpu_budget = cfg.solver.memory_budget_mib.unwrap_or(backend::wgpu::DEFAULT_BUDGET_MIB);
     let mut targets: Vec<(String, GpuLimits)> = backend::wgpu::device::adapters()
         .iter()
         .map(|a| (a.get_info().name, GpuLimits::from_wgpu(&a.limits())))
         .collect();
     if targets.is_empty() {
-        targets.push((
-            "no adapter found; WebGPU default limits".into(),
-            GpuLimits::webgpu_default(),
-        ));
+        targets.push(("no adapter found; WebGPU default limits".into(), GpuLimits::webgpu_default()));
     }
     for (name, limits) in targets {
-        match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits) {
+        match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits, None) {
             Ok(s) => println!(
                 "wgpu (f32) on {name}, budget {gpu_budget} MiB: {} velocities in flight in {} waves, {} bindings of {} velocities; distribution storage {:.1} MiB; GPU fields {:.1} MiB",
                 s.in_flight(),

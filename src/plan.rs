@@ -50,7 +50,7 @@ pub fn plan_batches(
     let fit = budget_bytes / bytes_per_velocity;
     if fit == 0 {
         return Err(PlanError(format!(
-            "memory budget of {} bytes is below the {bytes_per_velocity} bytes one velocity's slice needs",
+            "memory budget of {} bytes (solver.memory_budget_mib, --memory-budget-mib) is below the {bytes_per_velocity} bytes one velocity's slice needs",
             budget_bytes
         )));
     }
@@ -67,23 +67,12 @@ pub fn plan_batches(
         let mut start = 0;
         for b in 0..n {
             let len = base + usize::from(b < extra);
-            batches.push(Batch {
-                octant: Octant(o as u8),
-                velocities: members[start..start + len].to_vec(),
-            });
+            batches.push(Batch { octant: Octant(o as u8), velocities: members[start..start + len].to_vec() });
             start += len;
         }
     }
-    let max_batch = batches
-        .iter()
-        .map(|b| b.velocities.len())
-        .max()
-        .unwrap_or(0);
-    Ok(BatchPlan {
-        batches,
-        max_batch,
-        bytes_per_velocity,
-    })
+    let max_batch = batches.iter().map(|b| b.velocities.len()).max().unwrap_or(0);
+    Ok(BatchPlan { batches, max_batch, bytes_per_velocity })
 }
 
 #[cfg(test)]

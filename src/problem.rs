@@ -34,7 +34,7 @@ impl Problem {
 
     /// Sweep coefficients of a cell state.
     pub fn eq_coeffs(&self, m: &Macro) -> EqCoeffs {
-        EqCoeffs::new(m, self.prandtl, self.delta, self.omega)
+        EqCoeffs::new_on_grid(m, self.prandtl, self.delta, self.omega, &self.vgrid.nodes, &self.vgrid.weights_1d)
     }
 
     pub fn initial_macro(&self) -> Macro {

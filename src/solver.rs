@@ -12,13 +12,7 @@ use crate::problem::Problem;
 use std::time::Instant;
 
 /// Names of the residual components, in [`IterationRecord::residuals`] order.
-pub const RESIDUAL_NAMES: [&str; 5] = [
-    "density",
-    "momentum_x",
-    "momentum_y",
-    "momentum_z",
-    "energy",
-];
+pub const RESIDUAL_NAMES: [&str; 5] = ["density", "momentum_x", "momentum_y", "momentum_z", "energy"];
 
 /// Momentum changes are measured relative to max(||rho U||, MOMENTUM_FLOOR ||rho|| v0), so
 /// a gas at rest (||rho U|| at round-off) does not turn round-off noise into O(1) residuals;
@@ -59,34 +53,20 @@ impl RunResult {
         self.history.len()
     }
     pub fn final_residual(&self) -> f64 {
-        self.history
-            .last()
-            .map_or(f64::NAN, IterationRecord::residual)
+        self.history.last().map_or(f64::NAN, IterationRecord::residual)
     }
 }
 
 /// Density, momentum and total energy per cell: rho, rho U, rho E = (1/2) sum w |xi|^2 f.
 fn conserved_from_raw(m: &[f64; NRAW]) -> [f64; 5] {
     let e = 0.5 * (m[raw::M2] + m[raw::M2 + 1] + m[raw::M2 + 2]);
-    [
-        m[raw::RHO],
-        m[raw::MOM],
-        m[raw::MOM + 1],
-        m[raw::MOM + 2],
-        e,
-    ]
+    [m[raw::RHO], m[raw::MOM], m[raw::MOM + 1], m[raw::MOM + 2], e]
 }
 
 fn conserved_from_macro(m: &Macro) -> [f64; 5] {
     let u2 = m.u.iter().map(|u| u * u).sum::<f64>();
     // rho E = rho |U|^2 / 2 + (3/2) p with p = rho T / 2.
-    [
-        m.rho,
-        m.rho * m.u[0],
-        m.rho * m.u[1],
-        m.rho * m.u[2],
-        0.5 * m.rho * u2 + 0.75 * m.rho * m.t,
-    ]
+    [m.rho, m.rho * m.u[0], m.rho * m.u[1], m.rho * m.u[2], 0.5 * m.rho * u2 + 0.75 * m.rho * m.t]
 }
 
 /// Relative L2 change of each conserved field between two iterates (see MOMENTUM_FLOOR).
@@ -99,17 +79,9 @@ pub fn residuals(old: &[[f64; 5]], new: &[[f64; 5]]) -> [f64; 5] {
             norm2[c] += b[c] * b[c];
         }
     }
-    let mom = (norm2[1] + norm2[2] + norm2[3])
-        .sqrt()
-        .max(MOMENTUM_FLOOR * norm2[0].sqrt());
+    let mom = (norm2[1] + norm2[2] + norm2[3]).sqrt().max(MOMENTUM_FLOOR * norm2[0].sqrt());
     let denom = [norm2[0].sqrt(), mom, mom, mom, norm2[4].sqrt()];
-    std::array::from_fn(|c| {
-        if diff2[c] == 0.0 {
-            0.0
-        } else {
-            diff2[c].sqrt() / denom[c]
-        }
-    })
+    std::array::from_fn(|c| if diff2[c] == 0.0 { 0.0 } else { diff2[c].sqrt() / denom[c] })
 }
 
 pub struct Solver<'a> {
@@ -151,10 +123,7 @@ impl<'a> Solver<'a> {
         let m0 = p.initial_macro();
         let mut fields = vec![m0; ncell];
         let mut eq: Vec<EqCoeffs> = vec![p.eq_coeffs(&m0); ncell];
-        let mut face_density = p.bounds.densities(
-            &p.bounds
-                .uniform_incident(&p.grid, &p.vgrid, m0.rho, m0.u, m0.t),
-        );
+        let mut face_density = p.bounds.densities(&p.bounds.uniform_incident(&p.grid, &p.vgrid, m0.rho, m0.u, m0.t));
         let mut conserved = vec![conserved_from_macro(&m0); ncell];
         let volumes = p.grid.volumes();
         let mass0: f64 = volumes.iter().map(|v| v * m0.rho).sum();
@@ -165,30 +134,15 @@ impl<'a> Solver<'a> {
         let mut converged = false;
         for iteration in 1..=max_iterations {
             let t0 = Instant::now();
-            self.backend.sweep(
-                &SweepInput {
-                    eq: &eq,
-                    face_density: &face_density,
-                },
-                &mut out,
-            )?;
+            self.backend.sweep(&SweepInput { eq: &eq, face_density: &face_density }, &mut out)?;
 
             if rescale {
                 // The lagged wall density lets the mass drift slightly; rescaling f (hence
                 // every raw moment and incident flux) restores it, as in the paper.
-                let mass: f64 = out
-                    .raw
-                    .iter()
-                    .zip(&volumes)
-                    .map(|(m, v)| m[raw::RHO] * v)
-                    .sum();
+                let mass: f64 = out.raw.iter().zip(&volumes).map(|(m, v)| m[raw::RHO] * v).sum();
                 let factor = mass0 / mass;
-                out.raw
-                    .iter_mut()
-                    .for_each(|m| m.iter_mut().for_each(|x| *x *= factor));
-                out.incident
-                    .iter_mut()
-                    .for_each(|f| f.iter_mut().for_each(|x| *x *= factor));
+                out.raw.iter_mut().for_each(|m| m.iter_mut().for_each(|x| *x *= factor));
+                out.incident.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x *= factor));
             }
 
             let new_conserved: Vec<[f64; 5]> = out.raw.iter().map(conserved_from_raw).collect();

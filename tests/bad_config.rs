@@ -15,54 +15,14 @@ fn cases() -> Vec<(&'static str, serde_json::Value, &'static str, &'static str)>
         v
     };
     vec![
-        (
-            "unknown top-level key",
-            with(&|v| v["solvr"] = serde_json::json!({})),
-            "solvr",
-            "unknown field `solvr`",
-        ),
-        (
-            "unknown nested key",
-            with(&|v| v["gas"]["kns"] = serde_json::json!(1.0)),
-            "gas.kns",
-            "unknown field `kns`",
-        ),
-        (
-            "zero cells",
-            with(&|v| v["grid"]["y"]["cells"] = serde_json::json!(0)),
-            "grid.y.cells",
-            "at least 1",
-        ),
-        (
-            "negative cells",
-            with(&|v| v["grid"]["x"]["cells"] = serde_json::json!(-3)),
-            "grid.x.cells",
-            "invalid value",
-        ),
-        (
-            "empty domain",
-            with(&|v| v["grid"]["z"]["max"] = serde_json::json!(0.0)),
-            "grid.z.max",
-            "must exceed min",
-        ),
-        (
-            "zero Kn",
-            with(&|v| v["gas"]["kn"] = serde_json::json!(0.0)),
-            "gas.kn",
-            "positive",
-        ),
-        (
-            "negative Kn",
-            with(&|v| v["gas"]["kn"] = serde_json::json!(-1.0)),
-            "gas.kn",
-            "positive",
-        ),
-        (
-            "Kn and delta",
-            with(&|v| v["gas"]["delta"] = serde_json::json!(1.0)),
-            "gas",
-            "not both",
-        ),
+        ("unknown top-level key", with(&|v| v["solvr"] = serde_json::json!({})), "solvr", "unknown field `solvr`"),
+        ("unknown nested key", with(&|v| v["gas"]["kns"] = serde_json::json!(1.0)), "gas.kns", "unknown field `kns`"),
+        ("zero cells", with(&|v| v["grid"]["y"]["cells"] = serde_json::json!(0)), "grid.y.cells", "at least 1"),
+        ("negative cells", with(&|v| v["grid"]["x"]["cells"] = serde_json::json!(-3)), "grid.x.cells", "invalid value"),
+        ("empty domain", with(&|v| v["grid"]["z"]["max"] = serde_json::json!(0.0)), "grid.z.max", "must exceed min"),
+        ("zero Kn", with(&|v| v["gas"]["kn"] = serde_json::json!(0.0)), "gas.kn", "positive"),
+        ("negative Kn", with(&|v| v["gas"]["kn"] = serde_json::json!(-1.0)), "gas.kn", "positive"),
+        ("Kn and delta", with(&|v| v["gas"]["delta"] = serde_json::json!(1.0)), "gas", "not both"),
         (
             "empty velocity grid",
             with(&|v| v["velocity"]["points"] = serde_json::json!(0)),
@@ -142,10 +102,7 @@ fn cases() -> Vec<(&'static str, serde_json::Value, &'static str, &'static str)>
 
 #[test]
 fn each_bad_config_names_key_and_reason() {
-    assert!(
-        Config::from_json(&cavity_json(4, 16, 4.0, 0.1).to_string()).is_ok(),
-        "the base config must be valid"
-    );
+    assert!(Config::from_json(&cavity_json(4, 16, 4.0, 0.1).to_string()).is_ok(), "the base config must be valid");
     for (what, v, key, words) in cases() {
         let e = Config::from_json(&v.to_string()).expect_err(what);
         assert_eq!(e.key, key, "{what}: {e}");
@@ -169,11 +126,7 @@ fn cli_rejects_bad_configs_with_exit_2_and_writes_nothing() {
             let o = cmd.output().unwrap();
             assert_eq!(o.status.code(), Some(2), "{what} ({sub})");
             let err = String::from_utf8_lossy(&o.stderr);
-            assert_eq!(
-                err.trim().lines().count(),
-                1,
-                "{what}: one line expected, got {err}"
-            );
+            assert_eq!(err.trim().lines().count(), 1, "{what}: one line expected, got {err}");
             assert!(err.contains("error") && err.contains(key), "{what}: {err}");
             assert!(!out.exists(), "{what}: output written");
         }
@@ -183,23 +136,13 @@ fn cli_rejects_bad_configs_with_exit_2_and_writes_nothing() {
     std::fs::write(&cfg, cavity_json(4, 16, 4.0, 0.1).to_string()).unwrap();
     let out = dir.path().join("out-budget");
     let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
-        .args([
-            "run",
-            cfg.to_str().unwrap(),
-            "--memory-budget-mib",
-            "0.0001",
-            "--out",
-            out.to_str().unwrap(),
-        ])
+        .args(["run", cfg.to_str().unwrap(), "--memory-budget-mib", "0.0001", "--out", out.to_str().unwrap()])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("memory budget"));
     assert!(!out.exists());
     // A missing file is bad input too.
-    let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
-        .args(["check", "/nonexistent.json"])
-        .output()
-        .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_knudsen")).args(["check", "/nonexistent.json"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
 }

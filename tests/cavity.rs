@@ -14,11 +14,7 @@ fn quick_cavity_converges_symmetric_mass_conserving_and_thread_independent() {
     let cfg = load_config("cavity-quick.json");
     for b in backends() {
         let (p, r2) = run(&cfg, b, 2);
-        assert!(
-            r2.converged,
-            "{b:?}: not converged after {} iterations",
-            r2.iterations()
-        );
+        assert!(r2.converged, "{b:?}: not converged after {} iterations", r2.iterations());
         assert!(r2.final_residual() < cfg.solver.tolerance);
         let g = &p.grid;
         let [nx, ny, nz] = g.dims();
@@ -31,13 +27,7 @@ fn quick_cavity_converges_symmetric_mass_conserving_and_thread_independent() {
                 for i in 0..nx {
                     let a = r2.fields[g.index(i, j, k)];
                     let m = r2.fields[g.index(i, j, nz - 1 - k)];
-                    for (x, y) in [
-                        (a.rho, m.rho),
-                        (a.t, m.t),
-                        (a.u[0], m.u[0]),
-                        (a.u[1], m.u[1]),
-                        (a.u[2], -m.u[2]),
-                    ] {
+                    for (x, y) in [(a.rho, m.rho), (a.t, m.t), (a.u[0], m.u[0]), (a.u[1], m.u[1]), (a.u[2], -m.u[2])] {
                         worst = worst.max((x - y).abs());
                     }
                 }
@@ -47,24 +37,14 @@ fn quick_cavity_converges_symmetric_mass_conserving_and_thread_independent() {
 
         // Mass: rescaled to the initial mass (1 in a unit box) every iteration; 1e-12 allows
         // the round-off of summing 4096 cells.
-        let mass: f64 = r2
-            .fields
-            .iter()
-            .zip(g.volumes())
-            .map(|(m, v)| m.rho * v)
-            .sum();
+        let mass: f64 = r2.fields.iter().zip(g.volumes()).map(|(m, v)| m.rho * v).sum();
         assert!((mass - 1.0).abs() < 1e-12, "{b:?}: mass {mass}");
 
         // Physics: the lid drags the gas along +x beneath it, the return flow runs along -x
         // near the bottom, and viscous heating warms the gas (walls are at T = 1).
         let top = r2.fields[g.index(nx / 2, ny - 1, nz / 2)];
         let bottom = r2.fields[g.index(nx / 2, 0, nz / 2)];
-        assert!(
-            top.u[0] > 0.01 && bottom.u[0] < 0.0,
-            "{b:?}: top {:?}, bottom {:?}",
-            top.u,
-            bottom.u
-        );
+        assert!(top.u[0] > 0.01 && bottom.u[0] < 0.0, "{b:?}: top {:?}, bottom {:?}", top.u, bottom.u);
         let tmax = r2.fields.iter().map(|m| m.t).fold(0.0, f64::max);
         assert!(tmax > 1.0, "{b:?}: Tmax {tmax}");
 
@@ -73,10 +53,7 @@ fn quick_cavity_converges_symmetric_mass_conserving_and_thread_independent() {
             let (_, r1) = run(&cfg, b, 1);
             assert_eq!(r1.iterations(), r2.iterations());
             assert!(r1.raw == r2.raw, "1 and 2 threads differ");
-            assert!(
-                r1.incident == r2.incident,
-                "1 and 2 threads differ at the walls"
-            );
+            assert!(r1.incident == r2.incident, "1 and 2 threads differ at the walls");
         }
     }
 }
@@ -95,29 +72,17 @@ fn batching_does_not_change_the_answer() {
     let small = plan_batches(&octants, p.grid.slice_cells(), 8, 1, 7 * 36 * 8).unwrap();
     assert_eq!(big.batches.len(), 8);
     assert!(small.max_batch == 7 && small.batches.len() > 100);
-    let ra = Solver::new(&p, Box::new(CpuBackend::with_plan(p.clone(), big)))
-        .run(|_| {})
-        .unwrap();
-    let rb = Solver::new(&p, Box::new(CpuBackend::with_plan(p.clone(), small)))
-        .run(|_| {})
-        .unwrap();
+    let ra = Solver::new(&p, Box::new(CpuBackend::with_plan(p.clone(), big))).run(|_| {}).unwrap();
+    let rb = Solver::new(&p, Box::new(CpuBackend::with_plan(p.clone(), small))).run(|_| {}).unwrap();
     for (a, b) in ra.raw.iter().zip(&rb.raw) {
         for c in 0..a.len() {
-            assert!(
-                (a[c] - b[c]).abs() <= 1e-12 * (a[0].abs() + a[c].abs()),
-                "{a:?} vs {b:?}"
-            );
+            assert!((a[c] - b[c]).abs() <= 1e-12 * (a[0].abs() + a[c].abs()), "{a:?} vs {b:?}");
         }
     }
     // And the lid changes the answer at that precision, so the comparison has teeth.
     let mut v0 = v.clone();
     v0["boundaries"]["y_max"]["velocity"] = serde_json::json!([0.1 + 1e-9, 0.0, 0.0]);
     let (_, rc) = run(&config(&v0), BackendChoice::Cpu, 2);
-    let max_diff = ra
-        .raw
-        .iter()
-        .zip(&rc.raw)
-        .map(|(a, b)| (a[1] - b[1]).abs())
-        .fold(0.0, f64::max);
+    let max_diff = ra.raw.iter().zip(&rc.raw).map(|(a, b)| (a[1] - b[1]).abs()).fold(0.0, f64::max);
     assert!(max_diff > 1e-13, "perturbation invisible: {max_diff:e}");
 }

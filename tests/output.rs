@@ -10,16 +10,7 @@ fn run_cli(cfg: &serde_json::Value, dir: &std::path::Path) -> std::path::PathBuf
     std::fs::write(&path, cfg.to_string()).unwrap();
     let out = dir.join("out");
     let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
-        .args([
-            "run",
-            path.to_str().unwrap(),
-            "--backend",
-            "cpu",
-            "--threads",
-            "2",
-            "--out",
-            out.to_str().unwrap(),
-        ])
+        .args(["run", path.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--out", out.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -35,16 +26,10 @@ fn run_writes_every_result_file() {
     v["solver"] = serde_json::json!({"tolerance": 1e-6});
     let out = run_cli(&v, dir.path());
 
-    let mut names: Vec<String> = std::fs::read_dir(&out)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    let mut names: Vec<String> =
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();
-    assert_eq!(
-        names,
-        ["fields.h5", "fields.xmf", "residuals.csv", "summary.json"],
-        "stray or missing files"
-    );
+    assert_eq!(names, ["fields.h5", "fields.xmf", "residuals.csv", "summary.json"], "stray or missing files");
 
     let s: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
@@ -59,10 +44,7 @@ fn run_writes_every_result_file() {
 
     let csv = std::fs::read_to_string(out.join("residuals.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(
-        lines[0],
-        "iteration,density,momentum_x,momentum_y,momentum_z,energy,residual,elapsed_s"
-    );
+    assert_eq!(lines[0], "iteration,density,momentum_x,momentum_y,momentum_z,energy,residual,seconds,elapsed_s");
     assert_eq!(lines.len() as u64, iters + 1);
 
     let f = hdf5::File::open(out.join("fields.h5")).unwrap();
@@ -81,8 +63,7 @@ fn run_writes_every_result_file() {
         assert!((p[c] - tr / 3.0).abs() < 1e-13);
     }
     let cfg_attr: hdf5::types::VarLenUnicode = f.attr("config").unwrap().read_scalar().unwrap();
-    let back =
-        knudsen::config::Config::from_json(cfg_attr.as_str()).expect("stored config re-reads");
+    let back = knudsen::config::Config::from_json(cfg_attr.as_str()).expect("stored config re-reads");
     assert_eq!(back.grid.x.cells, 6);
 
     // ParaView's reader: VTK's vtkXdmfReader, from the Python vtk package.
@@ -110,11 +91,7 @@ fn failed_write_leaves_nothing_under_the_final_name() {
     });
     assert!(r.is_err());
     assert!(!target.exists());
-    assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
-        0,
-        "temporary file left behind"
-    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "temporary file left behind");
     knudsen::output::write_atomic_bytes(&target, b"whole").unwrap();
     assert_eq!(std::fs::read(&target).unwrap(), b"whole");
 }
@@ -124,8 +101,7 @@ fn test_python() -> std::path::PathBuf {
     if let Some(p) = std::env::var_os("KNUDSEN_PYTHON") {
         return p.into();
     }
-    let venv =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python3");
+    let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python3");
     if venv.exists() {
         venv
     } else {

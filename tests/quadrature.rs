@@ -48,17 +48,9 @@ fn check_maxwellian_moments(g: &VelocityGrid, tol: f64) {
             for u in drifts() {
                 for rho in [1.0, 2.5] {
                     let mac = moments(g, |x| maxwellian(rho, u, t, x));
-                    assert!(
-                        (mac.rho - rho).abs() < tol * rho,
-                        "{q:?} rho {} vs {rho}",
-                        mac.rho
-                    );
+                    assert!((mac.rho - rho).abs() < tol * rho, "{q:?} rho {} vs {rho}", mac.rho);
                     for d in 0..3 {
-                        assert!(
-                            (mac.u[d] - u[d]).abs() < tol,
-                            "{q:?} U {:?} vs {u:?}",
-                            mac.u
-                        );
+                        assert!((mac.u[d] - u[d]).abs() < tol, "{q:?} U {:?} vs {u:?}", mac.u);
                         assert!(mac.q[d].abs() < tol, "{q:?} q {:?}", mac.q);
                     }
                     assert!((mac.t - t).abs() < tol * t, "{q:?} T {} vs {t}", mac.t);
@@ -93,10 +85,7 @@ fn default_bound_truncation_matches_erfc_estimate() {
         let mac = moments(&g, |x| maxwellian(1.0, [u, 0.0, 0.0], 1.0, x));
         let deficit = 1.0 - mac.rho;
         let predicted = axis_deficit(u) + 2.0 * axis_deficit(0.0);
-        assert!(
-            (deficit - predicted).abs() < 0.02 * predicted,
-            "U {u}: {deficit:e} vs {predicted:e}"
-        );
+        assert!((deficit - predicted).abs() < 0.02 * predicted, "U {u}: {deficit:e} vs {predicted:e}");
     }
 }
 
@@ -108,13 +97,7 @@ fn shakhov_equilibrium_moments() {
     let (rho, u, t) = (1.2, [0.2, -0.1, 0.3], 1.1);
     let q = [0.02, -0.015, 0.01];
     for pr in [2.0 / 3.0, 1.0, 0.5] {
-        let mac = Macro {
-            rho,
-            u,
-            t,
-            q,
-            p: [rho * t / 2.0; 6],
-        };
+        let mac = Macro { rho, u, t, q, p: [rho * t / 2.0; 6] };
         let e = EqCoeffs::new(&mac, pr, 1.0, 0.81);
         let m = moments(&g, |x| e.shakhov(x));
         assert!((m.rho - rho).abs() < 1e-10, "Pr {pr}: rho {}", m.rho);
@@ -122,11 +105,7 @@ fn shakhov_equilibrium_moments() {
         for d in 0..3 {
             assert!((m.u[d] - u[d]).abs() < 1e-10, "Pr {pr}: U {:?}", m.u);
             let want = (1.0 - pr) * q[d];
-            assert!(
-                (m.q[d] - want).abs() < 1e-10,
-                "Pr {pr}: q {:?} vs {want}",
-                m.q
-            );
+            assert!((m.q[d] - want).abs() < 1e-10, "Pr {pr}: q {:?} vs {want}", m.q);
         }
     }
     let _ = raw::RHO;
@@ -143,8 +122,7 @@ fn erfc(x: f64) -> f64 {
                     + t * (0.09678418
                         + t * (-0.18628806
                             + t * (0.27886807
-                                + t * (-1.13520398
-                                    + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
+                                + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
             .exp();
     if x >= 0.0 {
         r

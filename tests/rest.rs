@@ -42,9 +42,6 @@ fn hot_wall_heats_the_gas() {
         let (p, r) = run(&cfg, b, 2);
         let hot = r.fields[p.grid.index(3, 2, 2)].t;
         let cold = r.fields[p.grid.index(0, 2, 2)].t;
-        assert!(
-            hot > cold + 0.05,
-            "{b:?}: T near hot wall {hot}, near cold wall {cold}"
-        );
+        assert!(hot > cold + 0.05, "{b:?}: T near hot wall {hot}, near cold wall {cold}");
     }
 }

@@ -35,33 +35,19 @@ impl CpuBackend {
     pub fn new(problem: Arc<Problem>, budget_bytes: u64) -> anyhow::Result<Self> {
         let plan = cpu_plan(&problem, budget_bytes)?;
         let slices = vec![0.0; plan.max_batch * problem.grid.slice_cells()];
-        Ok(Self {
-            problem,
-            plan,
-            slices,
-        })
+        Ok(Self { problem, plan, slices })
     }
 
     /// Replace the plan (tests use it to compare batchings); storage is resized to fit.
     pub fn with_plan(problem: Arc<Problem>, plan: BatchPlan) -> Self {
         let slices = vec![0.0; plan.max_batch * problem.grid.slice_cells()];
-        Self {
-            problem,
-            plan,
-            slices,
-        }
+        Self { problem, plan, slices }
     }
 }
 
 /// The CPU plan: one f64 slice per batch velocity.
 pub fn cpu_plan(p: &Problem, budget_bytes: u64) -> Result<BatchPlan, crate::plan::PlanError> {
-    plan_batches(
-        &p.vgrid.octant_members(),
-        p.grid.slice_cells(),
-        CPU_BYTES_PER_VALUE,
-        1,
-        budget_bytes,
-    )
+    plan_batches(&p.vgrid.octant_members(), p.grid.slice_cells(), CPU_BYTES_PER_VALUE, 1, budget_bytes)
 }
 
 impl Backend for CpuBackend {
@@ -85,17 +71,10 @@ impl Backend for CpuBackend {
         for batch in &self.plan.batches {
             let slices = &mut self.slices[..batch.velocities.len() * nxy];
             for step in 0..nz {
-                let k = if batch.octant.negative(2) {
-                    nz - 1 - step
-                } else {
-                    step
-                };
-                slices
-                    .par_chunks_mut(nxy)
-                    .zip(batch.velocities.par_iter())
-                    .for_each(|(f, &v)| {
-                        sweep_slice(p, input, v as usize, batch.octant, k, step == 0, f);
-                    });
+                let k = if batch.octant.negative(2) { nz - 1 - step } else { step };
+                slices.par_chunks_mut(nxy).zip(batch.velocities.par_iter()).for_each(|(f, &v)| {
+                    sweep_slice(p, input, v as usize, batch.octant, k, step == 0, f);
+                });
                 moment_slice(p, batch, k, slices, &mut out.raw[k * nxy..(k + 1) * nxy]);
                 wall_flux_slice(p, batch, k, slices, &mut out.incident);
             }
@@ -111,51 +90,25 @@ impl Backend for CpuBackend {
 /// a = |xi_x| / dx_i, b = |xi_y| / dy_j, c = |xi_z| / dz_k. Upwind values outside the domain
 /// come from the face the velocity enters through. A zero component makes its coefficient
 /// zero, and the face emits nothing into that velocity, so no special case is needed.
-pub fn sweep_slice(
-    p: &Problem,
-    inp: &SweepInput,
-    v: usize,
-    oct: Octant,
-    k: usize,
-    first: bool,
-    f: &mut [f64],
-) {
+pub fn sweep_slice(p: &Problem, inp: &SweepInput, v: usize, oct: Octant, k: usize, first: bool, f: &mut [f64]) {
     let g = &p.grid;
     let (nx, ny) = (g.nx(), g.ny());
     let xi = p.vgrid.xi[v];
     let [fx_face, fy_face, fz_face] = upwind_faces(oct);
-    let ghost = |face: Face, idx: usize| {
-        inp.face_density[face.id()][idx] * p.bounds.faces[face.id()].shape[v]
-    };
+    let ghost = |face: Face, idx: usize| inp.face_density[face.id()][idx] * p.bounds.faces[face.id()].shape[v];
     let c = xi[2].abs() / g.z.widths[k];
     let eq = &inp.eq[k * nx * ny..(k + 1) * nx * ny];
     for jj in 0..ny {
         let j = if oct.negative(1) { ny - 1 - jj } else { jj };
-        let jup = if oct.negative(1) {
-            j + 1
-        } else {
-            j.wrapping_sub(1)
-        };
+        let jup = if oct.negative(1) { j + 1 } else { j.wrapping_sub(1) };
         let b = xi[1].abs() / g.y.widths[j];
         for ii in 0..nx {
             let i = if oct.negative(0) { nx - 1 - ii } else { ii };
-            let iup = if oct.negative(0) {
-                i + 1
-            } else {
-                i.wrapping_sub(1)
-            };
+            let iup = if oct.negative(0) { i + 1 } else { i.wrapping_sub(1) };
             let a = xi[0].abs() / g.x.widths[i];
             let s = j * nx + i;
-            let fx = if ii == 0 {
-                ghost(fx_face, k * ny + j)
-            } else {
-                f[j * nx + iup]
-            };
-            let fy = if jj == 0 {
-                ghost(fy_face, k * nx + i)
-            } else {
-                f[jup * nx + i]
-            };
+            let fx = if ii == 0 { ghost(fx_face, k * ny + j) } else { f[j * nx + iup] };
+            let fy = if jj == 0 { ghost(fy_face, k * nx + i) } else { f[jup * nx + i] };
             let fz = if first { ghost(fz_face, s) } else { f[s] };
             let e = &eq[s];
             f[s] = (a * fx + b * fy + c * fz + e.nu * e.shakhov(xi)) / (a + b + c + e.nu);
@@ -166,67 +119,41 @@ pub fn sweep_slice(
 /// The faces a velocity of octant `oct` enters through, per axis.
 pub fn upwind_faces(oct: Octant) -> [Face; 3] {
     let pick = |axis: usize, min: Face, max: Face| if oct.negative(axis) { max } else { min };
-    [
-        pick(0, Face::XMin, Face::XMax),
-        pick(1, Face::YMin, Face::YMax),
-        pick(2, Face::ZMin, Face::ZMax),
-    ]
+    [pick(0, Face::XMin, Face::XMax), pick(1, Face::YMin, Face::YMax), pick(2, Face::ZMin, Face::ZMax)]
 }
 
 /// Add slice `k` of the batch to the raw moments `raw_slab` (the cells of slice k).
 /// Rows run in parallel; each cell sums over batch velocities in order.
-pub fn moment_slice(
-    p: &Problem,
-    batch: &Batch,
-    _k: usize,
-    slices: &[f64],
-    raw_slab: &mut [[f64; NRAW]],
-) {
+pub fn moment_slice(p: &Problem, batch: &Batch, _k: usize, slices: &[f64], raw_slab: &mut [[f64; NRAW]]) {
     let nx = p.grid.nx();
     let nxy = p.grid.slice_cells();
-    raw_slab
-        .par_chunks_mut(nx)
-        .enumerate()
-        .for_each(|(j, raw_row)| {
-            for (b, &v) in batch.velocities.iter().enumerate() {
-                let (xi, w) = (p.vgrid.xi[v as usize], p.vgrid.w[v as usize]);
-                let row = &slices[b * nxy + j * nx..b * nxy + (j + 1) * nx];
-                for (acc, &f) in raw_row.iter_mut().zip(row) {
-                    accumulate_raw(acc, xi, w * f);
-                }
+    raw_slab.par_chunks_mut(nx).enumerate().for_each(|(j, raw_row)| {
+        for (b, &v) in batch.velocities.iter().enumerate() {
+            let (xi, w) = (p.vgrid.xi[v as usize], p.vgrid.w[v as usize]);
+            let row = &slices[b * nxy + j * nx..b * nxy + (j + 1) * nx];
+            for (acc, &f) in raw_row.iter_mut().zip(row) {
+                accumulate_raw(acc, xi, w * f);
             }
-        });
+        }
+    });
 }
 
 /// Add slice `k` of the batch to the incident flux of every face cell it touches.
 /// A batch moves into at most one face per axis (its octant's downwind faces).
-pub fn wall_flux_slice(
-    p: &Problem,
-    batch: &Batch,
-    k: usize,
-    slices: &[f64],
-    incident: &mut FaceData,
-) {
+pub fn wall_flux_slice(p: &Problem, batch: &Batch, k: usize, slices: &[f64], incident: &mut FaceData) {
     let g = &p.grid;
     let (nx, ny, nz) = (g.nx(), g.ny(), g.nz());
     let nxy = nx * ny;
     for face in downwind_faces(batch.octant) {
         // Face cells of this face in slice k, and the slice cell each one sits against.
-        let (target, cell_of): (&mut [f64], Box<dyn Fn(usize) -> usize + Sync>) = match face.axis()
-        {
+        let (target, cell_of): (&mut [f64], Box<dyn Fn(usize) -> usize + Sync>) = match face.axis() {
             0 => {
                 let ib = if face.is_max() { nx - 1 } else { 0 };
-                (
-                    &mut incident[face.id()][k * ny..(k + 1) * ny],
-                    Box::new(move |j| j * nx + ib),
-                )
+                (&mut incident[face.id()][k * ny..(k + 1) * ny], Box::new(move |j| j * nx + ib))
             }
             1 => {
                 let jb = if face.is_max() { ny - 1 } else { 0 };
-                (
-                    &mut incident[face.id()][k * nx..(k + 1) * nx],
-                    Box::new(move |i| jb * nx + i),
-                )
+                (&mut incident[face.id()][k * nx..(k + 1) * nx], Box::new(move |i| jb * nx + i))
             }
             _ => {
                 let kb = if face.is_max() { nz - 1 } else { 0 };
@@ -250,11 +177,7 @@ pub fn wall_flux_slice(
 /// The faces a velocity of octant `oct` can move into, per axis.
 pub fn downwind_faces(oct: Octant) -> [Face; 3] {
     let pick = |axis: usize, min: Face, max: Face| if oct.negative(axis) { min } else { max };
-    [
-        pick(0, Face::XMin, Face::XMax),
-        pick(1, Face::YMin, Face::YMax),
-        pick(2, Face::ZMin, Face::ZMax),
-    ]
+    [pick(0, Face::XMin, Face::XMax), pick(1, Face::YMin, Face::YMax), pick(2, Face::ZMin, Face::ZMax)]
 }
 
 /// The CPU model name from /proc/cpuinfo, with the thread count.

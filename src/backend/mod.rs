@@ -51,17 +51,12 @@ pub struct SweepOutput {
 
 impl SweepOutput {
     pub fn zeros(p: &Problem) -> Self {
-        Self {
-            raw: vec![[0.0; NRAW]; p.grid.cells()],
-            incident: face_zeros(&p.grid),
-        }
+        Self { raw: vec![[0.0; NRAW]; p.grid.cells()], incident: face_zeros(&p.grid) }
     }
 
     pub fn clear(&mut self) {
         self.raw.iter_mut().for_each(|m| *m = [0.0; NRAW]);
-        self.incident
-            .iter_mut()
-            .for_each(|f| f.iter_mut().for_each(|x| *x = 0.0));
+        self.incident.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x = 0.0));
     }
 }
 
@@ -108,30 +103,19 @@ pub fn create(
 ) -> anyhow::Result<(Box<dyn Backend>, Option<String>)> {
     let bytes = |mib: f64| (mib * 1048576.0) as u64;
     let cpu = |p| -> anyhow::Result<Box<dyn Backend>> {
-        Ok(Box::new(cpu::CpuBackend::new(
-            p,
-            bytes(budget_mib.unwrap_or(CPU_DEFAULT_BUDGET_MIB)),
-        )?))
+        Ok(Box::new(cpu::CpuBackend::new(p, bytes(budget_mib.unwrap_or(CPU_DEFAULT_BUDGET_MIB)))?))
     };
     let gpu_budget = bytes(budget_mib.unwrap_or(wgpu::DEFAULT_BUDGET_MIB));
     match choice {
         BackendChoice::Cpu => Ok((cpu(problem)?, None)),
         BackendChoice::Wgpu => {
-            let opts = wgpu::WgpuOptions {
-                allow_software: true,
-                ..Default::default()
-            };
-            Ok((
-                Box::new(wgpu::WgpuBackend::new(problem, gpu_budget, &opts)?),
-                None,
-            ))
+            let opts = wgpu::WgpuOptions { allow_software: true, ..Default::default() };
+            Ok((Box::new(wgpu::WgpuBackend::new(problem, gpu_budget, &opts)?), None))
         }
         BackendChoice::Auto => {
             let adapter = match wgpu::device::pick(wgpu::device::adapters(), false) {
                 Ok(a) => a,
-                Err(why) => {
-                    return Ok((cpu(problem)?, Some(format!("{why}; using the CPU backend"))))
-                }
+                Err(why) => return Ok((cpu(problem)?, Some(format!("{why}; using the CPU backend")))),
             };
             let opts = wgpu::WgpuOptions::default();
             match wgpu::WgpuBackend::with_adapter(problem.clone(), gpu_budget, &opts, &adapter) {

@@ -15,25 +15,16 @@ impl Axis {
     /// From strictly increasing face coordinates.
     pub fn from_faces(faces: Vec<f64>) -> Self {
         assert!(faces.len() >= 2, "an axis needs at least one cell");
-        assert!(
-            faces.windows(2).all(|w| w[1] > w[0]),
-            "faces must increase strictly"
-        );
+        assert!(faces.windows(2).all(|w| w[1] > w[0]), "faces must increase strictly");
         let centres = faces.windows(2).map(|w| 0.5 * (w[0] + w[1])).collect();
         let widths = faces.windows(2).map(|w| w[1] - w[0]).collect();
-        Self {
-            faces,
-            centres,
-            widths,
-        }
+        Self { faces, centres, widths }
     }
 
     pub fn uniform(min: f64, max: f64, cells: usize) -> Self {
         let h = (max - min) / cells as f64;
         // The last face is set exactly so the domain length has no round-off.
-        let faces = (0..=cells)
-            .map(|i| if i == cells { max } else { min + h * i as f64 })
-            .collect();
+        let faces = (0..=cells).map(|i| if i == cells { max } else { min + h * i as f64 }).collect();
         Self::from_faces(faces)
     }
 
@@ -60,11 +51,7 @@ pub struct Grid {
 
 impl Grid {
     pub fn from_config(g: &GridConfig) -> Self {
-        Self {
-            x: Axis::from_config(&g.x),
-            y: Axis::from_config(&g.y),
-            z: Axis::from_config(&g.z),
-        }
+        Self { x: Axis::from_config(&g.x), y: Axis::from_config(&g.y), z: Axis::from_config(&g.z) }
     }
 
     pub fn uniform(n: [usize; 3], lengths: [f64; 3]) -> Self {

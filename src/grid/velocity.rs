@@ -12,16 +12,8 @@ use crate::config::{Quadrature, VelocityConfig};
 pub struct Octant(pub u8);
 
 impl Octant {
-    pub const ALL: [Octant; 8] = [
-        Octant(0),
-        Octant(1),
-        Octant(2),
-        Octant(3),
-        Octant(4),
-        Octant(5),
-        Octant(6),
-        Octant(7),
-    ];
+    pub const ALL: [Octant; 8] =
+        [Octant(0), Octant(1), Octant(2), Octant(3), Octant(4), Octant(5), Octant(6), Octant(7)];
 
     pub fn of(xi: [f64; 3]) -> Self {
         Octant((xi[0] < 0.0) as u8 | ((xi[1] < 0.0) as u8) << 1 | ((xi[2] < 0.0) as u8) << 2)
@@ -53,13 +45,9 @@ impl VelocityGrid {
         assert!(m >= 2);
         let step = half_width / (m - 1) as f64;
         let h = 2.0 * step;
-        let nodes: Vec<f64> = (0..m)
-            .map(|i| (2 * i as i64 - (m as i64 - 1)) as f64 * step)
-            .collect();
+        let nodes: Vec<f64> = (0..m).map(|i| (2 * i as i64 - (m as i64 - 1)) as f64 * step).collect();
         let weights_1d: Vec<f64> = match quadrature {
-            Quadrature::Trapezoid => (0..m)
-                .map(|i| if i == 0 || i == m - 1 { 0.5 * h } else { h })
-                .collect(),
+            Quadrature::Trapezoid => (0..m).map(|i| if i == 0 || i == m - 1 { 0.5 * h } else { h }).collect(),
             Quadrature::Simpson => {
                 assert!(m % 2 == 1, "Simpson needs odd M");
                 (0..m)
@@ -86,15 +74,7 @@ impl VelocityGrid {
                 }
             }
         }
-        Self {
-            m,
-            half_width,
-            quadrature,
-            nodes,
-            weights_1d,
-            xi,
-            w,
-        }
+        Self { m, half_width, quadrature, nodes, weights_1d, xi, w }
     }
 
     pub fn from_config(v: &VelocityConfig) -> Self {
@@ -165,20 +145,10 @@ mod tests {
         let a = 4.0;
         let exact = 2.0 * a * a * a / 3.0;
         let s = VelocityGrid::new(9, a, Quadrature::Simpson);
-        let sum: f64 = s
-            .nodes
-            .iter()
-            .zip(&s.weights_1d)
-            .map(|(x, w)| w * (x * x + x * x * x))
-            .sum();
+        let sum: f64 = s.nodes.iter().zip(&s.weights_1d).map(|(x, w)| w * (x * x + x * x * x)).sum();
         assert!((sum - exact).abs() < 1e-12, "{sum} vs {exact}");
         let t = VelocityGrid::new(9, a, Quadrature::Trapezoid);
-        let sum: f64 = t
-            .nodes
-            .iter()
-            .zip(&t.weights_1d)
-            .map(|(x, w)| w * x * x)
-            .sum();
+        let sum: f64 = t.nodes.iter().zip(&t.weights_1d).map(|(x, w)| w * x * x).sum();
         let h = 1.0;
         assert!((sum - exact - h * h * a / 3.0).abs() < 1e-12, "{sum}");
     }

@@ -17,23 +17,25 @@ pub fn fields_xdmf(h5_name: &str, g: &Grid) -> String {
     let mut s = String::new();
     s.push_str("<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"2.0\">\n <Domain>\n");
     s.push_str("  <Grid Name=\"fields\" GridType=\"Uniform\">\n");
-    let _ = writeln!(
-        s,
-        "   <Topology TopologyType=\"3DRectMesh\" Dimensions=\"{} {} {}\"/>",
-        nz + 1,
-        ny + 1,
-        nx + 1
-    );
+    let _ = writeln!(s, "   <Topology TopologyType=\"3DRectMesh\" Dimensions=\"{} {} {}\"/>", nz + 1, ny + 1, nx + 1);
     s.push_str("   <Geometry GeometryType=\"VXVYVZ\">\n");
     for (n, name) in [(nx, "x_faces"), (ny, "y_faces"), (nz, "z_faces")] {
         let _ = writeln!(s, "    {}", item(&(n + 1).to_string(), name));
     }
     s.push_str("   </Geometry>\n");
     for name in ["density", "temperature", "pressure"] {
-        let _ = writeln!(s, "   <Attribute Name=\"{name}\" AttributeType=\"Scalar\" Center=\"Cell\">\n    {}\n   </Attribute>", item(&cells, name));
+        let _ = writeln!(
+            s,
+            "   <Attribute Name=\"{name}\" AttributeType=\"Scalar\" Center=\"Cell\">\n    {}\n   </Attribute>",
+            item(&cells, name)
+        );
     }
     for name in ["velocity", "heat_flux"] {
-        let _ = writeln!(s, "   <Attribute Name=\"{name}\" AttributeType=\"Vector\" Center=\"Cell\">\n    {}\n   </Attribute>", item(&format!("{cells} 3"), name));
+        let _ = writeln!(
+            s,
+            "   <Attribute Name=\"{name}\" AttributeType=\"Vector\" Center=\"Cell\">\n    {}\n   </Attribute>",
+            item(&format!("{cells} 3"), name)
+        );
     }
     for (c, comp) in ["xx", "yy", "zz", "xy", "xz", "yz"].iter().enumerate() {
         let _ = writeln!(

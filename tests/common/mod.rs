@@ -7,10 +7,52 @@ use knudsen::problem::Problem;
 use knudsen::solver::{RunResult, Solver};
 use std::sync::Arc;
 
-/// Every backend the tests run on. Each physics test loops over this list, so a new
-/// backend is tested by adding it here.
+/// Every backend the tests run on: the CPU, and wgpu when an adapter (lavapipe in CI) is
+/// present. Each physics test loops over this list. With CI=true a missing adapter fails
+/// the test instead of dropping wgpu from the list.
 pub fn backends() -> Vec<BackendChoice> {
-    vec![BackendChoice::Cpu]
+    let mut list = vec![BackendChoice::Cpu];
+    if gpu_adapter().is_some() {
+        list.push(BackendChoice::Wgpu);
+    }
+    list
+}
+
+/// The adapter `--backend wgpu` would use. Without one: a failure under CI=true, otherwise
+/// a loud note on stderr.
+pub fn gpu_adapter() -> Option<wgpu::Adapter> {
+    match knudsen::backend::wgpu::device::pick(knudsen::backend::wgpu::device::adapters(), true) {
+        Ok(a) => Some(a),
+        Err(e) => {
+            if std::env::var("CI").is_ok_and(|v| v == "true") {
+                panic!("CI=true but no wgpu adapter: {e} (tests/deps.sh installs mesa-vulkan-drivers)");
+            }
+            eprintln!("NOTE: wgpu tests not run: {e}; run tests/deps.sh to install lavapipe");
+            None
+        }
+    }
+}
+
+/// Relative L2 difference ||a - b|| / ||b|| of two fields.
+pub fn rel_l2(a: impl Iterator<Item = f64>, b: impl Iterator<Item = f64>) -> f64 {
+    let (mut d, mut n) = (0.0, 0.0);
+    for (x, y) in a.zip(b) {
+        d += (x - y) * (x - y);
+        n += y * y;
+    }
+    (d / n).sqrt()
+}
+
+/// Relative L2 differences of density, velocity, temperature, pressure, stress, heat flux.
+pub fn field_differences(a: &[knudsen::model::Macro], b: &[knudsen::model::Macro]) -> [(&'static str, f64); 6] {
+    [
+        ("density", rel_l2(a.iter().map(|m| m.rho), b.iter().map(|m| m.rho))),
+        ("velocity", rel_l2(a.iter().flat_map(|m| m.u), b.iter().flat_map(|m| m.u))),
+        ("temperature", rel_l2(a.iter().map(|m| m.t), b.iter().map(|m| m.t))),
+        ("pressure", rel_l2(a.iter().map(|m| m.pressure()), b.iter().map(|m| m.pressure()))),
+        ("stress", rel_l2(a.iter().flat_map(|m| m.p), b.iter().flat_map(|m| m.p))),
+        ("heat_flux", rel_l2(a.iter().flat_map(|m| m.q), b.iter().flat_map(|m| m.q))),
+    ]
 }
 
 pub fn wall(t: f64) -> serde_json::Value {
@@ -37,18 +79,18 @@ pub fn config(v: &serde_json::Value) -> Config {
 }
 
 pub fn load_config(name: &str) -> Config {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("configs")
-        .join(name);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs").join(name);
     Config::from_file(&path).expect("valid shipped config")
+}
+
+/// Run `cfg` on a given backend object.
+pub fn run_with(p: &Arc<Problem>, b: Box<dyn knudsen::backend::Backend>) -> RunResult {
+    Solver::new(p, b).run(|_| {}).unwrap()
 }
 
 /// Run `cfg` on `choice` with `threads` worker threads.
 pub fn run(cfg: &Config, choice: BackendChoice, threads: usize) -> (Arc<Problem>, RunResult) {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     pool.install(|| {
         let p = Arc::new(Problem::new(cfg));
         let (b, _) = backend::create(choice, p.clone(), cfg.solver.memory_budget_mib).unwrap();

@@ -40,15 +40,11 @@ pub fn pick(mut list: Vec<wgpu::Adapter>, allow_software: bool) -> Result<wgpu::
     list.retain(|a| allow_software || !is_software(&a.get_info()));
     list.sort_by_key(|a| {
         let i = a.get_info();
-        (
-            rank(i.device_type),
-            u8::from(i.backend == wgpu::Backend::Gl),
-        )
+        (rank(i.device_type), u8::from(i.backend == wgpu::Backend::Gl))
     });
     list.into_iter().next().ok_or_else(|| {
         if allow_software {
-            "no wgpu adapter found (install a Vulkan driver, e.g. Debian's mesa-vulkan-drivers)"
-                .to_string()
+            "no wgpu adapter found (install a Vulkan driver, e.g. Debian's mesa-vulkan-drivers)".to_string()
         } else {
             "no hardware GPU adapter found".to_string()
         }
@@ -60,9 +56,10 @@ pub fn pick(mut list: Vec<wgpu::Adapter>, allow_software: bool) -> Result<wgpu::
 pub fn open(
     adapter: &wgpu::Adapter,
     limits: Option<wgpu::Limits>,
+    subgroups: bool,
 ) -> Result<(wgpu::Device, wgpu::Queue), String> {
     let mut features = wgpu::Features::empty();
-    if adapter.features().contains(wgpu::Features::SUBGROUP) {
+    if subgroups && adapter.features().contains(wgpu::Features::SUBGROUP) {
         features |= wgpu::Features::SUBGROUP;
     }
     let desc = wgpu::DeviceDescriptor {
@@ -89,11 +86,8 @@ pub fn describe(a: &wgpu::Adapter) -> String {
         i.device_type,
         if is_software(&i) { ", software" } else { "" }
     );
-    let _ = writeln!(
-        s,
-        "  driver: {} {}; vendor 0x{:04x} device 0x{:04x}",
-        i.driver, i.driver_info, i.vendor, i.device
-    );
+    let _ =
+        writeln!(s, "  driver: {} {}; vendor 0x{:04x} device 0x{:04x}", i.driver, i.driver_info, i.vendor, i.device);
     let _ = writeln!(
         s,
         "  limits: storage binding {} MiB, buffer {} MiB, workgroups/dim {}, invocations/workgroup {}, workgroup memory {} KiB, storage buffers/stage {}",

@@ -16,12 +16,7 @@ pub struct Sizes {
 
 impl Sizes {
     fn constants(&self) -> [(&'static str, f64); 4] {
-        [
-            ("NX", self.nx as f64),
-            ("NY", self.ny as f64),
-            ("NZ", self.nz as f64),
-            ("CH", self.chunk_stride as f64),
-        ]
+        [("NX", self.nx as f64), ("NY", self.ny as f64), ("NZ", self.nz as f64), ("CH", self.chunk_stride as f64)]
     }
 }
 
@@ -67,10 +62,7 @@ fn kernel(
         label: Some(name),
         source: wgpu::ShaderSource::Wgsl(src.into()),
     });
-    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some(name),
-        entries,
-    });
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(name), entries });
     let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(name),
         bind_group_layouts: &[Some(&layout)],
@@ -103,39 +95,16 @@ pub fn sweep_slice_kernel(device: &wgpu::Device, sizes: &Sizes) -> Kernel {
         storage(5, true),
         storage(6, false),
     ];
-    kernel(
-        device,
-        "sweep_slice",
-        &shaders::sweep_source(),
-        &entries,
-        sizes,
-    )
+    kernel(device, "sweep_slice", &shaders::sweep_source(), &entries, sizes)
 }
 
 /// Bindings: params, vels, slices, moments (rw), incident (rw).
 pub fn moment_slice_kernel(device: &wgpu::Device, sizes: &Sizes, subgroups: bool) -> Kernel {
-    let entries = [
-        params_entry(),
-        storage(1, true),
-        storage(2, true),
-        storage(3, false),
-        storage(4, false),
-    ];
-    kernel(
-        device,
-        "moment_slice",
-        &shaders::moment_source(subgroups),
-        &entries,
-        sizes,
-    )
+    let entries = [params_entry(), storage(1, true), storage(2, true), storage(3, false), storage(4, false)];
+    kernel(device, "moment_slice", &shaders::moment_source(subgroups), &entries, sizes)
 }
 
-pub fn bind(
-    device: &wgpu::Device,
-    k: &Kernel,
-    params: &wgpu::Buffer,
-    buffers: &[&wgpu::Buffer],
-) -> wgpu::BindGroup {
+pub fn bind(device: &wgpu::Device, k: &Kernel, params: &wgpu::Buffer, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
     let mut entries = vec![wgpu::BindGroupEntry {
         binding: 0,
         resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
@@ -145,16 +114,9 @@ pub fn bind(
         }),
     }];
     for (n, b) in buffers.iter().enumerate() {
-        entries.push(wgpu::BindGroupEntry {
-            binding: n as u32 + 1,
-            resource: b.as_entire_binding(),
-        });
+        entries.push(wgpu::BindGroupEntry { binding: n as u32 + 1, resource: b.as_entire_binding() });
     }
-    device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: None,
-        layout: &k.layout,
-        entries: &entries,
-    })
+    device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &k.layout, entries: &entries })
 }
 
 /// Dispatch sweep_slice over `count` velocities.

@@ -57,20 +57,11 @@ mod tests {
     fn host_structs_match_shader_layout() {
         // The shaders declare StepParams as four u32 and cells as array<vec4<f32>> read in
         // threes; naga reports the WGSL sizes, which must equal the Rust sizes.
-        let module =
-            naga::front::wgsl::parse_str(&crate::backend::wgpu::shaders::sweep_source()).unwrap();
-        let ty = module
-            .types
-            .iter()
-            .find(|(_, t)| t.name.as_deref() == Some("StepParams"))
-            .unwrap()
-            .0;
+        let module = naga::front::wgsl::parse_str(&crate::backend::wgpu::shaders::sweep_source()).unwrap();
+        let ty = module.types.iter().find(|(_, t)| t.name.as_deref() == Some("StepParams")).unwrap().0;
         let mut layouter = naga::proc::Layouter::default();
         layouter.update(module.to_ctx()).unwrap();
-        assert_eq!(
-            layouter[ty].size as usize,
-            std::mem::size_of::<StepParams>()
-        );
+        assert_eq!(layouter[ty].size as usize, std::mem::size_of::<StepParams>());
         if let naga::TypeInner::Struct { members, .. } = &module.types[ty].inner {
             let names: Vec<_> = members.iter().map(|m| m.name.clone().unwrap()).collect();
             assert_eq!(names, ["step", "count", "split", "pad"]);
@@ -82,12 +73,8 @@ mod tests {
         assert!(src.contains(&format!("const MSTRIDE: u32 = {MSTRIDE}u;")));
         assert!(src.contains(&format!("const NACC: u32 = {NACC}u;")));
         assert!(src.contains(&format!("const MWG: u32 = {MOMENT_WG}u;")));
-        assert!(src.contains(&format!(
-            "array<f32, {}>; // NACC * MWG",
-            NACC * MOMENT_WG as usize
-        )));
+        assert!(src.contains(&format!("array<f32, {}>; // NACC * MWG", NACC * MOMENT_WG as usize)));
         assert!(src.contains(&format!("@workgroup_size({MOMENT_WG})")));
-        assert!(crate::backend::wgpu::shaders::sweep_source()
-            .contains(&format!("@workgroup_size({SWEEP_WG})")));
+        assert!(crate::backend::wgpu::shaders::sweep_source().contains(&format!("@workgroup_size({SWEEP_WG})")));
     }
 }

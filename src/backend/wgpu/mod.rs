@@ -34,7 +34,9 @@ pub struct WgpuOptions {
     /// Device limits to request instead of the adapter's (tests: WebGPU's minimum).
     pub limits: Option<wgpu::Limits>,
     /// Cap on bytes per slice binding, below the adapter's (tests: force several chunks).
-    pub max_binding: Option<u64>,
+    pub max_slice_binding: Option<u64>,
+    /// Do not request SUBGROUP even where offered (tests: the workgroup-memory reduction).
+    pub no_subgroups: bool,
 }
 
 /// Default slice budget: wgpu does not report device memory, so a budget that fits
@@ -67,13 +69,8 @@ pub struct WgpuBackend {
 impl WgpuBackend {
     /// Choose an adapter, plan, and allocate. The plan is checked against the adapter's
     /// limits before anything is allocated.
-    pub fn new(
-        problem: Arc<Problem>,
-        budget_bytes: u64,
-        opts: &WgpuOptions,
-    ) -> anyhow::Result<Self> {
-        let adapter =
-            device::pick(device::adapters(), opts.allow_software).map_err(|e| anyhow!(e))?;
+    pub fn new(problem: Arc<Problem>, budget_bytes: u64, opts: &WgpuOptions) -> anyhow::Result<Self> {
+        let adapter = device::pick(device::adapters(), opts.allow_software).map_err(|e| anyhow!(e))?;
         Self::with_adapter(problem, budget_bytes, opts, &adapter)
     }
 
@@ -85,10 +82,7 @@ impl WgpuBackend {
     ) -> anyhow::Result<Self> {
         let info = adapter.get_info();
         let requested = opts.limits.clone().unwrap_or_else(|| adapter.limits());
-        let mut limits = GpuLimits::from_wgpu(&requested);
-        if let Some(b) = opts.max_binding {
-            limits.max_storage_binding = limits.max_storage_binding.min(b);
-        }
+        let limits = GpuLimits::from_wgpu(&requested);
         let p = &*problem;
         let sched = schedule::schedule(
             &p.vgrid.octant_members(),
@@ -96,10 +90,11 @@ impl WgpuBackend {
             p.grid.dims(),
             budget_bytes,
             &limits,
+            opts.max_slice_binding,
         )
         .map_err(|e| anyhow!("{} cannot run this case: {e}", info.name))?;
         let (device, queue) =
-            device::open(adapter, Some(requested.clone())).map_err(|e| anyhow!(e))?;
+            device::open(adapter, Some(requested.clone()), !opts.no_subgroups).map_err(|e| anyhow!(e))?;
         let subgroups = device.features().contains(wgpu::Features::SUBGROUP);
         let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -116,9 +111,7 @@ impl WgpuBackend {
             return Err(anyhow!("wgpu rejected the pipelines or buffers: {e}"));
         }
         if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(anyhow!(
-                "out of GPU memory allocating the case: {e}; lower --memory-budget-mib"
-            ));
+            return Err(anyhow!("out of GPU memory allocating the case: {e}; lower --memory-budget-mib"));
         }
         Ok(built)
     }
@@ -135,12 +128,7 @@ impl WgpuBackend {
         let p = &*problem;
         let g = &p.grid;
         let [nx, ny, nz] = g.dims();
-        let sizes = Sizes {
-            nx: nx as u32,
-            ny: ny as u32,
-            nz: nz as u32,
-            chunk_stride: sched.chunk_stride as u32,
-        };
+        let sizes = Sizes { nx: nx as u32, ny: ny as u32, nz: nz as u32, chunk_stride: sched.chunk_stride as u32 };
         let sweep = kernels::sweep_slice_kernel(&device, &sizes);
         let moment = kernels::moment_slice_kernel(&device, &sizes, subgroups);
 
@@ -154,22 +142,12 @@ impl WgpuBackend {
             })
         };
         let init = |label: &str, data: &[u8], usage: wgpu::BufferUsages| {
-            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(label),
-                contents: data,
-                usage,
-            })
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: data, usage })
         };
 
-        let cells = make(
-            "cells",
-            (g.cells() * std::mem::size_of::<CellCoeffs>()) as u64,
-            storage,
-        );
-        let inv_widths: Vec<f32> = [&g.x.widths, &g.y.widths, &g.z.widths]
-            .iter()
-            .flat_map(|w| w.iter().map(|d| (1.0 / d) as f32))
-            .collect();
+        let cells = make("cells", (g.cells() * std::mem::size_of::<CellCoeffs>()) as u64, storage);
+        let inv_widths: Vec<f32> =
+            [&g.x.widths, &g.y.widths, &g.z.widths].iter().flat_map(|w| w.iter().map(|d| (1.0 / d) as f32)).collect();
         let inv_widths = init("inv_widths", bytemuck::cast_slice(&inv_widths), storage);
         let mut face_offsets = [0usize; 7];
         for f in Face::ALL {
@@ -177,25 +155,16 @@ impl WgpuBackend {
         }
         let face_density = make("face_density", face_offsets[6] as u64 * 4, storage);
         let moments_bytes = (g.cells() * MSTRIDE * 4) as u64;
-        let moments = make(
-            "moments",
-            moments_bytes,
-            storage | wgpu::BufferUsages::COPY_SRC,
-        );
-        let incident = make(
-            "incident",
-            face_offsets[6] as u64 * 4,
-            storage | wgpu::BufferUsages::COPY_SRC,
-        );
+        let moments = make("moments", moments_bytes, storage | wgpu::BufferUsages::COPY_SRC);
+        let incident = make("incident", face_offsets[6] as u64 * 4, storage | wgpu::BufferUsages::COPY_SRC);
         let staging = make(
             "staging",
             moments_bytes + face_offsets[6] as u64 * 4,
             wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         );
         let slice_bytes = (sched.chunk_stride * sched.slice_cells * 4) as u64;
-        let slices: Vec<wgpu::Buffer> = (0..sched.slice_buffers)
-            .map(|_| make("slices", slice_bytes, storage))
-            .collect();
+        let slices: Vec<wgpu::Buffer> =
+            (0..sched.slice_buffers).map(|_| make("slices", slice_bytes, storage)).collect();
 
         // Step parameters for every (wave, chunk, step), addressed by dynamic offset.
         let max_chunks = sched.slice_buffers;
@@ -209,8 +178,7 @@ impl WgpuBackend {
                         split: chunk.split as u32,
                         pad: 0,
                     };
-                    let at = Self::params_index(max_chunks, nz, w, c, step) as usize
-                        * PARAMS_STRIDE as usize;
+                    let at = Self::params_index(max_chunks, nz, w, c, step) as usize * PARAMS_STRIDE as usize;
                     params[at..at + 16].copy_from_slice(bytemuck::bytes_of(&rec));
                 }
             }
@@ -231,21 +199,9 @@ impl WgpuBackend {
                     &device,
                     &sweep,
                     &params,
-                    &[
-                        &cells,
-                        &inv_widths,
-                        &face_density,
-                        &vels,
-                        &shapes,
-                        &slices[c],
-                    ],
+                    &[&cells, &inv_widths, &face_density, &vels, &shapes, &slices[c]],
                 ));
-                mg.push(kernels::bind(
-                    &device,
-                    &moment,
-                    &params,
-                    &[&vels, &slices[c], &moments, &incident],
-                ));
+                mg.push(kernels::bind(&device, &moment, &params, &[&vels, &slices[c], &moments, &incident]));
                 keep.push(vels);
                 keep.push(shapes);
             }
@@ -298,10 +254,7 @@ pub fn velocity_tables(p: &Problem, velocities: &[u32]) -> (Vec<[f32; 4]>, Vec<[
             let x = p.vgrid.xi[v];
             let faces = super::cpu::upwind_faces(Octant::of(x));
             let shape = |a: usize| p.bounds.faces[faces[a].id()].shape[v] as f32;
-            (
-                [x[0] as f32, x[1] as f32, x[2] as f32, p.vgrid.w[v] as f32],
-                [shape(0), shape(1), shape(2), 0.0],
-            )
+            ([x[0] as f32, x[1] as f32, x[2] as f32, p.vgrid.w[v] as f32], [shape(0), shape(1), shape(2), 0.0])
         })
         .unzip()
 }
@@ -342,34 +295,21 @@ impl Backend for WgpuBackend {
         let p = &*self.problem;
         let nz = p.grid.nz();
         let cells: Vec<CellCoeffs> = input.eq.iter().map(CellCoeffs::from_eq).collect();
-        self.queue
-            .write_buffer(&self.cells, 0, bytemuck::cast_slice(&cells));
-        let dens: Vec<f32> = input
-            .face_density
-            .iter()
-            .flat_map(|f| f.iter().map(|&x| x as f32))
-            .collect();
-        self.queue
-            .write_buffer(&self.face_density, 0, bytemuck::cast_slice(&dens));
+        self.queue.write_buffer(&self.cells, 0, bytemuck::cast_slice(&cells));
+        let dens: Vec<f32> = input.face_density.iter().flat_map(|f| f.iter().map(|&x| x as f32)).collect();
+        self.queue.write_buffer(&self.face_density, 0, bytemuck::cast_slice(&dens));
 
-        let mut enc = self
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("iteration"),
-            });
+        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("iteration") });
         enc.clear_buffer(&self.moments, 0, None);
         enc.clear_buffer(&self.incident, 0, None);
         {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("sweeps"),
-                timestamp_writes: None,
-            });
+            let mut pass =
+                enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("sweeps"), timestamp_writes: None });
             let max_chunks = self.schedule.slice_buffers;
             for (w, wave) in self.schedule.waves.iter().enumerate() {
                 for step in 0..nz {
                     for (c, chunk) in wave.chunks.iter().enumerate() {
-                        let off =
-                            (Self::params_index(max_chunks, nz, w, c, step) * PARAMS_STRIDE) as u32;
+                        let off = (Self::params_index(max_chunks, nz, w, c, step) * PARAMS_STRIDE) as u32;
                         encode_sweep_slice(
                             &mut pass,
                             &self.sweep,
@@ -380,8 +320,7 @@ impl Backend for WgpuBackend {
                         );
                     }
                     for c in 0..wave.chunks.len() {
-                        let off =
-                            (Self::params_index(max_chunks, nz, w, c, step) * PARAMS_STRIDE) as u32;
+                        let off = (Self::params_index(max_chunks, nz, w, c, step) * PARAMS_STRIDE) as u32;
                         encode_moment_slice(
                             &mut pass,
                             &self.moment,
@@ -395,24 +334,14 @@ impl Backend for WgpuBackend {
         }
         let mbytes = self.moments.size();
         enc.copy_buffer_to_buffer(&self.moments, 0, &self.staging, 0, mbytes);
-        enc.copy_buffer_to_buffer(
-            &self.incident,
-            0,
-            &self.staging,
-            mbytes,
-            self.incident.size(),
-        );
+        enc.copy_buffer_to_buffer(&self.incident, 0, &self.staging, mbytes, self.incident.size());
         self.queue.submit([enc.finish()]);
 
         let slice = self.staging.slice(..);
         slice.map_async(wgpu::MapMode::Read, |_| {});
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .context("waiting for the GPU")?;
+        self.device.poll(wgpu::PollType::wait_indefinitely()).context("waiting for the GPU")?;
         {
-            let view = slice
-                .get_mapped_range()
-                .map_err(|e| anyhow!("mapping the results: {e:?}"))?;
+            let view = slice.get_mapped_range().map_err(|e| anyhow!("mapping the results: {e:?}"))?;
             let data: &[f32] = bytemuck::cast_slice(&view);
             for (c, m) in out.raw.iter_mut().enumerate() {
                 for (k, x) in m.iter_mut().enumerate() {

@@ -104,22 +104,13 @@ pub struct GpuSchedule {
 
 impl GpuSchedule {
     pub fn max_batch(&self) -> usize {
-        self.waves
-            .iter()
-            .flat_map(|w| w.batches.iter())
-            .map(|b| b.velocities.len())
-            .max()
-            .unwrap_or(0)
+        self.waves.iter().flat_map(|w| w.batches.iter()).map(|b| b.velocities.len()).max().unwrap_or(0)
     }
     pub fn batch_count(&self) -> usize {
         self.waves.iter().map(|w| w.batches.len()).sum()
     }
     pub fn in_flight(&self) -> usize {
-        self.waves
-            .iter()
-            .map(|w| w.chunks.iter().map(|c| c.velocities.len()).sum::<usize>())
-            .max()
-            .unwrap_or(0)
+        self.waves.iter().map(|w| w.chunks.iter().map(|c| c.velocities.len()).sum::<usize>()).max().unwrap_or(0)
     }
 }
 
@@ -138,6 +129,7 @@ pub fn schedule(
     dims: [usize; 3],
     budget_bytes: u64,
     limits: &GpuLimits,
+    max_slice_binding: Option<u64>,
 ) -> Result<GpuSchedule, PlanError> {
     let [nx, ny, nz] = dims;
     let nxy = nx * ny;
@@ -168,24 +160,22 @@ pub fn schedule(
             super::layout::MOMENT_WG
         )));
     }
-    let moment_grid = grid_2d(nxy, limits.max_workgroups_per_dim).ok_or_else(|| {
-        PlanError(format!(
-            "a slice of {nxy} cells exceeds the adapter's workgroup grid"
-        ))
-    })?;
+    let moment_grid = grid_2d(nxy, limits.max_workgroups_per_dim)
+        .ok_or_else(|| PlanError(format!("a slice of {nxy} cells exceeds the adapter's workgroup grid")))?;
 
     let bytes_per_velocity = (nxy * 4) as u64;
-    let per_binding = (binding / bytes_per_velocity) as usize;
+    let slice_binding = max_slice_binding.map_or(binding, |cap| cap.min(binding));
+    let per_binding = (slice_binding / bytes_per_velocity) as usize;
     if per_binding == 0 {
         return Err(PlanError(format!(
-            "one velocity's slice ({bytes_per_velocity} bytes) exceeds the adapter's binding limit of {binding} bytes"
+            "one velocity's slice ({bytes_per_velocity} bytes) exceeds the binding limit of {slice_binding} bytes"
         )));
     }
     let total: usize = octants.iter().map(Vec::len).sum();
     let in_flight = ((budget_bytes / bytes_per_velocity) as usize).min(total);
     if in_flight == 0 {
         return Err(PlanError(format!(
-            "memory budget of {budget_bytes} bytes is below the {bytes_per_velocity} bytes one velocity's slice needs"
+            "memory budget of {budget_bytes} bytes (solver.memory_budget_mib, --memory-budget-mib) is below the {bytes_per_velocity} bytes one velocity's slice needs"
         )));
     }
     // Batches as large as the budget allows (never more than an octant), then packed into
@@ -202,26 +192,15 @@ pub fn schedule(
         waves.last_mut().unwrap().push(b);
     }
 
-    let max_sweep_groups =
-        limits.max_workgroups_per_dim as u64 * limits.max_workgroups_per_dim as u64;
+    let max_sweep_groups = limits.max_workgroups_per_dim as u64 * limits.max_workgroups_per_dim as u64;
     let mut stride = 0usize;
     let waves: Vec<Wave> = waves
         .into_iter()
         .map(|batches| {
-            let up = batches
-                .iter()
-                .filter(|b| !b.octant.negative(2))
-                .flat_map(|b| b.velocities.iter().copied());
-            let down = batches
-                .iter()
-                .filter(|b| b.octant.negative(2))
-                .flat_map(|b| b.velocities.iter().copied());
+            let up = batches.iter().filter(|b| !b.octant.negative(2)).flat_map(|b| b.velocities.iter().copied());
+            let down = batches.iter().filter(|b| b.octant.negative(2)).flat_map(|b| b.velocities.iter().copied());
             let ordered: Vec<u32> = up.chain(down).collect();
-            let n_up = batches
-                .iter()
-                .filter(|b| !b.octant.negative(2))
-                .map(|b| b.velocities.len())
-                .sum::<usize>();
+            let n_up = batches.iter().filter(|b| !b.octant.negative(2)).map(|b| b.velocities.len()).sum::<usize>();
             let n = ordered.len().div_ceil(per_binding);
             let size = ordered.len().div_ceil(n);
             let chunks: Vec<Chunk> = ordered
@@ -231,10 +210,7 @@ pub fn schedule(
                     let start = c * size;
                     let split = n_up.clamp(start, start + vs.len()) - start;
                     debug_assert!(vs[..split].iter().all(|&v| xi[v as usize][2] >= 0.0));
-                    Chunk {
-                        velocities: vs.to_vec(),
-                        split,
-                    }
+                    Chunk { velocities: vs.to_vec(), split }
                 })
                 .collect();
             stride = stride.max(size);
@@ -244,15 +220,9 @@ pub fn schedule(
     // Round the stride up to the sweep workgroup where the binding has room.
     let wg = super::layout::SWEEP_WG as usize;
     let rounded = stride.div_ceil(wg) * wg;
-    let chunk_stride = if rounded <= per_binding {
-        rounded
-    } else {
-        stride
-    };
+    let chunk_stride = if rounded <= per_binding { rounded } else { stride };
     if chunk_stride.div_ceil(wg) as u64 > max_sweep_groups {
-        return Err(PlanError(
-            "a chunk has more velocities than the adapter's workgroup grid can launch".into(),
-        ));
+        return Err(PlanError("a chunk has more velocities than the adapter's workgroup grid can launch".into()));
     }
     let slice_buffers = waves.iter().map(|w| w.chunks.len()).max().unwrap_or(0);
     let faces = 2 * (ny * nz + nx * nz + nx * ny) as u64;
@@ -273,20 +243,9 @@ mod tests {
     use crate::config::Quadrature;
     use crate::grid::VelocityGrid;
 
-    fn plan(
-        m: usize,
-        n: usize,
-        budget_mib: u64,
-        limits: GpuLimits,
-    ) -> Result<GpuSchedule, PlanError> {
+    fn plan(m: usize, n: usize, budget_mib: u64, limits: GpuLimits) -> Result<GpuSchedule, PlanError> {
         let v = VelocityGrid::new(m, 4.0, Quadrature::Trapezoid);
-        schedule(
-            &v.octant_members(),
-            &v.xi,
-            [n, n, n],
-            budget_mib << 20,
-            &limits,
-        )
+        schedule(&v.octant_members(), &v.xi, [n, n, n], budget_mib << 20, &limits, None)
     }
 
     fn check_invariants(s: &GpuSchedule, m: usize, limits: &GpuLimits) {
@@ -294,15 +253,11 @@ mod tests {
         let mut seen = vec![0u8; v.len()];
         for w in &s.waves {
             let in_wave: usize = w.chunks.iter().map(|c| c.velocities.len()).sum();
-            assert_eq!(
-                in_wave,
-                w.batches.iter().map(|b| b.velocities.len()).sum::<usize>()
-            );
+            assert_eq!(in_wave, w.batches.iter().map(|b| b.velocities.len()).sum::<usize>());
             for c in &w.chunks {
                 assert!(c.velocities.len() <= s.chunk_stride);
                 assert!(
-                    (s.chunk_stride * s.slice_cells * 4) as u64
-                        <= limits.max_storage_binding.min(limits.max_buffer)
+                    (s.chunk_stride * s.slice_cells * 4) as u64 <= limits.max_storage_binding.min(limits.max_buffer)
                 );
                 for (n, &vel) in c.velocities.iter().enumerate() {
                     seen[vel as usize] += 1;
@@ -311,10 +266,7 @@ mod tests {
             }
             for b in &w.batches {
                 let o = b.octant;
-                assert!(b
-                    .velocities
-                    .iter()
-                    .all(|&x| crate::grid::Octant::of(v.xi[x as usize]) == o));
+                assert!(b.velocities.iter().all(|&x| crate::grid::Octant::of(v.xi[x as usize]) == o));
             }
         }
         assert!(seen.iter().all(|&c| c == 1), "every velocity exactly once");
@@ -379,16 +331,10 @@ mod tests {
         assert!(e.0.contains("budget"), "{e}");
         let mut tiny = l;
         tiny.max_storage_buffers_per_stage = 4;
-        assert!(plan(16, 16, 512, tiny)
-            .unwrap_err()
-            .0
-            .contains("storage buffers"));
+        assert!(plan(16, 16, 512, tiny).unwrap_err().0.contains("storage buffers"));
         let mut small_wg = l;
         small_wg.max_workgroup_storage = 4096;
-        assert!(plan(16, 16, 512, small_wg)
-            .unwrap_err()
-            .0
-            .contains("workgroup memory"));
+        assert!(plan(16, 16, 512, small_wg).unwrap_err().0.contains("workgroup memory"));
     }
 
     #[test]

@@ -11,14 +11,7 @@ pub fn sweep_source() -> String {
 
 /// The moment kernel with the subgroup reduction, or the workgroup-memory tree.
 pub fn moment_source(subgroups: bool) -> String {
-    format!(
-        "{MOMENT}\n{}",
-        if subgroups {
-            REDUCE_SUBGROUP
-        } else {
-            REDUCE_WORKGROUP
-        }
-    )
+    format!("{MOMENT}\n{}", if subgroups { REDUCE_SUBGROUP } else { REDUCE_WORKGROUP })
 }
 
 /// Every shader variant knudsen can create, with the capabilities it needs:
@@ -26,16 +19,8 @@ pub fn moment_source(subgroups: bool) -> String {
 pub fn variants() -> Vec<(&'static str, String, bool)> {
     vec![
         ("sweep_slice", sweep_source(), false),
-        (
-            "moment_slice (workgroup reduction)",
-            moment_source(false),
-            false,
-        ),
-        (
-            "moment_slice (subgroup reduction)",
-            moment_source(true),
-            true,
-        ),
+        ("moment_slice (workgroup reduction)", moment_source(false), false),
+        ("moment_slice (subgroup reduction)", moment_source(true), true),
     ]
 }
 

@@ -79,11 +79,8 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
             } else {
                 slices[((jup * nx + i) * ch + v) as usize]
             };
-            let fz = if first {
-                b.face_density[(z_face + s) as usize] * shape[2]
-            } else {
-                slices[(s * ch + v) as usize]
-            };
+            let fz =
+                if first { b.face_density[(z_face + s) as usize] * shape[2] } else { slices[(s * ch + v) as usize] };
             let cell = (k * nx * ny + s) as usize;
             let e = &b.cells[cell].rows;
             let cu = [xi[0] - e[1][0], xi[1] - e[1][1], xi[2] - e[1][2]];
