@@ -232,7 +232,9 @@ impl Config {
         let de = &mut serde_json::Deserializer::from_str(text);
         let cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
             let key = e.path().to_string();
-            let key = if key == "." { String::new() } else { key };
+            // "." is the document root and "?" a position the parser could not name (syntax
+            // errors); neither is a key.
+            let key = if key == "." || key == "?" { String::new() } else { key };
             ConfigError::new(key, e.into_inner().to_string())
         })?;
         cfg.validate()?;

@@ -135,6 +135,7 @@ impl<'a> Solver<'a> {
         for iteration in 1..=max_iterations {
             let t0 = Instant::now();
             self.backend.sweep(&SweepInput { eq: &eq, face_density: &face_density }, &mut out)?;
+            let t_sweep = t0.elapsed().as_secs_f64();
 
             if rescale {
                 // The lagged wall density lets the mass drift slightly; rescaling f (hence
@@ -161,6 +162,10 @@ impl<'a> Solver<'a> {
             }
             face_density = p.bounds.densities(&out.incident);
 
+            log::debug!(
+                "iteration {iteration}: backend {t_sweep:.4} s, host update {:.4} s",
+                t0.elapsed().as_secs_f64() - t_sweep
+            );
             let rec = IterationRecord {
                 iteration,
                 residuals: res,

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Installs what building and testing knudsen needs on a Debian machine, only where missing:
-# HDF5 (C library, for the hdf5 crate) and, for the XDMF test, Python with vtk and h5py in a
+# HDF5 (C library, for the hdf5 crate), lavapipe (software Vulkan) for the wgpu tests and,
+# for the XDMF test, Python with vtk and h5py in a
 # virtual environment under target/test-venv (Debian's own Python refuses system-wide pip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO="sudo"
+  else
+    SUDO="needs-root"
+  fi
+fi
 
 need=()
 dpkg -s libhdf5-dev >/dev/null 2>&1 || need+=(libhdf5-dev)
@@ -16,7 +23,14 @@ python3 -c "import venv, ensurepip" >/dev/null 2>&1 || need+=(python3-venv)
 # Shared libraries the vtk wheel links against even for file readers.
 dpkg -s libgl1 >/dev/null 2>&1 || need+=(libgl1)
 dpkg -s libxrender1 >/dev/null 2>&1 || need+=(libxrender1)
+# lavapipe, the software Vulkan driver the wgpu tests run on when there is no GPU.
+dpkg -s mesa-vulkan-drivers >/dev/null 2>&1 || need+=(mesa-vulkan-drivers)
+dpkg -s libvulkan1 >/dev/null 2>&1 || need+=(libvulkan1)
 if [ ${#need[@]} -gt 0 ]; then
+  if [ "$SUDO" = "needs-root" ]; then
+    echo "deps: missing Debian packages: ${need[*]}; run tests/deps.sh as root (or install sudo)" >&2
+    exit 1
+  fi
   echo "deps: installing Debian packages: ${need[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null

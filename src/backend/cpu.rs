@@ -193,3 +193,65 @@ pub fn cpu_name() -> String {
         .unwrap_or_else(|| std::env::consts::ARCH.to_string());
     format!("{model} ({} threads)", rayon::current_num_threads())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::SweepInput;
+    use crate::boundary::face_zeros;
+    use crate::config::Config;
+    use crate::grid::Axis;
+    use crate::model::{EqCoeffs, Macro};
+
+    #[test]
+    fn sweep_uses_each_cells_own_widths() {
+        // A 2 x 2 x 1 grid with unequal widths, one velocity with all components positive,
+        // uniform f^S and nu, and inflow 1 from the x and y faces, 0 from z. The first-order
+        // upwind update of each cell, worked by hand, must match.
+        let wall = r#"{"type": "diffuse_wall", "temperature": 1.0}"#;
+        let json = format!(
+            r#"{{"gas": {{"kn": 1.0}}, "grid": {{"x": {{"min": 0, "max": 1, "cells": 2}},
+            "y": {{"min": 0, "max": 1, "cells": 2}}, "z": {{"min": 0, "max": 1, "cells": 1}}}},
+            "velocity": {{"points": 10}}, "boundaries": {{"x_min": {wall}, "x_max": {wall},
+            "y_min": {wall}, "y_max": {wall}, "z_min": {wall}, "z_max": {wall}}}}}"#
+        );
+        let cfg = Config::from_json(&json).unwrap();
+        let mut p = Problem::new(&cfg);
+        p.grid.x = Axis::from_faces(vec![0.0, 0.25, 1.0]);
+        p.grid.y = Axis::from_faces(vec![0.0, 0.6, 1.0]);
+        let v = p.vgrid.xi.iter().position(|x| x.iter().all(|&c| c > 0.5)).unwrap();
+        let xi = p.vgrid.xi[v];
+        let oct = Octant::of(xi);
+        let e = EqCoeffs::new(&Macro::equilibrium(1.0, [0.0; 3], 1.0), 1.0, 2.0, 0.81);
+        let eq = vec![e; 4];
+        // Densities that make the ghost values 1 (x, y faces) and 0 (z face).
+        let mut dens = face_zeros(&p.grid);
+        for f in [Face::XMin, Face::YMin] {
+            let shape = p.bounds.faces[f.id()].shape[v];
+            dens[f.id()].iter_mut().for_each(|d| *d = 1.0 / shape);
+        }
+        let mut f = vec![0.0; 4];
+        sweep_slice(&p, &SweepInput { eq: &eq, face_density: &dens }, v, oct, 0, true, &mut f);
+        let fs = e.shakhov(xi);
+        let (dx, dy, dz) = ([0.25, 0.75], [0.6, 0.4], 1.0);
+        let mut want = [[0.0; 2]; 2];
+        for j in 0..2 {
+            for i in 0..2 {
+                let (a, b, c) = (xi[0] / dx[i], xi[1] / dy[j], xi[2] / dz);
+                let fx = if i == 0 { 1.0 } else { want[j][0] };
+                let fy = if j == 0 { 1.0 } else { want[0][i] };
+                want[j][i] = (a * fx + b * fy + c * 0.0 + e.nu * fs) / (a + b + c + e.nu);
+            }
+        }
+        for j in 0..2 {
+            for i in 0..2 {
+                let got = f[j * 2 + i];
+                assert!(
+                    (got - want[j][i]).abs() < 1e-14 * want[j][i].abs(),
+                    "cell ({i}, {j}): {got} vs {}",
+                    want[j][i]
+                );
+            }
+        }
+    }
+}

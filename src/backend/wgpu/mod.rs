@@ -62,8 +62,14 @@ pub struct WgpuBackend {
     sweep_groups: Vec<Vec<wgpu::BindGroup>>,
     moment_groups: Vec<Vec<wgpu::BindGroup>>,
     face_offsets: [usize; 7],
+    /// Which stages run: (sweep, moment). Both, unless KNUDSEN_STAGES=sweep or =moment asks
+    /// for one alone to time it; then every iteration after the first returns the first
+    /// iteration's moments, and the results are meaningless.
+    stages: (bool, bool),
+    first_output: Option<SweepOutput>,
     // Kept alive for the bind groups.
     _buffers: Vec<wgpu::Buffer>,
+    slices: Vec<wgpu::Buffer>,
 }
 
 impl WgpuBackend {
@@ -128,6 +134,7 @@ impl WgpuBackend {
         let p = &*problem;
         let g = &p.grid;
         let [nx, ny, nz] = g.dims();
+        // KNUDSEN_ROW_IN_WORKGROUP=0 turns the row buffer off (performance comparisons).
         let sizes = Sizes { nx: nx as u32, ny: ny as u32, nz: nz as u32, chunk_stride: sched.chunk_stride as u32 };
         let sweep = kernels::sweep_slice_kernel(&device, &sizes);
         let moment = kernels::moment_slice_kernel(&device, &sizes, subgroups);
@@ -163,8 +170,9 @@ impl WgpuBackend {
             wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         );
         let slice_bytes = (sched.chunk_stride * sched.slice_cells * 4) as u64;
-        let slices: Vec<wgpu::Buffer> =
-            (0..sched.slice_buffers).map(|_| make("slices", slice_bytes, storage)).collect();
+        let slices: Vec<wgpu::Buffer> = (0..sched.slice_buffers)
+            .map(|_| make("slices", slice_bytes, storage | wgpu::BufferUsages::COPY_SRC))
+            .collect();
 
         // Step parameters for every (wave, chunk, step), addressed by dynamic offset.
         let max_chunks = sched.slice_buffers;
@@ -208,7 +216,7 @@ impl WgpuBackend {
             sweep_groups.push(sg);
             moment_groups.push(mg);
         }
-        keep.extend(slices);
+        let slice_buffers = slices;
         keep.push(params);
         Self {
             problem,
@@ -228,12 +236,63 @@ impl WgpuBackend {
             sweep_groups,
             moment_groups,
             face_offsets,
+            stages: match std::env::var("KNUDSEN_STAGES").as_deref() {
+                Ok("sweep") => (true, false),
+                Ok("moment") => (false, true),
+                _ => (true, true),
+            },
+            first_output: None,
+            slices: slice_buffers,
             _buffers: keep,
         }
     }
 
     fn params_index(max_chunks: usize, nz: usize, w: usize, c: usize, step: usize) -> u64 {
         ((w * max_chunks + c) * nz + step) as u64
+    }
+
+    /// Run only the first two z-steps of chunk 0 of wave 0 (sweep_slice, moment_slice,
+    /// sweep_slice, moment_slice) and return that chunk's slice storage, the moment sums and
+    /// the incident sums, so each stage can be compared with its CPU twin (twin.rs).
+    pub fn first_steps_for_check(&mut self, input: &SweepInput) -> anyhow::Result<(Vec<f32>, Vec<f32>, Vec<f32>)> {
+        let nz = self.problem.grid.nz();
+        let cells: Vec<CellCoeffs> = input.eq.iter().map(CellCoeffs::from_eq).collect();
+        self.queue.write_buffer(&self.cells, 0, bytemuck::cast_slice(&cells));
+        let dens: Vec<f32> = input.face_density.iter().flat_map(|f| f.iter().map(|&x| x as f32)).collect();
+        self.queue.write_buffer(&self.face_density, 0, bytemuck::cast_slice(&dens));
+        let mut enc = self.device.create_command_encoder(&Default::default());
+        enc.clear_buffer(&self.moments, 0, None);
+        enc.clear_buffer(&self.incident, 0, None);
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            let count = self.schedule.waves[0].chunks[0].velocities.len();
+            for step in 0..2.min(nz) {
+                let off = (Self::params_index(self.schedule.slice_buffers, nz, 0, 0, step) * PARAMS_STRIDE) as u32;
+                encode_sweep_slice(&mut pass, &self.sweep, &self.sweep_groups[0][0], off, count, self.max_per_dim);
+                encode_moment_slice(&mut pass, &self.moment, &self.moment_groups[0][0], off, self.schedule.moment_grid);
+            }
+        }
+        let read = |enc: &mut wgpu::CommandEncoder, b: &wgpu::Buffer| {
+            let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size: b.size(),
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            enc.copy_buffer_to_buffer(b, 0, &staging, 0, b.size());
+            staging
+        };
+        let bufs = [read(&mut enc, &self.slices[0]), read(&mut enc, &self.moments), read(&mut enc, &self.incident)];
+        self.queue.submit([enc.finish()]);
+        for b in &bufs {
+            b.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+        }
+        self.device.poll(wgpu::PollType::wait_indefinitely()).context("waiting for the GPU")?;
+        let mut out = bufs.iter().map(|b| -> anyhow::Result<Vec<f32>> {
+            let view = b.slice(..).get_mapped_range().map_err(|e| anyhow!("mapping: {e:?}"))?;
+            Ok(bytemuck::cast_slice(&view).to_vec())
+        });
+        Ok((out.next().unwrap()?, out.next().unwrap()?, out.next().unwrap()?))
     }
 
     pub fn schedule(&self) -> &GpuSchedule {
@@ -294,6 +353,7 @@ impl Backend for WgpuBackend {
     fn sweep(&mut self, input: &SweepInput, out: &mut SweepOutput) -> anyhow::Result<()> {
         let p = &*self.problem;
         let nz = p.grid.nz();
+        let t0 = std::time::Instant::now();
         let cells: Vec<CellCoeffs> = input.eq.iter().map(CellCoeffs::from_eq).collect();
         self.queue.write_buffer(&self.cells, 0, bytemuck::cast_slice(&cells));
         let dens: Vec<f32> = input.face_density.iter().flat_map(|f| f.iter().map(|&x| x as f32)).collect();
@@ -306,9 +366,10 @@ impl Backend for WgpuBackend {
             let mut pass =
                 enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("sweeps"), timestamp_writes: None });
             let max_chunks = self.schedule.slice_buffers;
+            let (do_sweep, do_moment) = if self.first_output.is_some() { self.stages } else { (true, true) };
             for (w, wave) in self.schedule.waves.iter().enumerate() {
                 for step in 0..nz {
-                    for (c, chunk) in wave.chunks.iter().enumerate() {
+                    for (c, chunk) in wave.chunks.iter().enumerate().filter(|_| do_sweep) {
                         let off = (Self::params_index(max_chunks, nz, w, c, step) * PARAMS_STRIDE) as u32;
                         encode_sweep_slice(
                             &mut pass,
@@ -319,7 +380,7 @@ impl Backend for WgpuBackend {
                             self.max_per_dim,
                         );
                     }
-                    for c in 0..wave.chunks.len() {
+                    for c in (0..wave.chunks.len()).filter(|_| do_moment) {
                         let off = (Self::params_index(max_chunks, nz, w, c, step) * PARAMS_STRIDE) as u32;
                         encode_moment_slice(
                             &mut pass,
@@ -335,11 +396,13 @@ impl Backend for WgpuBackend {
         let mbytes = self.moments.size();
         enc.copy_buffer_to_buffer(&self.moments, 0, &self.staging, 0, mbytes);
         enc.copy_buffer_to_buffer(&self.incident, 0, &self.staging, mbytes, self.incident.size());
+        let t_encode = t0.elapsed().as_secs_f64();
         self.queue.submit([enc.finish()]);
 
         let slice = self.staging.slice(..);
         slice.map_async(wgpu::MapMode::Read, |_| {});
         self.device.poll(wgpu::PollType::wait_indefinitely()).context("waiting for the GPU")?;
+        let t_gpu = t0.elapsed().as_secs_f64();
         {
             let view = slice.get_mapped_range().map_err(|e| anyhow!("mapping the results: {e:?}"))?;
             let data: &[f32] = bytemuck::cast_slice(&view);
@@ -357,6 +420,17 @@ impl Backend for WgpuBackend {
             }
         }
         self.staging.unmap();
+        log::debug!(
+            "wgpu sweep: upload + encode {t_encode:.4} s, GPU {:.4} s, readback {:.4} s",
+            t_gpu - t_encode,
+            t0.elapsed().as_secs_f64() - t_gpu
+        );
+        if self.stages != (true, true) {
+            match &self.first_output {
+                None => self.first_output = Some(out.clone()),
+                Some(first) => *out = first.clone(),
+            }
+        }
         Ok(())
     }
 }

@@ -306,11 +306,17 @@ mod tests {
     }
 
     #[test]
-    fn webgpu_and_downlevel_limits_plan_the_quick_cavity() {
-        for l in [GpuLimits::webgpu_default(), GpuLimits::downlevel()] {
-            let s = plan(16, 16, 512, l).unwrap();
-            check_invariants(&s, 16, &l);
-        }
+    fn webgpu_default_limits_plan_the_quick_cavity() {
+        let l = GpuLimits::webgpu_default();
+        let s = plan(16, 16, 512, l).unwrap();
+        check_invariants(&s, 16, &l);
+    }
+
+    #[test]
+    fn downlevel_limits_are_refused_for_want_of_storage_buffers() {
+        // wgpu's downlevel defaults allow 4 storage buffers per stage; the sweep binds 6.
+        let e = plan(16, 16, 512, GpuLimits::downlevel()).unwrap_err();
+        assert!(e.0.contains("storage buffers"), "{e}");
     }
 
     #[test]

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Stage timings of the wgpu backend on the device machine (see docs/performance.md):
+#   tests/device/perf.sh            (needs carry/knudsen, carry/cases/, .gl/*.deb)
+# Each variant runs up to 3 iterations of a table case; the last iteration's time is printed.
+set -u
+OUT=${OUT:-/tmp/knudsen-perf}
+mkdir -p "$OUT"
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+K=carry/knudsen
+exec > >(tee -a "$OUT/perf.txt") 2>&1
+nvidia-smi --query-gpu=name --format=csv,noheader
+
+variant() { # label case budget env...
+  local label=$1 case=$2 budget=$3; shift 3
+  env "$@" timeout 300 $K run carry/cases/$case.json --backend wgpu --max-iterations 3 --tolerance 1e-30 \
+    --memory-budget-mib $budget --out /tmp/perf-$label > /tmp/perf-$label.log 2>&1
+  local med
+  # The last iteration: with KNUDSEN_STAGES set, iterations after the first time one stage.
+  med=$(awk -F, 'NR>1 {t=$(NF-1)} END {print t}' /tmp/perf-$label/residuals.csv)
+  printf '%-28s %-8s %6s MiB  %s s/iter  [%s]\n' "$label" "$case" "$budget" "$med" "$*"
+}
+
+variant full            row-64x64 16384 KNUDSEN_STAGES=all
+variant full-checked    row-64x64 16384 KNUDSEN_SHADER_CHECKS=1
+variant sweep-only      row-64x64 16384 KNUDSEN_STAGES=sweep
+variant moment-only     row-64x64 16384 KNUDSEN_STAGES=moment
+variant full-row        row-64x64 16384 KNUDSEN_ROW_IN_WORKGROUP=1
+variant full-2g         row-64x64 2047  KNUDSEN_STAGES=all
+variant full            row-32x32 16384 KNUDSEN_STAGES=all
+variant full            row-32x64 16384 KNUDSEN_STAGES=all
+variant full            row-64x32 16384 KNUDSEN_STAGES=all
+variant full            row-64x128 16384 KNUDSEN_STAGES=all
+variant full            row-128x64 16384 KNUDSEN_STAGES=all
