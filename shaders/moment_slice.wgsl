@@ -29,7 +29,8 @@ const MSTRIDE: u32 = 16u;
 
 @group(0) @binding(0) var<uniform> params: StepParams;
 @group(0) @binding(1) var<storage, read> vels: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> slices: array<f32>;
+// Read as vec4: one 16-byte load covers a quad of velocities (see sweep_slice.wgsl).
+@group(0) @binding(2) var<storage, read> slices: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> moments: array<f32>;
 @group(0) @binding(4) var<storage, read_write> incident: array<f32>;
 
@@ -72,9 +73,12 @@ fn moment_slice(
         let k = select(params.step, NZ - 1u - params.step, part == 1u);
         let on_z = k == 0u || k == NZ - 1u;
         var acc: array<f32, 19>;
-        for (var v = lo + lid; v < hi; v += MWG) {
-            let vel = vels[v];
-            let wf = vel.w * slices[s * CH + v];
+        // lo and hi are whole quads (the host pads batches and splits chunks on quads).
+        for (var q = lo / 4u + lid; q < hi / 4u; q += MWG) {
+          let f4 = slices[s * (CH / 4u) + q];
+          for (var lane = 0u; lane < 4u; lane++) {
+            let vel = vels[4u * q + lane];
+            let wf = vel.w * f4[lane];
             let x = vel.x;
             let y = vel.y;
             let z = vel.z;
@@ -104,6 +108,7 @@ fn moment_slice(
                 acc[17] += wf * max(-z, 0.0);
                 acc[18] += wf * max(z, 0.0);
             }
+          }
         }
         reduce_all(&acc, lid);
         if lid == 0u {

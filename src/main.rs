@@ -149,7 +149,9 @@ fn run(
     if threads == Some(0) {
         return Err(Failure::BadInput("--threads must be at least 1".into()));
     }
-    probe_output_dir(&dir).map_err(Failure::BadInput)?;
+    if dir.exists() && !dir.is_dir() {
+        return Err(Failure::BadInput(format!("output path {} exists and is not a directory", dir.display())));
+    }
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(n) = threads {
         pool = pool.num_threads(n);
@@ -175,6 +177,8 @@ fn run_in_pool(path: &Path, cfg: &Config, choice: BackendChoice, dir: &Path) -> 
     let problem = Arc::new(Problem::new(cfg));
     let (backend, fallback) = backend::create(choice, problem.clone(), cfg.solver.memory_budget_mib)
         .map_err(|e| Failure::BadInput(format!("{e:#}")))?;
+    // The plan is checked; before the solve, make sure its results can be written.
+    probe_output_dir(dir).map_err(Failure::BadInput)?;
     if let Some(why) = fallback {
         log::warn!("{why}");
     }

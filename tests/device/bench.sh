@@ -31,7 +31,7 @@ run_case() { # name config timeout args...
   kill $smi 2>/dev/null; wait $smi 2>/dev/null
   local peak; peak=$(sort -n $RUNS/$name.mem | tail -1)
   local med; med=$(awk -F, 'NR>1 {print $(NF-1)}' $RUNS/$name/residuals.csv 2>/dev/null | sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "nan"}')
-  echo "{\"run\": \"$name\", \"rc\": $rc, \"gpu_mem_peak_mib\": $((peak - idle)), \"median_iteration_s\": $med, \"summary\": $(cat $RUNS/$name/summary.json 2>/dev/null || echo null)}" >> $OUT/bench.jsonl
+  echo "{\"run\": \"$name\", \"rc\": $rc, \"gpu_mem_peak_mib\": $((peak - idle)), \"median_iteration_s\": $med, \"summary\": $(tr -d "\n" < $RUNS/$name/summary.json 2>/dev/null || echo null)}" >> $OUT/bench.jsonl
   printf '%-16s rc=%s peak=%s MiB median=%s s/iter\n' "$name" "$rc" "$((peak - idle))" "$med"
   grep -E "backend|converged|not converged|error" $RUNS/$name.log | grep -v XDG | tail -3
 }

@@ -22,14 +22,13 @@ variant() { # label case budget env...
   printf '%-28s %-8s %6s MiB  %s s/iter  [%s]\n' "$label" "$case" "$budget" "$med" "$*"
 }
 
-variant full            row-64x64 16384 KNUDSEN_STAGES=all
-variant full-checked    row-64x64 16384 KNUDSEN_SHADER_CHECKS=1
-variant sweep-only      row-64x64 16384 KNUDSEN_STAGES=sweep
+variant full-vec4       row-64x64 16384 KNUDSEN_SWEEP=vec4
+variant full-scalar     row-64x64 16384 KNUDSEN_SWEEP=scalar
+variant full-prefetch   row-64x64 16384 KNUDSEN_SWEEP=prefetch
+variant sweep-vec4      row-64x64 16384 KNUDSEN_SWEEP=vec4 KNUDSEN_STAGES=sweep
+variant sweep-scalar    row-64x64 16384 KNUDSEN_SWEEP=scalar KNUDSEN_STAGES=sweep
+variant sweep-prefetch  row-64x64 16384 KNUDSEN_SWEEP=prefetch KNUDSEN_STAGES=sweep
 variant moment-only     row-64x64 16384 KNUDSEN_STAGES=moment
-variant full-row        row-64x64 16384 KNUDSEN_ROW_IN_WORKGROUP=1
-variant full-2g         row-64x64 2047  KNUDSEN_STAGES=all
-variant full            row-32x32 16384 KNUDSEN_STAGES=all
-variant full            row-32x64 16384 KNUDSEN_STAGES=all
-variant full            row-64x32 16384 KNUDSEN_STAGES=all
-variant full            row-64x128 16384 KNUDSEN_STAGES=all
-variant full            row-128x64 16384 KNUDSEN_STAGES=all
+variant full-prefetch   row-32x64 16384 KNUDSEN_SWEEP=prefetch
+variant full-prefetch   row-64x32 16384 KNUDSEN_SWEEP=prefetch
+variant full-prefetch   row-128x64 16384 KNUDSEN_SWEEP=prefetch

@@ -119,7 +119,7 @@ pub fn bind(device: &wgpu::Device, k: &Kernel, params: &wgpu::Buffer, buffers: &
     device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &k.layout, entries: &entries })
 }
 
-/// Dispatch sweep_slice over `count` velocities.
+/// Dispatch sweep_slice over `count` velocities: one invocation per velocity.
 pub fn encode_sweep_slice(
     pass: &mut wgpu::ComputePass,
     k: &Kernel,

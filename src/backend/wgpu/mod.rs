@@ -305,15 +305,21 @@ impl WgpuBackend {
 }
 
 /// Per chunk velocity: (xi, w) and the unit-density inflow from its upwind x, y, z faces.
+/// A GHOST slot copies the velocity before it (the same octant) with zero weight and inflow.
 pub fn velocity_tables(p: &Problem, velocities: &[u32]) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
+    let mut last = [0.0f32; 3];
     velocities
         .iter()
         .map(|&v| {
+            if v == schedule::GHOST {
+                return ([last[0], last[1], last[2], 0.0], [0.0; 4]);
+            }
             let v = v as usize;
             let x = p.vgrid.xi[v];
             let faces = super::cpu::upwind_faces(Octant::of(x));
             let shape = |a: usize| p.bounds.faces[faces[a].id()].shape[v] as f32;
-            ([x[0] as f32, x[1] as f32, x[2] as f32, p.vgrid.w[v] as f32], [shape(0), shape(1), shape(2), 0.0])
+            last = [x[0] as f32, x[1] as f32, x[2] as f32];
+            ([last[0], last[1], last[2], p.vgrid.w[v] as f32], [shape(0), shape(1), shape(2), 0.0])
         })
         .unzip()
 }

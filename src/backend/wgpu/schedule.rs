@@ -72,9 +72,17 @@ impl GpuLimits {
 pub const SWEEP_STORAGE_BUFFERS: u32 = 6;
 pub const MOMENT_WORKGROUP_BYTES: u32 = (super::layout::NACC as u32) * super::layout::MOMENT_WG * 4;
 
+/// Velocities per vec4 of slice storage: moment_slice.wgsl reads slices as vec4, so chunks
+/// and their +z/-z split fall on whole quads. Keep in sync with that shader.
+pub const LANES: usize = 4;
+/// A padding slot that completes a batch's last quad: swept like a velocity of its batch's
+/// octant but with zero weight and no inflow, so it adds nothing to any sum.
+pub const GHOST: u32 = u32::MAX;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chunk {
-    /// Global velocity indices: the +z ones, then the -z ones.
+    /// Global velocity indices, each batch padded to whole quads with GHOST: the +z ones,
+    /// then the -z ones.
     pub velocities: Vec<u32>,
     pub split: usize,
 }
@@ -165,10 +173,12 @@ pub fn schedule(
 
     let bytes_per_velocity = (nxy * 4) as u64;
     let slice_binding = max_slice_binding.map_or(binding, |cap| cap.min(binding));
-    let per_binding = (slice_binding / bytes_per_velocity) as usize;
+    // Chunks hold whole quads (LANES velocities of one octant, one vec4 of slice storage).
+    let per_binding = (slice_binding / bytes_per_velocity) as usize / LANES * LANES;
     if per_binding == 0 {
         return Err(PlanError(format!(
-            "one velocity's slice ({bytes_per_velocity} bytes) exceeds the binding limit of {slice_binding} bytes"
+            "the slices of {LANES} velocities ({} bytes) exceed the binding limit of {slice_binding} bytes",
+            LANES as u64 * bytes_per_velocity
         )));
     }
     let total: usize = octants.iter().map(Vec::len).sum();
@@ -184,11 +194,12 @@ pub fn schedule(
     let mut waves: Vec<Vec<Batch>> = Vec::new();
     let mut filled = 0;
     for b in plan.batches {
-        if waves.is_empty() || filled + b.velocities.len() > in_flight {
+        let len = b.velocities.len().div_ceil(LANES) * LANES;
+        if waves.is_empty() || filled + len > in_flight.max(len) {
             waves.push(Vec::new());
             filled = 0;
         }
-        filled += b.velocities.len();
+        filled += len;
         waves.last_mut().unwrap().push(b);
     }
 
@@ -197,19 +208,25 @@ pub fn schedule(
     let waves: Vec<Wave> = waves
         .into_iter()
         .map(|batches| {
-            let up = batches.iter().filter(|b| !b.octant.negative(2)).flat_map(|b| b.velocities.iter().copied());
-            let down = batches.iter().filter(|b| b.octant.negative(2)).flat_map(|b| b.velocities.iter().copied());
-            let ordered: Vec<u32> = up.chain(down).collect();
-            let n_up = batches.iter().filter(|b| !b.octant.negative(2)).map(|b| b.velocities.len()).sum::<usize>();
+            // Each batch padded with GHOST slots to whole quads (a ghost copies its batch's
+            // octant, so quads never mix octants).
+            let padded = |b: &Batch| {
+                let n = b.velocities.len().div_ceil(LANES) * LANES;
+                b.velocities.iter().copied().chain(std::iter::repeat(GHOST)).take(n).collect::<Vec<u32>>()
+            };
+            let up: Vec<u32> = batches.iter().filter(|b| !b.octant.negative(2)).flat_map(padded).collect();
+            let down: Vec<u32> = batches.iter().filter(|b| b.octant.negative(2)).flat_map(padded).collect();
+            let n_up = up.len();
+            let ordered: Vec<u32> = up.into_iter().chain(down).collect();
             let n = ordered.len().div_ceil(per_binding);
-            let size = ordered.len().div_ceil(n);
+            let size = ordered.len().div_ceil(n).div_ceil(LANES) * LANES;
             let chunks: Vec<Chunk> = ordered
                 .chunks(size)
                 .enumerate()
                 .map(|(c, vs)| {
                     let start = c * size;
                     let split = n_up.clamp(start, start + vs.len()) - start;
-                    debug_assert!(vs[..split].iter().all(|&v| xi[v as usize][2] >= 0.0));
+                    debug_assert!(vs[..split].iter().all(|&v| v == GHOST || xi[v as usize][2] >= 0.0));
                     Chunk { velocities: vs.to_vec(), split }
                 })
                 .collect();
@@ -250,23 +267,30 @@ mod tests {
 
     fn check_invariants(s: &GpuSchedule, m: usize, limits: &GpuLimits) {
         let v = VelocityGrid::new(m, 4.0, Quadrature::Trapezoid);
+        let oct = |x: u32| crate::grid::Octant::of(v.xi[x as usize]);
         let mut seen = vec![0u8; v.len()];
         for w in &s.waves {
-            let in_wave: usize = w.chunks.iter().map(|c| c.velocities.len()).sum();
+            let in_wave = w.chunks.iter().flat_map(|c| &c.velocities).filter(|&&x| x != GHOST).count();
             assert_eq!(in_wave, w.batches.iter().map(|b| b.velocities.len()).sum::<usize>());
             for c in &w.chunks {
                 assert!(c.velocities.len() <= s.chunk_stride);
-                assert!(
-                    (s.chunk_stride * s.slice_cells * 4) as u64 <= limits.max_storage_binding.min(limits.max_buffer)
-                );
-                for (n, &vel) in c.velocities.iter().enumerate() {
+                let bytes = (s.chunk_stride * s.slice_cells * 4) as u64;
+                assert!(bytes <= limits.max_storage_binding.min(limits.max_buffer));
+                assert!(!c.velocities.is_empty());
+                assert_eq!((c.velocities.len() % LANES, c.split % LANES), (0, 0), "partial quads");
+                for quad in c.velocities.chunks(LANES) {
+                    let real: Vec<u32> = quad.iter().copied().filter(|&x| x != GHOST).collect();
+                    assert!(!real.is_empty(), "an all-ghost quad");
+                    assert!(quad[0] != GHOST, "a quad takes its octant from its first lane");
+                    assert!(real.iter().all(|&x| oct(x) == oct(real[0])), "quad mixes octants");
+                }
+                for (n, &vel) in c.velocities.iter().enumerate().filter(|(_, &x)| x != GHOST) {
                     seen[vel as usize] += 1;
                     assert_eq!(n < c.split, v.xi[vel as usize][2] >= 0.0, "split misplaced");
                 }
             }
             for b in &w.batches {
-                let o = b.octant;
-                assert!(b.velocities.iter().all(|&x| crate::grid::Octant::of(v.xi[x as usize]) == o));
+                assert!(b.velocities.iter().all(|&x| oct(x) == b.octant));
             }
         }
         assert!(seen.iter().all(|&c| c == 1), "every velocity exactly once");

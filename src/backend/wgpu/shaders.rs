@@ -4,7 +4,6 @@ const SWEEP: &str = include_str!("../../../shaders/sweep_slice.wgsl");
 const MOMENT: &str = include_str!("../../../shaders/moment_slice.wgsl");
 const REDUCE_WORKGROUP: &str = include_str!("../../../shaders/reduce_workgroup.wgsl");
 const REDUCE_SUBGROUP: &str = include_str!("../../../shaders/reduce_subgroup.wgsl");
-
 pub fn sweep_source() -> String {
     SWEEP.to_string()
 }
