@@ -15,12 +15,20 @@ fn quick_cavity_converges_symmetric_mass_conserving_and_thread_independent() {
     for b in backends() {
         let (p, r2) = run(&cfg, b, 2);
         assert!(r2.converged, "{b:?}: not converged after {} iterations", r2.iterations());
-        assert!(r2.final_residual() < cfg.solver.tolerance);
+        // f32 backends stop at their residual floor (1e-5) instead of the case's 1e-9.
+        let (tol, sym_tol) = match b {
+            BackendChoice::Cpu => (cfg.solver.tolerance, 1e-10),
+            // Mirror-image velocities are summed in different orders in f32: round-off of
+            // thermal-scale sums, ~1e-7 of v0 (docs/gpu.md, "Precision"); 1e-6 bounds it.
+            _ => (1e-5, 1e-6),
+        };
+        assert!(r2.final_residual() < tol, "{b:?}: residual {:e}", r2.final_residual());
         let g = &p.grid;
         let [nx, ny, nz] = g.dims();
 
         // Mirror symmetry about the z mid-plane: scalars and U_x, U_y even, U_z odd. The
-        // scheme is symmetric exactly; only summation order differs, so 1e-10 is generous.
+        // scheme is symmetric exactly; only summation order differs, so 1e-10 is generous
+        // in f64.
         let mut worst = 0.0f64;
         for k in 0..nz {
             for j in 0..ny {
@@ -33,7 +41,7 @@ fn quick_cavity_converges_symmetric_mass_conserving_and_thread_independent() {
                 }
             }
         }
-        assert!(worst < 1e-10, "{b:?}: z-mirror asymmetry {worst:e}");
+        assert!(worst < sym_tol, "{b:?}: z-mirror asymmetry {worst:e}");
 
         // Mass: rescaled to the initial mass (1 in a unit box) every iteration; 1e-12 allows
         // the round-off of summing 4096 cells.

@@ -18,13 +18,16 @@ fn gas_at_rest_stays_at_rest_to_round_off() {
     for b in backends() {
         let (_p, r) = run(&cfg, b, 2);
         assert_eq!(r.iterations(), 4);
-        // 1e-13 is a few hundred ulps: the sums run over 25^3 velocities per cell.
+        // Round-off of the backend's arithmetic (unit round-off u: f64 on the CPU, f32 on
+        // GPUs): ~1000 u for rho and T, sums over 25^3 velocities per cell; ~100 u for U
+        // and q, sums of terms that cancel pairwise by symmetry.
+        let u = if b == knudsen::backend::BackendChoice::Cpu { f64::EPSILON / 2.0 } else { f32::EPSILON as f64 / 2.0 };
         for (c, m) in r.fields.iter().enumerate() {
-            assert!((m.rho - 1.0).abs() < 1e-13, "{b:?} cell {c}: rho {}", m.rho);
-            assert!((m.t - 1.0).abs() < 1e-13, "{b:?} cell {c}: T {}", m.t);
+            assert!((m.rho - 1.0).abs() < 1000.0 * u, "{b:?} cell {c}: rho {}", m.rho);
+            assert!((m.t - 1.0).abs() < 1000.0 * u, "{b:?} cell {c}: T {}", m.t);
             for d in 0..3 {
-                assert!(m.u[d].abs() < 1e-14, "{b:?} cell {c}: U {:?}", m.u);
-                assert!(m.q[d].abs() < 1e-14, "{b:?} cell {c}: q {:?}", m.q);
+                assert!(m.u[d].abs() < 100.0 * u, "{b:?} cell {c}: U {:?}", m.u);
+                assert!(m.q[d].abs() < 100.0 * u, "{b:?} cell {c}: q {:?}", m.q);
             }
         }
     }
