@@ -36,18 +36,7 @@ const MSTRIDE: u32 = 16u;
 
 var<workgroup> red: array<f32, 2432>; // NACC * MWG
 
-fn face_offset(face: u32) -> u32 {
-    let nyz = NY * NZ;
-    let nxz = NX * NZ;
-    switch face {
-        case 0u: { return 0u; }
-        case 1u: { return nyz; }
-        case 2u: { return 2u * nyz; }
-        case 3u: { return 2u * nyz + nxz; }
-        case 4u: { return 2u * nyz + 2u * nxz; }
-        default: { return 2u * nyz + 2u * nxz + NX * NY; }
-    }
-}
+// face_offset(): shaders/face_offset.wgsl, appended by the host.
 
 @compute @workgroup_size(128)
 fn moment_slice(

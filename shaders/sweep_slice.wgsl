@@ -33,19 +33,7 @@ override CH: u32;
 @group(0) @binding(5) var<storage, read> shapes: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> slices: array<f32>;
 
-// Offsets of each face's cells in face_density (numbering of src/boundary.rs).
-fn face_offset(face: u32) -> u32 {
-    let nyz = NY * NZ;
-    let nxz = NX * NZ;
-    switch face {
-        case 0u: { return 0u; }
-        case 1u: { return nyz; }
-        case 2u: { return 2u * nyz; }
-        case 3u: { return 2u * nyz + nxz; }
-        case 4u: { return 2u * nyz + 2u * nxz; }
-        default: { return 2u * nyz + 2u * nxz + NX * NY; }
-    }
-}
+// face_offset(): shaders/face_offset.wgsl, appended by the host.
 
 @compute @workgroup_size(64)
 fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

@@ -226,7 +226,23 @@ fn default_max_iterations() -> usize {
 /// most erfc(3)/2 = 1.1e-5 of its mass to truncation; closer than that is rejected.
 pub const MIN_THERMAL_WIDTHS_INSIDE: f64 = 3.0;
 
+/// M^3 velocity indices must fit 32 bits (1625^3 < 2^32); 1024 is far beyond any useful grid.
+pub const MAX_VELOCITY_POINTS: usize = 1024;
+/// Cell indices within a slice and face arrays are 32-bit on GPUs.
+pub const MAX_CELLS_PER_AXIS: usize = 16384;
+
 impl Config {
+    /// Bytes of host memory a run needs besides slice storage: per cell the solver's f64
+    /// fields (raw moments 13, sweep coefficients 10, macroscopic state 16, conserved 5,
+    /// volumes 1) and output buffers (~16); per velocity its node and weight and the six
+    /// faces' emission shapes.
+    pub fn host_bytes(&self) -> u64 {
+        let g = &self.grid;
+        let cells = (g.x.cells * g.y.cells * g.z.cells) as u64;
+        let m = self.velocity.points as u64;
+        cells * (13 + 10 + 16 + 5 + 1 + 16) * 8 + m * m * m * (3 + 1 + 6) * 8
+    }
+
     /// Parse JSON text; unknown keys and wrong types are errors naming the key.
     pub fn from_json(text: &str) -> Result<Self, ConfigError> {
         let de = &mut serde_json::Deserializer::from_str(text);
@@ -295,6 +311,12 @@ impl Config {
             if a.cells == 0 {
                 return Err(ConfigError::new(format!("grid.{name}.cells"), "must be at least 1"));
             }
+            if a.cells > MAX_CELLS_PER_AXIS {
+                return Err(ConfigError::new(
+                    format!("grid.{name}.cells"),
+                    format!("at most {MAX_CELLS_PER_AXIS} cells per axis, got {}", a.cells),
+                ));
+            }
             if !(a.min.is_finite() && a.max.is_finite()) {
                 return Err(ConfigError::new(format!("grid.{name}"), "min and max must be finite"));
             }
@@ -312,6 +334,15 @@ impl Config {
             return Err(ConfigError::new(
                 "velocity.points",
                 format!("need at least 2 points per axis, got {}", v.points),
+            ));
+        }
+        if v.points > MAX_VELOCITY_POINTS {
+            return Err(ConfigError::new(
+                "velocity.points",
+                format!(
+                    "at most {MAX_VELOCITY_POINTS} points per axis (velocity indices are 32-bit), got {}",
+                    v.points
+                ),
             ));
         }
         if v.quadrature == Quadrature::Simpson && v.points % 2 == 0 {

@@ -126,6 +126,24 @@ fn load(path: &Path, o: Overrides) -> Result<Config, Failure> {
     Ok(cfg)
 }
 
+/// Refuse a case whose host fields cannot fit the memory available now.
+fn check_host_memory(cfg: &Config) -> Result<(), Failure> {
+    let need = cfg.host_bytes();
+    let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find(|l| l.starts_with("MemAvailable:"))
+            .and_then(|l| l.split_whitespace().nth(1).and_then(|kib| kib.parse::<u64>().ok()).map(|kib| kib * 1024))
+    });
+    match available {
+        Some(avail) if need > avail => Err(Failure::BadInput(format!(
+            "config error: `grid`/`velocity`: the case needs {:.1} GiB of host memory for its fields; {:.1} GiB are available",
+            need as f64 / 1073741824.0,
+            avail as f64 / 1073741824.0
+        ))),
+        _ => Ok(()),
+    }
+}
+
 fn mib(b: u64) -> f64 {
     b as f64 / (1024.0 * 1024.0)
 }
@@ -174,6 +192,7 @@ fn probe_output_dir(dir: &Path) -> Result<(), String> {
 }
 
 fn run_in_pool(path: &Path, cfg: &Config, choice: BackendChoice, dir: &Path) -> Result<(), Failure> {
+    check_host_memory(cfg)?;
     let problem = Arc::new(Problem::new(cfg));
     let (backend, fallback) = backend::create(choice, problem.clone(), cfg.solver.memory_budget_mib)
         .map_err(|e| Failure::BadInput(format!("{e:#}")))?;
@@ -276,6 +295,7 @@ fn compare(a: &Path, b: &Path) -> Result<(), Failure> {
 
 fn check(path: &Path, overrides: Overrides) -> Result<(), Failure> {
     let cfg = load(path, overrides)?;
+    check_host_memory(&cfg)?;
     let p = Problem::new(&cfg);
     let g = &p.grid;
     let v = &p.vgrid;

@@ -256,13 +256,7 @@ impl WgpuBackend {
     /// the incident sums, so each stage can be compared with its CPU twin (twin.rs).
     pub fn first_steps_for_check(&mut self, input: &SweepInput) -> anyhow::Result<(Vec<f32>, Vec<f32>, Vec<f32>)> {
         let nz = self.problem.grid.nz();
-        let cells: Vec<CellCoeffs> = input.eq.iter().map(CellCoeffs::from_eq).collect();
-        self.queue.write_buffer(&self.cells, 0, bytemuck::cast_slice(&cells));
-        let dens: Vec<f32> = input.face_density.iter().flat_map(|f| f.iter().map(|&x| x as f32)).collect();
-        self.queue.write_buffer(&self.face_density, 0, bytemuck::cast_slice(&dens));
-        let mut enc = self.device.create_command_encoder(&Default::default());
-        enc.clear_buffer(&self.moments, 0, None);
-        enc.clear_buffer(&self.incident, 0, None);
+        let mut enc = self.begin_iteration(input);
         {
             let mut pass = enc.begin_compute_pass(&Default::default());
             let count = self.schedule.waves[0].chunks[0].velocities.len();
@@ -293,6 +287,19 @@ impl WgpuBackend {
             Ok(bytemuck::cast_slice(&view).to_vec())
         });
         Ok((out.next().unwrap()?, out.next().unwrap()?, out.next().unwrap()?))
+    }
+
+    /// Upload the cell coefficients and face densities, and start a command encoder whose
+    /// first commands clear the moment and incident sums.
+    fn begin_iteration(&self, input: &SweepInput) -> wgpu::CommandEncoder {
+        let cells: Vec<CellCoeffs> = input.eq.iter().map(CellCoeffs::from_eq).collect();
+        self.queue.write_buffer(&self.cells, 0, bytemuck::cast_slice(&cells));
+        let dens: Vec<f32> = input.face_density.iter().flat_map(|f| f.iter().map(|&x| x as f32)).collect();
+        self.queue.write_buffer(&self.face_density, 0, bytemuck::cast_slice(&dens));
+        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("iteration") });
+        enc.clear_buffer(&self.moments, 0, None);
+        enc.clear_buffer(&self.incident, 0, None);
+        enc
     }
 
     pub fn schedule(&self) -> &GpuSchedule {
@@ -360,14 +367,7 @@ impl Backend for WgpuBackend {
         let p = &*self.problem;
         let nz = p.grid.nz();
         let t0 = std::time::Instant::now();
-        let cells: Vec<CellCoeffs> = input.eq.iter().map(CellCoeffs::from_eq).collect();
-        self.queue.write_buffer(&self.cells, 0, bytemuck::cast_slice(&cells));
-        let dens: Vec<f32> = input.face_density.iter().flat_map(|f| f.iter().map(|&x| x as f32)).collect();
-        self.queue.write_buffer(&self.face_density, 0, bytemuck::cast_slice(&dens));
-
-        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("iteration") });
-        enc.clear_buffer(&self.moments, 0, None);
-        enc.clear_buffer(&self.incident, 0, None);
+        let mut enc = self.begin_iteration(input);
         {
             let mut pass =
                 enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("sweeps"), timestamp_writes: None });

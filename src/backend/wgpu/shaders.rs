@@ -4,13 +4,15 @@ const SWEEP: &str = include_str!("../../../shaders/sweep_slice.wgsl");
 const MOMENT: &str = include_str!("../../../shaders/moment_slice.wgsl");
 const REDUCE_WORKGROUP: &str = include_str!("../../../shaders/reduce_workgroup.wgsl");
 const REDUCE_SUBGROUP: &str = include_str!("../../../shaders/reduce_subgroup.wgsl");
+const FACE_OFFSET: &str = include_str!("../../../shaders/face_offset.wgsl");
+
 pub fn sweep_source() -> String {
-    SWEEP.to_string()
+    format!("{SWEEP}\n{FACE_OFFSET}")
 }
 
 /// The moment kernel with the subgroup reduction, or the workgroup-memory tree.
 pub fn moment_source(subgroups: bool) -> String {
-    format!("{MOMENT}\n{}", if subgroups { REDUCE_SUBGROUP } else { REDUCE_WORKGROUP })
+    format!("{MOMENT}\n{FACE_OFFSET}\n{}", if subgroups { REDUCE_SUBGROUP } else { REDUCE_WORKGROUP })
 }
 
 /// Every shader variant knudsen can create, with the capabilities it needs:
