@@ -86,6 +86,18 @@ pub struct FaceBc {
     pub emit_norm: f64,
 }
 
+impl FaceBc {
+    /// The distribution entering the domain through face cell `idx` at velocity `v`, given
+    /// the face's per-cell densities. Kinds with their own partner data (specular, periodic)
+    /// answer here from it.
+    #[inline(always)]
+    pub fn inflow(&self, density: &[f64], idx: usize, v: usize) -> f64 {
+        match self.kind {
+            FaceKind::DiffuseWall { .. } => density[idx] * self.shape[v],
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Boundaries {
     pub faces: Vec<FaceBc>,

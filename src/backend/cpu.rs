@@ -95,7 +95,7 @@ pub fn sweep_slice(p: &Problem, inp: &SweepInput, v: usize, oct: Octant, k: usiz
     let (nx, ny) = (g.nx(), g.ny());
     let xi = p.vgrid.xi[v];
     let [fx_face, fy_face, fz_face] = upwind_faces(oct);
-    let ghost = |face: Face, idx: usize| inp.face_density[face.id()][idx] * p.bounds.faces[face.id()].shape[v];
+    let ghost = |face: Face, idx: usize| p.bounds.faces[face.id()].inflow(&inp.face_density[face.id()], idx, v);
     let c = xi[2].abs() / g.z.widths[k];
     let eq = &inp.eq[k * nx * ny..(k + 1) * nx * ny];
     for jj in 0..ny {
