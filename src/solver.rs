@@ -147,7 +147,7 @@ impl<'a> Solver<'a> {
                 out.incident.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x *= factor));
             }
 
-            let new_conserved: Vec<[f64; 5]> = out.raw.iter().map(conserved_from_raw).collect();
+            let new_conserved: Vec<[f64; 5]> = out.raw.par_iter().map(conserved_from_raw).collect();
             let res = residuals(&conserved, &new_conserved);
             conserved = new_conserved;
             // Cells are independent: update them in parallel (the sweep coefficients' grid

@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 use knudsen::backend::wgpu::layout::{CellCoeffs, StepParams, MSTRIDE};
-use knudsen::backend::wgpu::twin::{self, Consts, SweepBindings};
+use knudsen::backend::wgpu::twin::{self, Consts, SweepBindings, VelocityIndex};
 use knudsen::backend::wgpu::{velocity_tables, WgpuBackend, WgpuOptions};
 use knudsen::backend::SweepInput;
 use knudsen::boundary::Face;
@@ -53,6 +53,13 @@ fn sweep_and_moment_stages_match_their_cpu_twins() {
     let mut t_slices = vec![0.0f32; s.chunk_stride * g.slice_cells()];
     let mut t_moments = vec![0.0f32; g.cells() * MSTRIDE];
     let mut t_incident = vec![0.0f32; face_density.len()];
+    let w1: Vec<f32> = p.vgrid.weights_1d.iter().map(|&w| w as f32).collect();
+    let vi = VelocityIndex {
+        m: p.vgrid.m as u32,
+        step: (p.vgrid.half_width / (p.vgrid.m - 1) as f64) as f32,
+        w1: &w1,
+        vidx: &chunk.velocities,
+    };
     for step in 0..2u32 {
         let params = StepParams { step, count: chunk.velocities.len() as u32, split: chunk.split as u32, pad: 0 };
         let b = SweepBindings {
@@ -67,7 +74,7 @@ fn sweep_and_moment_stages_match_their_cpu_twins() {
             twin::sweep_slice(&k, &b, v, &mut t_slices);
         }
         for cell in 0..g.slice_cells() as u32 {
-            twin::moment_slice(&k, &params, &vels, &t_slices, cell, &mut t_moments, &mut t_incident);
+            twin::moment_slice(&k, &params, &vi, &t_slices, cell, &mut t_moments, &mut t_incident);
         }
     }
     // Same f32 operations in the same order for the sweep, up to exp() and fused

@@ -52,7 +52,8 @@ run_case row-64x64-b8g carry/cases/row-64x64.json 240 --backend wgpu --max-itera
 
 # Converged cavities: 32^3 cells x 64^3 velocities, and the paper's 64^3 x 64^3.
 run_case conv-32x64 carry/cases/row-32x64.json 300 --backend wgpu --max-iterations 200 --memory-budget-mib 16384
-run_case cavity-kn1 configs/cavity-kn1.json 400 --backend wgpu --memory-budget-mib 16384
+RUST_LOG=knudsen=debug run_case cavity-kn1 configs/cavity-kn1.json 400 --backend wgpu --memory-budget-mib 16384
+grep -E "wgpu sweep|host update" $RUNS/cavity-kn1.log | tail -4
 $K compare $RUNS/cavity-kn1 $RUNS/conv-32x64
 cp $RUNS/conv-32x64/fields.h5 $OUT/conv-32x64.h5
 split -b 15M -d $RUNS/cavity-kn1/fields.h5 $OUT/cavity-kn1.h5.part

@@ -22,13 +22,9 @@ variant() { # label case budget env...
   printf '%-28s %-8s %6s MiB  %s s/iter  [%s]\n' "$label" "$case" "$budget" "$med" "$*"
 }
 
-variant full-vec4       row-64x64 16384 KNUDSEN_SWEEP=vec4
-variant full-scalar     row-64x64 16384 KNUDSEN_SWEEP=scalar
-variant full-prefetch   row-64x64 16384 KNUDSEN_SWEEP=prefetch
-variant sweep-vec4      row-64x64 16384 KNUDSEN_SWEEP=vec4 KNUDSEN_STAGES=sweep
-variant sweep-scalar    row-64x64 16384 KNUDSEN_SWEEP=scalar KNUDSEN_STAGES=sweep
-variant sweep-prefetch  row-64x64 16384 KNUDSEN_SWEEP=prefetch KNUDSEN_STAGES=sweep
+variant full            row-64x64 16384 KNUDSEN_STAGES=all
+variant full-again      row-64x64 16384 KNUDSEN_STAGES=all
+variant sweep-only      row-64x64 16384 KNUDSEN_STAGES=sweep
 variant moment-only     row-64x64 16384 KNUDSEN_STAGES=moment
-variant full-prefetch   row-32x64 16384 KNUDSEN_SWEEP=prefetch
-variant full-prefetch   row-64x32 16384 KNUDSEN_SWEEP=prefetch
-variant full-prefetch   row-128x64 16384 KNUDSEN_SWEEP=prefetch
+variant full-8g         row-64x64 8192  KNUDSEN_STAGES=all
+variant full            row-32x64 16384 KNUDSEN_STAGES=all

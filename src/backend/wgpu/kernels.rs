@@ -6,17 +6,29 @@ use super::layout::{StepParams, SWEEP_WG};
 use super::schedule::grid_2d;
 use super::shaders;
 
-/// Override constants shared by both kernels: the grid and the chunk stride.
+/// Override constants: the grid and the chunk stride (both kernels), and the velocity grid
+/// (points per axis and node step) that moment_slice rebuilds velocities from.
 pub struct Sizes {
     pub nx: u32,
     pub ny: u32,
     pub nz: u32,
     pub chunk_stride: u32,
+    pub m: u32,
+    pub step: f32,
 }
 
 impl Sizes {
-    fn constants(&self) -> [(&'static str, f64); 4] {
-        [("NX", self.nx as f64), ("NY", self.ny as f64), ("NZ", self.nz as f64), ("CH", self.chunk_stride as f64)]
+    fn constants(&self, velocity_grid: bool) -> Vec<(&'static str, f64)> {
+        let mut c = vec![
+            ("NX", self.nx as f64),
+            ("NY", self.ny as f64),
+            ("NZ", self.nz as f64),
+            ("CH", self.chunk_stride as f64),
+        ];
+        if velocity_grid {
+            c.extend([("M", self.m as f64), ("STEP", self.step as f64)]);
+        }
+        c
     }
 }
 
@@ -68,7 +80,7 @@ fn kernel(
         bind_group_layouts: &[Some(&layout)],
         ..Default::default()
     });
-    let constants = sizes.constants();
+    let constants = sizes.constants(name == "moment_slice");
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(name),
         layout: Some(&pl),
@@ -98,9 +110,10 @@ pub fn sweep_slice_kernel(device: &wgpu::Device, sizes: &Sizes) -> Kernel {
     kernel(device, "sweep_slice", &shaders::sweep_source(), &entries, sizes)
 }
 
-/// Bindings: params, vels, slices, moments (rw), incident (rw).
+/// Bindings: params, vidx, slices, moments (rw), incident (rw), w1.
 pub fn moment_slice_kernel(device: &wgpu::Device, sizes: &Sizes, subgroups: bool) -> Kernel {
-    let entries = [params_entry(), storage(1, true), storage(2, true), storage(3, false), storage(4, false)];
+    let entries =
+        [params_entry(), storage(1, true), storage(2, true), storage(3, false), storage(4, false), storage(5, true)];
     kernel(device, "moment_slice", &shaders::moment_source(subgroups), &entries, sizes)
 }
 

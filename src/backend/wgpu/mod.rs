@@ -22,6 +22,7 @@ use crate::problem::Problem;
 use anyhow::{anyhow, Context};
 use kernels::{encode_moment_slice, encode_sweep_slice, Kernel, Sizes};
 use layout::{CellCoeffs, StepParams, MSTRIDE, PARAMS_STRIDE};
+use rayon::prelude::*;
 use schedule::{GpuLimits, GpuSchedule};
 use std::sync::Arc;
 use wgpu::util::DeviceExt;
@@ -135,7 +136,14 @@ impl WgpuBackend {
         let g = &p.grid;
         let [nx, ny, nz] = g.dims();
         // KNUDSEN_ROW_IN_WORKGROUP=0 turns the row buffer off (performance comparisons).
-        let sizes = Sizes { nx: nx as u32, ny: ny as u32, nz: nz as u32, chunk_stride: sched.chunk_stride as u32 };
+        let sizes = Sizes {
+            nx: nx as u32,
+            ny: ny as u32,
+            nz: nz as u32,
+            chunk_stride: sched.chunk_stride as u32,
+            m: p.vgrid.m as u32,
+            step: (p.vgrid.half_width / (p.vgrid.m - 1) as f64) as f32,
+        };
         let sweep = kernels::sweep_slice_kernel(&device, &sizes);
         let moment = kernels::moment_slice_kernel(&device, &sizes, subgroups);
 
@@ -193,7 +201,9 @@ impl WgpuBackend {
         }
         let params = init("params", &params, wgpu::BufferUsages::UNIFORM);
 
-        let mut keep = vec![inv_widths.clone()];
+        let w1: Vec<f32> = p.vgrid.weights_1d.iter().map(|&w| w as f32).collect();
+        let w1 = init("w1", bytemuck::cast_slice(&w1), storage);
+        let mut keep = vec![inv_widths.clone(), w1.clone()];
         let mut sweep_groups = Vec::new();
         let mut moment_groups = Vec::new();
         for wave in &sched.waves {
@@ -203,15 +213,17 @@ impl WgpuBackend {
                 let (vels, shapes) = velocity_tables(p, &chunk.velocities);
                 let vels = init("vels", bytemuck::cast_slice(&vels), storage);
                 let shapes = init("shapes", bytemuck::cast_slice(&shapes), storage);
+                let vidx = init("vidx", bytemuck::cast_slice(&chunk.velocities), storage);
                 sg.push(kernels::bind(
                     &device,
                     &sweep,
                     &params,
                     &[&cells, &inv_widths, &face_density, &vels, &shapes, &slices[c]],
                 ));
-                mg.push(kernels::bind(&device, &moment, &params, &[&vels, &slices[c], &moments, &incident]));
+                mg.push(kernels::bind(&device, &moment, &params, &[&vidx, &slices[c], &moments, &incident, &w1]));
                 keep.push(vels);
                 keep.push(shapes);
+                keep.push(vidx);
             }
             sweep_groups.push(sg);
             moment_groups.push(mg);
@@ -292,7 +304,7 @@ impl WgpuBackend {
     /// Upload the cell coefficients and face densities, and start a command encoder whose
     /// first commands clear the moment and incident sums.
     fn begin_iteration(&self, input: &SweepInput) -> wgpu::CommandEncoder {
-        let cells: Vec<CellCoeffs> = input.eq.iter().map(CellCoeffs::from_eq).collect();
+        let cells: Vec<CellCoeffs> = input.eq.par_iter().map(CellCoeffs::from_eq).collect();
         self.queue.write_buffer(&self.cells, 0, bytemuck::cast_slice(&cells));
         let dens: Vec<f32> = input.face_density.iter().flat_map(|f| f.iter().map(|&x| x as f32)).collect();
         self.queue.write_buffer(&self.face_density, 0, bytemuck::cast_slice(&dens));
@@ -412,11 +424,11 @@ impl Backend for WgpuBackend {
         {
             let view = slice.get_mapped_range().map_err(|e| anyhow!("mapping the results: {e:?}"))?;
             let data: &[f32] = bytemuck::cast_slice(&view);
-            for (c, m) in out.raw.iter_mut().enumerate() {
-                for (k, x) in m.iter_mut().enumerate() {
-                    *x = data[c * MSTRIDE + k] as f64;
+            out.raw.par_iter_mut().zip(data.par_chunks(MSTRIDE)).for_each(|(m, d)| {
+                for (x, &y) in m.iter_mut().zip(d) {
+                    *x = y as f64;
                 }
-            }
+            });
             let faces = &data[mbytes as usize / 4..];
             for f in 0..6 {
                 let src = &faces[self.face_offsets[f]..self.face_offsets[f + 1]];

@@ -94,12 +94,21 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
     }
 }
 
+/// The velocity grid as moment_slice.wgsl rebuilds it: M points, node step, 1D weights.
+pub struct VelocityIndex<'a> {
+    pub m: u32,
+    pub step: f32,
+    pub w1: &'a [f32],
+    /// Per chunk slot: global velocity index, or GHOST.
+    pub vidx: &'a [u32],
+}
+
 /// Twin of `moment_slice` for the workgroup of slice cell `s`. The shader reduces with a
 /// tree; the twin sums in order, so the two agree to f32 round-off, not bit for bit.
 pub fn moment_slice(
     k_: &Consts,
     params: &StepParams,
-    vels: &[[f32; 4]],
+    vi: &VelocityIndex,
     slices: &[f32],
     s: u32,
     moments: &mut [f32],
@@ -123,9 +132,13 @@ pub fn moment_slice(
         let on_z = k == 0 || k == nz - 1;
         let mut acc = [0.0f32; NACC];
         for v in lo..hi {
-            let vel = vels[v as usize];
-            let wf = vel[3] * slices[(s * ch + v) as usize];
-            let (x, y, z) = (vel[0], vel[1], vel[2]);
+            let g = vi.vidx[v as usize];
+            let m = vi.m;
+            let (ix, iy, iz) = (g % m, (g / m) % m, (g / m / m) % m);
+            let node = |i: u32| (2 * i as i32 - (m as i32 - 1)) as f32 * vi.step;
+            let (x, y, z) = (node(ix), node(iy), node(iz));
+            let w = if g == u32::MAX { 0.0 } else { vi.w1[ix as usize] * vi.w1[iy as usize] * vi.w1[iz as usize] };
+            let wf = w * slices[(s * ch + v) as usize];
             let xi2 = x * x + y * y + z * z;
             acc[0] += wf;
             acc[1] += wf * x;
