@@ -6,12 +6,7 @@
 # bench.jsonl (one summary per run, plus peak GPU memory), log.txt, and the fields of the
 # converged 32^3 x 64^3 and 64^3 x 64^3 cavities for comparison with the CPU reference.
 set -u
-OUT=${OUT:-/tmp/knudsen-bench}
-mkdir -p "$OUT"
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-K=carry/knudsen
+. tests/device/setup.sh
 RUNS=/tmp/knudsen-runs
 mkdir -p $RUNS
 LOG=$OUT/log.txt

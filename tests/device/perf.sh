@@ -3,12 +3,7 @@
 #   tests/device/perf.sh            (needs carry/knudsen, carry/cases/, .gl/*.deb)
 # Each variant runs up to 3 iterations of a table case; the last iteration's time is printed.
 set -u
-OUT=${OUT:-/tmp/knudsen-perf}
-mkdir -p "$OUT"
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-K=carry/knudsen
+. tests/device/setup.sh
 exec > >(tee -a "$OUT/perf.txt") 2>&1
 nvidia-smi --query-gpu=name --format=csv,noheader
 

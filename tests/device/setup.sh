@@ -1,0 +1,8 @@
+# Sourced by the device scripts: the Vulkan loader from .gl/*.deb (the NVIDIA machine has
+# the driver's ICD but no libvulkan.so.1), the ICD's path, the carried binary, and $OUT.
+OUT=${OUT:-/tmp/knudsen-device}
+mkdir -p "$OUT"
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+K=carry/knudsen
