@@ -39,14 +39,14 @@ $K compare $RUNS/quick-wgpu $RUNS/quick-cpu
 # The paper's table rows: 3 iterations each, all velocities of a row in flight where the
 # 16 GiB budget allows.
 for row in 32x32 32x64 64x32 64x64 64x128 128x64; do
-  run_case "row-$row" carry/cases/row-$row.json 240 --backend wgpu --max-iterations 3 --tolerance 1e-30 --memory-budget-mib 16384
+  run_case "row-$row" configs/bench/row-$row.json 240 --backend wgpu --max-iterations 3 --tolerance 1e-30 --memory-budget-mib 16384
 done
 # The budget's effect at 64^3 x 64^3: 2 GiB (default) and 8 GiB.
-run_case row-64x64-b2g carry/cases/row-64x64.json 240 --backend wgpu --max-iterations 3 --tolerance 1e-30 --memory-budget-mib 2048
-run_case row-64x64-b8g carry/cases/row-64x64.json 240 --backend wgpu --max-iterations 3 --tolerance 1e-30 --memory-budget-mib 8192
+run_case row-64x64-b2g configs/bench/row-64x64.json 240 --backend wgpu --max-iterations 3 --tolerance 1e-30 --memory-budget-mib 2048
+run_case row-64x64-b8g configs/bench/row-64x64.json 240 --backend wgpu --max-iterations 3 --tolerance 1e-30 --memory-budget-mib 8192
 
 # Converged cavities: 32^3 cells x 64^3 velocities, and the paper's 64^3 x 64^3.
-run_case conv-32x64 carry/cases/row-32x64.json 300 --backend wgpu --max-iterations 200 --memory-budget-mib 16384
+run_case conv-32x64 configs/bench/row-32x64.json 300 --backend wgpu --max-iterations 200 --memory-budget-mib 16384
 RUST_LOG=knudsen=debug run_case cavity-kn1 configs/cavity-kn1.json 400 --backend wgpu --memory-budget-mib 16384
 grep -E "wgpu sweep|host update" $RUNS/cavity-kn1.log | tail -4
 $K compare $RUNS/cavity-kn1 $RUNS/conv-32x64

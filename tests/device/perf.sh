@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stage timings of the wgpu backend on the device machine (see docs/performance.md):
-#   tests/device/perf.sh            (needs carry/knudsen, carry/cases/, .gl/*.deb)
+#   tests/device/perf.sh            (needs carry/knudsen and .gl/*.deb)
 # Each variant runs up to 3 iterations of a table case; the last iteration's time is printed.
 set -u
 . tests/device/setup.sh
@@ -9,7 +9,7 @@ nvidia-smi --query-gpu=name --format=csv,noheader
 
 variant() { # label case budget env...
   local label=$1 case=$2 budget=$3; shift 3
-  env "$@" timeout 300 $K run carry/cases/$case.json --backend wgpu --max-iterations 3 --tolerance 1e-30 \
+  env "$@" timeout 300 $K run configs/bench/$case.json --backend wgpu --max-iterations 3 --tolerance 1e-30 \
     --memory-budget-mib $budget --out /tmp/perf-$label > /tmp/perf-$label.log 2>&1
   local med
   # The last iteration: with KNUDSEN_STAGES set, iterations after the first time one stage.
