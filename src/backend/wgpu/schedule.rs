@@ -171,7 +171,7 @@ pub fn schedule(
     let moment_grid = grid_2d(nxy, limits.max_workgroups_per_dim)
         .ok_or_else(|| PlanError(format!("a slice of {nxy} cells exceeds the adapter's workgroup grid")))?;
 
-    let bytes_per_velocity = (nxy * 4) as u64;
+    let bytes_per_velocity = (nxy * crate::backend::GPU_BYTES_PER_VALUE) as u64;
     let slice_binding = max_slice_binding.map_or(binding, |cap| cap.min(binding));
     // Chunks hold whole quads (LANES velocities of one octant, one vec4 of slice storage).
     let per_binding = (slice_binding / bytes_per_velocity) as usize / LANES * LANES;
@@ -190,7 +190,7 @@ pub fn schedule(
     }
     // Batches as large as the budget allows (never more than an octant), then packed into
     // waves of at most `in_flight` velocities.
-    let plan = plan_batches(octants, nxy, 4, 1, budget_bytes)?;
+    let plan = plan_batches(octants, nxy, crate::backend::GPU_BYTES_PER_VALUE, 1, budget_bytes)?;
     let mut waves: Vec<Vec<Batch>> = Vec::new();
     let mut filled = 0;
     for b in plan.batches {
