@@ -19,21 +19,47 @@ override NY: u32;
 override NZ: u32;
 // Velocities per chunk slot: the stride of the slice storage.
 override CH: u32;
+// vec4 rows per velocity in `shapes`: 1 + ceil(bodies / 4).
+override SROW: u32 = 1u;
+// Wall words (src/grid/solid.rs): solid cell = SOLID | body; fluid cell =
+// (first wall face << 6) | side mask. Keep in sync with SOLID_BIT and SIDE_BITS there.
+const SOLID: u32 = 0x80000000u;
 
 @group(0) @binding(0) var<uniform> params: StepParams;
-// Per cell, 3 x vec4 (layout.rs::CellCoeffs): (pref, 1/T, nu, 0), (U, 0), (s, 0).
+// Per cell, 3 x vec4 (layout.rs::CellCoeffs): (pref, 1/T, nu, wall word as f32 bits),
+// (U, 0), (s, 0).
 @group(0) @binding(1) var<storage, read> cells: array<vec4<f32>>;
 // 1/dx (NX), then 1/dy (NY), then 1/dz (NZ).
 @group(0) @binding(2) var<storage, read> inv_widths: array<f32>;
-// Emission density per face cell, faces x_min, x_max, y_min, y_max, z_min, z_max.
+// Emission density per face cell, faces x_min, x_max, y_min, y_max, z_min, z_max, then
+// per body wall face (from wall_base()).
 @group(0) @binding(3) var<storage, read> face_density: array<f32>;
 // Per chunk velocity: (xi, w).
 @group(0) @binding(4) var<storage, read> vels: array<vec4<f32>>;
-// Per chunk velocity: unit-density inflow from its upwind x, y, z faces.
+// Per chunk velocity, SROW rows: the unit-density inflow from its upwind x, y, z faces;
+// then each body's unit Maxwellian, four bodies per row.
 @group(0) @binding(5) var<storage, read> shapes: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> slices: array<f32>;
 
 // face_offset(): shaders/face_offset.wgsl, appended by the host.
+
+fn wall_base() -> u32 {
+    return 2u * (NY * NZ + NX * NZ + NX * NY);
+}
+
+// Emission into velocity v of the wall face on side `side` of the fluid cell `cell` (word
+// `word`): its wall density times its body's Maxwellian. The body is read from the solid
+// neighbour's word.
+fn wall_emission(word: u32, side: u32, cell: u32, v: u32) -> f32 {
+    let mask = word & 63u;
+    let w = (word >> 6u) + countOneBits(mask & ((1u << side) - 1u));
+    let axis = side / 2u;
+    let step = select(select(NX * NY, NX, axis == 1u), 1u, axis == 0u);
+    let nb = select(cell - step, cell + step, (side & 1u) == 1u);
+    let body = bitcast<u32>(cells[3u * nb].w) & ~SOLID;
+    let row = shapes[v * SROW + 1u + body / 4u];
+    return face_density[wall_base() + w] * row[body % 4u];
+}
 
 @compute @workgroup_size(64)
 fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -43,7 +69,7 @@ fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     }
     let vel = vels[v];
     let xi = vel.xyz;
-    let shape = shapes[v];
+    let shape = shapes[v * SROW];
     let neg_x = xi.x < 0.0;
     let neg_y = xi.y < 0.0;
     let neg_z = xi.z < 0.0;
@@ -63,6 +89,15 @@ fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
             let i = select(ii, NX - 1u - ii, neg_x);
             let a = abs(xi.x) * inv_widths[i];
             let s = j * NX + i;
+            let cell = k * NX * NY + s;
+            let e0 = cells[3u * cell];
+            let word = bitcast<u32>(e0.w);
+            if (word & SOLID) != 0u {
+                // No gas inside a body: nothing to add to any moment.
+                slices[s * CH + v] = 0.0;
+                fx = 0.0;
+                continue;
+            }
             var fy: f32;
             if jj == 0u {
                 fy = face_density[y_face + k * NX + i] * shape.y;
@@ -75,11 +110,23 @@ fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
             } else {
                 fz = slices[s * CH + v];
             }
-            let cell = 3u * (k * NX * NY + s);
-            let e0 = cells[cell];
-            let cu = xi - cells[cell + 1u].xyz;
+            if word != 0u {
+                let xs = select(0u, 1u, neg_x);
+                let ys = select(2u, 3u, neg_y);
+                let zs = select(4u, 5u, neg_z);
+                if ((word >> xs) & 1u) != 0u {
+                    fx = wall_emission(word, xs, cell, v);
+                }
+                if ((word >> ys) & 1u) != 0u {
+                    fy = wall_emission(word, ys, cell, v);
+                }
+                if ((word >> zs) & 1u) != 0u {
+                    fz = wall_emission(word, zs, cell, v);
+                }
+            }
+            let cu = xi - cells[3u * cell + 1u].xyz;
             let c2 = dot(cu, cu);
-            let sc = dot(cells[cell + 2u].xyz, cu);
+            let sc = dot(cells[3u * cell + 2u].xyz, cu);
             let fs = e0.x * exp(-c2 * e0.y) * (1.0 + sc * (2.0 * c2 * e0.y - 5.0));
             let f = (a * fx + b * fy + c * fz + e0.z * fs) / (a + b + c + e0.z);
             slices[s * CH + v] = f;

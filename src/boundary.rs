@@ -9,9 +9,9 @@
 //! Face cells are numbered along the face's two tangential axes, slow then fast:
 //! x faces (k, j) -> k ny + j; y faces (k, i) -> k nx + i; z faces (j, i) -> j nx + i.
 
-use crate::config::{BoundariesConfig, FaceConfig};
+use crate::config::{Config, FaceConfig};
 use crate::grid::{Grid, VelocityGrid};
-use crate::model::maxwellian;
+use crate::model::{gaussian_sum, maxwellian};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Face {
@@ -71,7 +71,16 @@ pub fn face_zeros(g: &Grid) -> FaceData {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum FaceKind {
-    DiffuseWall { temperature: f64, velocity: [f64; 3] },
+    DiffuseWall {
+        temperature: f64,
+        velocity: [f64; 3],
+    },
+    /// Emits the free-stream Maxwellian at fixed density.
+    FreeStream {
+        density: f64,
+        velocity: [f64; 3],
+        temperature: f64,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -92,9 +101,7 @@ impl FaceBc {
     /// answer here from it.
     #[inline(always)]
     pub fn inflow(&self, density: &[f64], idx: usize, v: usize) -> f64 {
-        match self.kind {
-            FaceKind::DiffuseWall { .. } => density[idx] * self.shape[v],
-        }
+        density[idx] * self.shape[v]
     }
 }
 
@@ -104,8 +111,9 @@ pub struct Boundaries {
 }
 
 impl Boundaries {
-    pub fn new(cfg: &BoundariesConfig, v: &VelocityGrid) -> Self {
+    pub fn new(cfg: &Config, v: &VelocityGrid) -> Self {
         let faces = cfg
+            .boundaries
             .faces()
             .iter()
             .zip(Face::ALL)
@@ -114,13 +122,41 @@ impl Boundaries {
                     FaceConfig::DiffuseWall { temperature, velocity } => {
                         FaceKind::DiffuseWall { temperature: *temperature, velocity: *velocity }
                     }
+                    FaceConfig::FreeStream {} => {
+                        let fs = cfg.free_stream.as_ref().expect("validated");
+                        FaceKind::FreeStream {
+                            density: fs.density,
+                            velocity: fs.velocity(),
+                            temperature: fs.temperature,
+                        }
+                    }
                 };
-                let FaceKind::DiffuseWall { temperature, velocity } = kind;
-                let shape: Vec<f64> = v
-                    .xi
-                    .iter()
-                    .map(|&x| if face.normal_speed(x) > 0.0 { maxwellian(1.0, velocity, temperature, x) } else { 0.0 })
-                    .collect();
+                let emitted = |x: [f64; 3]| face.normal_speed(x) > 0.0;
+                let shape: Vec<f64> = match kind {
+                    FaceKind::DiffuseWall { temperature, velocity } => {
+                        v.xi.iter()
+                            .map(|&x| if emitted(x) { maxwellian(1.0, velocity, temperature, x) } else { 0.0 })
+                            .collect()
+                    }
+                    // Unit density on the grid: the discrete free stream carries exactly the
+                    // configured density (the grid is a tensor product, so the normaliser is
+                    // a product of three 1D sums).
+                    FaceKind::FreeStream { velocity, temperature, .. } => {
+                        let z: f64 =
+                            (0..3).map(|a| gaussian_sum(&v.nodes, &v.weights_1d, velocity[a], temperature)).product();
+                        v.xi.iter()
+                            .map(|&x| {
+                                if emitted(x) {
+                                    maxwellian(1.0, velocity, temperature, x)
+                                        * (std::f64::consts::PI * temperature).powf(1.5)
+                                        / z
+                                } else {
+                                    0.0
+                                }
+                            })
+                            .collect()
+                    }
+                };
                 let emit_norm =
                     v.xi.iter().zip(&v.w).zip(&shape).map(|((&x, &w), &s)| w * face.normal_speed(x).max(0.0) * s).sum();
                 FaceBc { face, kind, shape, emit_norm }
@@ -155,6 +191,7 @@ impl Boundaries {
             let bc = &self.faces[f];
             match bc.kind {
                 FaceKind::DiffuseWall { .. } => incident[f].iter().map(|&fl| fl / bc.emit_norm).collect(),
+                FaceKind::FreeStream { density, .. } => vec![density; incident[f].len()],
             }
         })
     }
@@ -178,16 +215,15 @@ mod tests {
     fn resting_wall_density_equals_gas_density() {
         // A wall at the gas temperature in balance with gas at rest emits with rho_w = rho,
         // by the symmetry of the velocity grid; zero normal components count on neither side.
+        let wall = r#"{"type": "diffuse_wall", "temperature": 1.0}"#;
+        let json = format!(
+            r#"{{"gas": {{"kn": 1.0}}, "grid": {{"x": {{"min": 0, "max": 1, "cells": 2}},
+            "y": {{"min": 0, "max": 1, "cells": 3}}, "z": {{"min": 0, "max": 1, "cells": 4}}}},
+            "velocity": {{"points": 9}}, "boundaries": {{"x_min": {wall}, "x_max": {wall},
+            "y_min": {wall}, "y_max": {wall}, "z_min": {wall}, "z_max": {wall}}}}}"#
+        );
+        let cfg = Config::from_json(&json).unwrap();
         let v = VelocityGrid::new(9, 4.0, Quadrature::Trapezoid);
-        let wall = FaceConfig::DiffuseWall { temperature: 1.0, velocity: [0.0; 3] };
-        let cfg = BoundariesConfig {
-            x_min: wall.clone(),
-            x_max: wall.clone(),
-            y_min: wall.clone(),
-            y_max: wall.clone(),
-            z_min: wall.clone(),
-            z_max: wall,
-        };
         let b = Boundaries::new(&cfg, &v);
         let g = Grid::uniform([2, 3, 4], [1.0; 3]);
         let inc = b.uniform_incident(&g, &v, 0.7, [0.0; 3], 1.0);

@@ -46,9 +46,11 @@
 //! ```
 
 pub mod backend;
+pub mod body;
 pub mod boundary;
 pub mod config;
 pub mod grid;
+pub mod loads;
 pub mod model;
 pub mod output;
 pub mod plan;

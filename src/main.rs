@@ -193,6 +193,9 @@ fn probe_output_dir(dir: &Path) -> Result<(), String> {
 
 fn run_in_pool(path: &Path, cfg: &Config, choice: BackendChoice, dir: &Path) -> Result<(), Failure> {
     check_host_memory(cfg)?;
+    for w in cfg.warnings() {
+        log::warn!("{w}");
+    }
     let problem = Arc::new(Problem::new(cfg));
     let (backend, fallback) = backend::create(choice, problem.clone(), cfg.solver.memory_budget_mib)
         .map_err(|e| Failure::BadInput(format!("{e:#}")))?;
@@ -309,16 +312,23 @@ fn check(path: &Path, overrides: Overrides) -> Result<(), Failure> {
         cfg.gas.prandtl,
         if cfg.gas.prandtl == 1.0 { "BGK" } else { "Shakhov" }
     );
-    let mut temps = vec![cfg.initial.temperature];
-    for b in &p.bounds.faces {
-        let knudsen::boundary::FaceKind::DiffuseWall { temperature, .. } = b.kind;
-        temps.push(temperature);
+    for w in cfg.warnings() {
+        println!("warning: {w}");
     }
-    let tau = |t: f64| 1.0 / knudsen::model::collision_frequency(p.delta, p.omega, cfg.initial.density, t);
+    let ini = cfg.initial_state();
+    let mut temps = vec![ini.temperature];
+    for b in &p.bounds.faces {
+        match b.kind {
+            knudsen::boundary::FaceKind::DiffuseWall { temperature, .. }
+            | knudsen::boundary::FaceKind::FreeStream { temperature, .. } => temps.push(temperature),
+        }
+    }
+    temps.extend(p.bodies.bodies.iter().map(|b| b.temperature));
+    let tau = |t: f64| 1.0 / knudsen::model::collision_frequency(p.delta, p.omega, ini.density, t);
     let (tmin, tmax) = temps.iter().fold((f64::MAX, f64::MIN), |(a, b), &t| (a.min(t), b.max(t)));
     println!(
         "relaxation time tau = 1/nu at rho = {}: {:.4} (T = {tmin}) .. {:.4} (T = {tmax}), in units L / v0",
-        cfg.initial.density,
+        ini.density,
         tau(tmin).min(tau(tmax)),
         tau(tmin).max(tau(tmax))
     );
@@ -332,6 +342,37 @@ fn check(path: &Path, overrides: Overrides) -> Result<(), Failure> {
         p.phase_points() as f64,
         a = v.half_width
     );
+    for (name, a) in [("x", &g.x), ("y", &g.y), ("z", &g.z)] {
+        let (wmin, wmax) = a.widths.iter().fold((f64::MAX, 0.0f64), |(lo, hi), &w| (lo.min(w), hi.max(w)));
+        if wmax > wmin * (1.0 + 1e-9) {
+            println!(
+                "  {name}: {} cells over [{}, {}], widths {wmin:.4} .. {wmax:.4}, largest neighbour ratio {:.4}",
+                a.len(),
+                a.faces[0],
+                a.faces[a.len()],
+                a.max_growth()
+            );
+        }
+    }
+    if let Some(fs) = &cfg.free_stream {
+        let u = fs.velocity();
+        println!(
+            "free stream: rho = {}, T = {}, U = [{:.4}, {:.4}, {:.4}] v0 (Mach {:.4})",
+            fs.density,
+            fs.temperature,
+            u[0],
+            u[1],
+            u[2],
+            fs.mach()
+        );
+    }
+    for (b, body) in p.bodies.bodies.iter().enumerate() {
+        let faces = p.bodies.solids.walls.iter().filter(|w| w.body as usize == b).count();
+        println!("body {}: T = {}, {faces} wall faces", body.name, body.temperature);
+    }
+    if p.bodies.solids.any() {
+        println!("fluid cells: {} of {}", p.fluid_cells(), g.cells());
+    }
     println!(
         "mass rescale: {}; tolerance {:.1e}; at most {} iterations",
         cfg.mass_rescale(),

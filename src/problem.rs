@@ -1,5 +1,6 @@
 //! A validated case turned into the objects every backend shares.
 
+use crate::body::Bodies;
 use crate::boundary::Boundaries;
 use crate::config::Config;
 use crate::grid::{Grid, VelocityGrid};
@@ -11,6 +12,7 @@ pub struct Problem {
     pub grid: Grid,
     pub vgrid: VelocityGrid,
     pub bounds: Boundaries,
+    pub bodies: Bodies,
     pub delta: f64,
     pub omega: f64,
     pub prandtl: f64,
@@ -20,10 +22,13 @@ impl Problem {
     /// `config` must have passed [`Config::validate`].
     pub fn new(config: &Config) -> Self {
         let vgrid = VelocityGrid::from_config(&config.velocity);
-        let bounds = Boundaries::new(&config.boundaries, &vgrid);
+        let bounds = Boundaries::new(config, &vgrid);
+        let grid = Grid::from_config(&config.grid);
+        let bodies = Bodies::new(config, &grid, &vgrid);
         Self {
-            grid: Grid::from_config(&config.grid),
+            grid,
             bounds,
+            bodies,
             vgrid,
             delta: config.delta() / config.gas.length,
             omega: config.gas.omega,
@@ -38,8 +43,13 @@ impl Problem {
     }
 
     pub fn initial_macro(&self) -> Macro {
-        let i = &self.config.initial;
+        let i = self.config.initial_state();
         Macro::equilibrium(i.density, i.velocity, i.temperature)
+    }
+
+    /// Fluid cells: all cells less the solid ones.
+    pub fn fluid_cells(&self) -> usize {
+        self.grid.cells() - self.bodies.solids.body_of.iter().filter(|&&b| b != 0).count()
     }
 
     /// Phase-space points: cells x velocities.

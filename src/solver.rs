@@ -6,6 +6,7 @@
 //! 4. measure the change of density, momentum and energy; stop below the tolerance.
 
 use crate::backend::{Backend, SweepInput, SweepOutput};
+use crate::body::WALL_SUMS;
 use crate::boundary::FaceData;
 use crate::model::{raw, EqCoeffs, Macro, NRAW};
 use crate::problem::Problem;
@@ -44,6 +45,10 @@ pub struct RunResult {
     pub fields: Vec<Macro>,
     pub raw: Vec<[f64; NRAW]>,
     pub incident: FaceData,
+    /// Body wall faces: the incident sums of the final sweep and the wall densities that
+    /// sweep used (together they give the exact discrete surface fluxes; `crate::loads`).
+    pub wall: Vec<[f64; WALL_SUMS]>,
+    pub wall_density: Vec<f64>,
     pub history: Vec<IterationRecord>,
     pub converged: bool,
     pub total_seconds: f64,
@@ -122,10 +127,18 @@ impl<'a> Solver<'a> {
         let start = Instant::now();
         let ncell = p.grid.cells();
         let m0 = p.initial_macro();
-        let mut fields = vec![m0; ncell];
-        let mut eq: Vec<EqCoeffs> = vec![p.eq_coeffs(&m0); ncell];
+        let solids = &p.bodies.solids;
+        // Solid cells hold no gas: NaN fields (ParaView blanks them) and zero coefficients.
+        let solid_macro = Macro { rho: f64::NAN, u: [f64::NAN; 3], t: f64::NAN, q: [f64::NAN; 3], p: [f64::NAN; 6] };
+        let mut fields: Vec<Macro> = (0..ncell).map(|c| if solids.is_solid(c) { solid_macro } else { m0 }).collect();
+        let eq0 = p.eq_coeffs(&m0);
+        let mut eq: Vec<EqCoeffs> =
+            (0..ncell).map(|c| if solids.is_solid(c) { EqCoeffs::default() } else { eq0 }).collect();
         let mut face_density = p.bounds.densities(&p.bounds.uniform_incident(&p.grid, &p.vgrid, m0.rho, m0.u, m0.t));
-        let mut conserved = vec![conserved_from_macro(&m0); ncell];
+        let mut wall_density = p.bodies.densities(&p.bodies.uniform_incident(&p.vgrid, m0.rho, m0.u, m0.t));
+        let mut used_wall_density = wall_density.clone();
+        let mut conserved: Vec<[f64; 5]> =
+            (0..ncell).map(|c| if solids.is_solid(c) { [0.0; 5] } else { conserved_from_macro(&m0) }).collect();
         let volumes = p.grid.volumes();
         let mass0: f64 = volumes.iter().map(|v| v * m0.rho).sum();
         let rescale = p.config.mass_rescale();
@@ -135,7 +148,8 @@ impl<'a> Solver<'a> {
         let mut converged = false;
         for iteration in 1..=max_iterations {
             let t0 = Instant::now();
-            self.backend.sweep(&SweepInput { eq: &eq, face_density: &face_density }, &mut out)?;
+            self.backend
+                .sweep(&SweepInput { eq: &eq, face_density: &face_density, wall_density: &wall_density }, &mut out)?;
             let t_sweep = t0.elapsed().as_secs_f64();
 
             if rescale {
@@ -145,6 +159,7 @@ impl<'a> Solver<'a> {
                 let factor = mass0 / mass;
                 out.raw.iter_mut().for_each(|m| m.iter_mut().for_each(|x| *x *= factor));
                 out.incident.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x *= factor));
+                out.wall.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x *= factor));
             }
 
             let new_conserved: Vec<[f64; 5]> = out.raw.par_iter().map(conserved_from_raw).collect();
@@ -152,11 +167,17 @@ impl<'a> Solver<'a> {
             conserved = new_conserved;
             // Cells are independent: update them in parallel (the sweep coefficients' grid
             // normalisation costs 3M exponentials per cell).
-            fields.par_iter_mut().zip(eq.par_iter_mut()).zip(out.raw.par_iter()).for_each(|((f, e), m)| {
-                *f = Macro::from_raw(m);
-                *e = p.eq_coeffs(f);
-            });
-            if let Some(c) = fields.iter().position(|f| !(f.rho > 0.0 && f.t > 0.0)) {
+            fields.par_iter_mut().zip(eq.par_iter_mut()).zip(out.raw.par_iter()).enumerate().for_each(
+                |(c, ((f, e), m))| {
+                    if !solids.is_solid(c) {
+                        *f = Macro::from_raw(m);
+                        *e = p.eq_coeffs(f);
+                    }
+                },
+            );
+            if let Some(c) =
+                fields.iter().enumerate().position(|(c, f)| !solids.is_solid(c) && !(f.rho > 0.0 && f.t > 0.0))
+            {
                 anyhow::bail!(
                     "iteration {iteration}: non-physical state in cell {c} (rho = {}, T = {}); the velocity grid may be too coarse or too narrow",
                     fields[c].rho,
@@ -164,6 +185,7 @@ impl<'a> Solver<'a> {
                 );
             }
             face_density = p.bounds.densities(&out.incident);
+            used_wall_density = std::mem::replace(&mut wall_density, p.bodies.densities(&out.wall));
 
             log::debug!(
                 "iteration {iteration}: backend {t_sweep:.4} s, host update {:.4} s",
@@ -190,6 +212,8 @@ impl<'a> Solver<'a> {
             fields,
             raw: out.raw,
             incident: out.incident,
+            wall: out.wall,
+            wall_density: used_wall_density,
             history,
             converged,
             total_seconds: start.elapsed().as_secs_f64(),

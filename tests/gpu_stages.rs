@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use knudsen::backend::wgpu::layout::{CellCoeffs, StepParams, MSTRIDE};
 use knudsen::backend::wgpu::twin::{self, Consts, SweepBindings, VelocityIndex};
-use knudsen::backend::wgpu::{velocity_tables, WgpuBackend, WgpuOptions};
+use knudsen::backend::wgpu::{shape_rows, velocity_tables, WgpuBackend, WgpuOptions};
 use knudsen::backend::SweepInput;
 use knudsen::boundary::Face;
 use knudsen::model::Macro;
@@ -22,8 +22,12 @@ fn rel_max(a: &[f32], b: &[f32]) -> f64 {
 fn sweep_and_moment_stages_match_their_cpu_twins() {
     let Some(adapter) = gpu_adapter() else { return };
     let mut v = cavity_json(5, 12, 4.0, 0.1);
-    v["grid"]["x"]["cells"] = serde_json::json!(6);
+    v["grid"]["x"]["cells"] = serde_json::json!(4);
     v["grid"]["z"]["cells"] = serde_json::json!(4);
+    // A body in slices 1 and 2, reached by both z-steps from either end: the solid cells and
+    // the wall emission of sweep_slice, and wall_load_slice, all take part.
+    v["bodies"] = serde_json::json!([{"min": [0.25, 0.4, 0.25], "max": [0.75, 0.6, 0.75], "temperature": 1.3,
+        "velocity": [0.0, 0.1, 0.0]}]);
     let cfg = config(&v);
     let p = Arc::new(Problem::new(&cfg));
     let g = &p.grid;
@@ -38,21 +42,36 @@ fn sweep_and_moment_stages_match_their_cpu_twins() {
         .collect();
     let dens: knudsen::boundary::FaceData =
         std::array::from_fn(|f| (0..Face::ALL[f].cells(g)).map(|i| 0.9 + 0.01 * (i % 9) as f64).collect());
+    let nwalls = p.bodies.solids.walls.len();
+    let wall_dens: Vec<f64> = (0..nwalls).map(|w| 0.8 + 0.03 * (w % 7) as f64).collect();
     let mut gpu = WgpuBackend::with_adapter(p.clone(), 64 << 20, &WgpuOptions::default(), &adapter).unwrap();
-    let (slices, moments, incident) = gpu.first_steps_for_check(&SweepInput { eq: &eq, face_density: &dens }).unwrap();
+    let [slices, moments, incident, wall_sums] =
+        gpu.first_steps_for_check(&SweepInput { eq: &eq, face_density: &dens, wall_density: &wall_dens }).unwrap();
 
     // The twins, on the same f32 inputs.
     let s = gpu.schedule();
     let chunk = &s.waves[0].chunks[0];
-    let k = Consts { nx: g.nx() as u32, ny: g.ny() as u32, nz: g.nz() as u32, ch: s.chunk_stride as u32 };
+    let k = Consts {
+        nx: g.nx() as u32,
+        ny: g.ny() as u32,
+        nz: g.nz() as u32,
+        ch: s.chunk_stride as u32,
+        srow: shape_rows(&p) as u32,
+    };
     let (vels, shapes) = velocity_tables(&p, &chunk.velocities);
-    let cells: Vec<CellCoeffs> = eq.iter().map(CellCoeffs::from_eq).collect();
+    let solids = &p.bodies.solids;
+    let cells: Vec<CellCoeffs> = eq.iter().zip(&solids.words).map(|(e, &w)| CellCoeffs::from_eq(e, w)).collect();
+    let mut walls: Vec<[u32; 4]> = solids.slice_walls.iter().map(|r| [r.start as u32, r.len() as u32, 0, 0]).collect();
+    let nxy = g.slice_cells() as u32;
+    walls.extend(solids.walls.iter().enumerate().map(|(n, w)| [w.cell % nxy, w.side.id() as u32, n as u32, 0]));
+    let mut t_wall_sums = vec![0.0f32; nwalls * 5];
     let inv_widths: Vec<f32> =
         [&g.x.widths, &g.y.widths, &g.z.widths].iter().flat_map(|w| w.iter().map(|d| (1.0 / d) as f32)).collect();
     let face_density: Vec<f32> = dens.iter().flat_map(|f| f.iter().map(|&x| x as f32)).collect();
+    let mut t_incident = vec![0.0f32; face_density.len()];
+    let face_density: Vec<f32> = face_density.into_iter().chain(wall_dens.iter().map(|&x| x as f32)).collect();
     let mut t_slices = vec![0.0f32; s.chunk_stride * g.slice_cells()];
     let mut t_moments = vec![0.0f32; g.cells() * MSTRIDE];
-    let mut t_incident = vec![0.0f32; face_density.len()];
     let w1: Vec<f32> = p.vgrid.weights_1d.iter().map(|&w| w as f32).collect();
     let vi = VelocityIndex {
         m: p.vgrid.m as u32,
@@ -76,6 +95,11 @@ fn sweep_and_moment_stages_match_their_cpu_twins() {
         for cell in 0..g.slice_cells() as u32 {
             twin::moment_slice(&k, &params, &vi, &t_slices, cell, &mut t_moments, &mut t_incident);
         }
+        for part in 0..2 {
+            for n in 0..nwalls as u32 {
+                twin::wall_load_slice(&k, &params, &vels, &t_slices, &walls, part, n, &mut t_wall_sums);
+            }
+        }
     }
     // Same f32 operations in the same order for the sweep, up to exp() and fused
     // multiply-adds the GPU compiler may form: a few ulps. The moment stage reduces with a
@@ -83,7 +107,13 @@ fn sweep_and_moment_stages_match_their_cpu_twins() {
     let ds = rel_max(&slices[..t_slices.len()], &t_slices);
     let dm = rel_max(&moments, &t_moments);
     let di = rel_max(&incident, &t_incident);
-    eprintln!("sweep_slice {ds:.1e}, moment_slice moments {dm:.1e}, incident {di:.1e}");
+    let dw = rel_max(&wall_sums[..t_wall_sums.len()], &t_wall_sums);
+    eprintln!("sweep_slice {ds:.1e}, moment_slice moments {dm:.1e}, incident {di:.1e}, wall_load_slice {dw:.1e}");
+    assert!(dw < 1e-5, "wall_load_slice differs from its twin by {dw:e}");
+    // The wall stage saw faces in both z-steps, and solid cells hold zero.
+    assert!(t_wall_sums.iter().filter(|&&x| x != 0.0).count() >= 5 * 4, "{t_wall_sums:?}");
+    let solid_s = (0..g.slice_cells()).find(|&s| solids.is_solid(g.slice_cells() + s)).unwrap();
+    assert!(solids.is_solid(g.slice_cells() + solid_s));
     assert!(ds < 1e-5, "sweep_slice differs from its twin by {ds:e}");
     assert!(dm < 1e-5, "moment_slice differs from its twin by {dm:e}");
     assert!(di < 1e-5, "moment_slice incident fluxes differ from the twin by {di:e}");

@@ -64,7 +64,7 @@ fn run_writes_every_result_file() {
     }
     let cfg_attr: hdf5::types::VarLenUnicode = f.attr("config").unwrap().read_scalar().unwrap();
     let back = knudsen::config::Config::from_json(cfg_attr.as_str()).expect("stored config re-reads");
-    assert_eq!(back.grid.x.cells, 6);
+    assert_eq!(back.grid.x.cells, Some(6));
 
     // ParaView's reader: VTK's vtkXdmfReader, from the Python vtk package.
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/read_xdmf.py");

@@ -7,7 +7,9 @@
 //!    velocity suffices: the z-upwind value of a cell is read just before it is overwritten);
 //! 2. [`moment_slice`]: the slice's contribution is added to the raw moments of its cells;
 //! 3. [`wall_flux_slice`]: the slice's contribution is added to the incident fluxes of the
-//!    wall face cells it touches.
+//!    box-face cells it touches;
+//! 4. [`wall_load_slice`]: the same for the body wall faces of the slice, with the momentum
+//!    and energy the molecules carry in (surface loads).
 //!
 //! Determinism: every cell and face-cell sum runs over the batch velocities in their fixed
 //! order and over batches in plan order, whatever the thread count; threads only split the
@@ -17,7 +19,9 @@
 //! contiguously, and the moment stage reads each velocity's row contiguously.
 
 use super::{Backend, SweepInput, SweepOutput, CPU_BYTES_PER_VALUE};
+use crate::body::{add_wall_sums, WALL_SUMS};
 use crate::boundary::{Face, FaceData};
+use crate::grid::solid::{wall_of, SOLID_BIT};
 use crate::grid::Octant;
 use crate::model::{accumulate_raw, NRAW};
 use crate::plan::{plan_batches, Batch, BatchPlan};
@@ -77,6 +81,7 @@ impl Backend for CpuBackend {
                 });
                 moment_slice(p, batch, k, slices, &mut out.raw[k * nxy..(k + 1) * nxy]);
                 wall_flux_slice(p, batch, k, slices, &mut out.incident);
+                wall_load_slice(p, batch, k, slices, &mut out.wall);
             }
         }
         Ok(())
@@ -90,12 +95,19 @@ impl Backend for CpuBackend {
 /// a = |xi_x| / dx_i, b = |xi_y| / dy_j, c = |xi_z| / dz_k. Upwind values outside the domain
 /// come from the face the velocity enters through. A zero component makes its coefficient
 /// zero, and the face emits nothing into that velocity, so no special case is needed.
+///
+/// Bodies: a solid cell holds 0 (it adds nothing to any moment), and a fluid cell whose
+/// upwind side along an axis is a wall face takes that face's emission rho_w shape_b(xi) as
+/// its upwind value instead of the solid neighbour's (grid/solid.rs for the wall words).
 pub fn sweep_slice(p: &Problem, inp: &SweepInput, v: usize, oct: Octant, k: usize, first: bool, f: &mut [f64]) {
     let g = &p.grid;
     let (nx, ny) = (g.nx(), g.ny());
     let xi = p.vgrid.xi[v];
     let [fx_face, fy_face, fz_face] = upwind_faces(oct);
     let ghost = |face: Face, idx: usize| p.bounds.faces[face.id()].inflow(&inp.face_density[face.id()], idx, v);
+    let solids = &p.bodies.solids;
+    let words = &solids.words[if solids.any() { k * nx * ny..(k + 1) * nx * ny } else { 0..0 }];
+    let emission = |w: usize| inp.wall_density[w] * p.bodies.bodies[solids.walls[w].body as usize].shape[v];
     let c = xi[2].abs() / g.z.widths[k];
     let eq = &inp.eq[k * nx * ny..(k + 1) * nx * ny];
     for jj in 0..ny {
@@ -107,9 +119,24 @@ pub fn sweep_slice(p: &Problem, inp: &SweepInput, v: usize, oct: Octant, k: usiz
             let iup = if oct.negative(0) { i + 1 } else { i.wrapping_sub(1) };
             let a = xi[0].abs() / g.x.widths[i];
             let s = j * nx + i;
-            let fx = if ii == 0 { ghost(fx_face, k * ny + j) } else { f[j * nx + iup] };
-            let fy = if jj == 0 { ghost(fy_face, k * nx + i) } else { f[jup * nx + i] };
-            let fz = if first { ghost(fz_face, s) } else { f[s] };
+            let mut fx = if ii == 0 { ghost(fx_face, k * ny + j) } else { f[j * nx + iup] };
+            let mut fy = if jj == 0 { ghost(fy_face, k * nx + i) } else { f[jup * nx + i] };
+            let mut fz = if first { ghost(fz_face, s) } else { f[s] };
+            if let Some(&word) = words.get(s).filter(|&&w| w != 0) {
+                if word & SOLID_BIT != 0 {
+                    f[s] = 0.0;
+                    continue;
+                }
+                if let Some(w) = wall_of(word, fx_face) {
+                    fx = emission(w);
+                }
+                if let Some(w) = wall_of(word, fy_face) {
+                    fy = emission(w);
+                }
+                if let Some(w) = wall_of(word, fz_face) {
+                    fz = emission(w);
+                }
+            }
             let e = &eq[s];
             f[s] = (a * fx + b * fy + c * fz + e.nu * e.shakhov(xi)) / (a + b + c + e.nu);
         }
@@ -174,6 +201,27 @@ pub fn wall_flux_slice(p: &Problem, batch: &Batch, k: usize, slices: &[f64], inc
     }
 }
 
+/// Add slice `k` of the batch to the incident sums of the body wall faces in that slice.
+/// A face's velocities are those moving into it (`side.normal_speed < 0`).
+pub fn wall_load_slice(p: &Problem, batch: &Batch, k: usize, slices: &[f64], wall: &mut [[f64; WALL_SUMS]]) {
+    let solids = &p.bodies.solids;
+    if !solids.any() {
+        return;
+    }
+    let nxy = p.grid.slice_cells();
+    let range = solids.slice_walls[k].clone();
+    wall[range.clone()].par_iter_mut().zip(&solids.walls[range]).for_each(|(acc, wf)| {
+        let s = wf.cell as usize - k * nxy;
+        for (b, &v) in batch.velocities.iter().enumerate() {
+            let x = p.vgrid.xi[v as usize];
+            let un = wf.side.normal_speed(x);
+            if un < 0.0 {
+                add_wall_sums(acc, x, p.vgrid.w[v as usize] * -un * slices[b * nxy + s]);
+            }
+        }
+    });
+}
+
 /// The faces a velocity of octant `oct` can move into, per axis.
 pub fn downwind_faces(oct: Octant) -> [Face; 3] {
     let pick = |axis: usize, min: Face, max: Face| if oct.negative(axis) { min } else { max };
@@ -231,7 +279,7 @@ mod tests {
             dens[f.id()].iter_mut().for_each(|d| *d = 1.0 / shape);
         }
         let mut f = vec![0.0; 4];
-        sweep_slice(&p, &SweepInput { eq: &eq, face_density: &dens }, v, oct, 0, true, &mut f);
+        sweep_slice(&p, &SweepInput { eq: &eq, face_density: &dens, wall_density: &[] }, v, oct, 0, true, &mut f);
         let fs = e.shakhov(xi);
         let (dx, dy, dz) = ([0.25, 0.75], [0.6, 0.4], 1.0);
         let mut want = [[0.0; 2]; 2];

@@ -5,6 +5,7 @@
 pub mod cpu;
 pub mod wgpu;
 
+use crate::body::WALL_SUMS;
 use crate::boundary::{face_zeros, FaceData};
 use crate::model::{EqCoeffs, NRAW};
 use crate::plan::BatchPlan;
@@ -34,29 +35,37 @@ impl BatchPlan {
 }
 use crate::problem::Problem;
 
-/// What an iteration reads: per-cell sweep coefficients (cell order) and, per face cell,
-/// the density of the distribution the face emits.
+/// What an iteration reads: per-cell sweep coefficients (cell order); per box-face cell,
+/// the density of the distribution the face emits; per body wall face, its wall density.
 pub struct SweepInput<'a> {
     pub eq: &'a [EqCoeffs],
     pub face_density: &'a FaceData,
+    pub wall_density: &'a [f64],
 }
 
-/// What an iteration produces: raw moments per cell and the incident flux per face cell,
-/// sum over velocities moving into the face of w |xi . n| f.
+/// What an iteration produces: raw moments per cell (zero in solid cells), the incident flux
+/// per box-face cell, sum over velocities moving into the face of w |xi . n| f, and per body
+/// wall face the incident sums of [`crate::body::WALL_SUMS`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepOutput {
     pub raw: Vec<[f64; NRAW]>,
     pub incident: FaceData,
+    pub wall: Vec<[f64; WALL_SUMS]>,
 }
 
 impl SweepOutput {
     pub fn zeros(p: &Problem) -> Self {
-        Self { raw: vec![[0.0; NRAW]; p.grid.cells()], incident: face_zeros(&p.grid) }
+        Self {
+            raw: vec![[0.0; NRAW]; p.grid.cells()],
+            incident: face_zeros(&p.grid),
+            wall: vec![[0.0; WALL_SUMS]; p.bodies.solids.walls.len()],
+        }
     }
 
     pub fn clear(&mut self) {
         self.raw.iter_mut().for_each(|m| *m = [0.0; NRAW]);
         self.incident.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x = 0.0));
+        self.wall.iter_mut().for_each(|m| *m = [0.0; WALL_SUMS]);
     }
 }
 

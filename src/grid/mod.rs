@@ -1,7 +1,9 @@
 //! Grids: the physical nonuniform Cartesian grid and the discrete velocity grid.
 
 mod physical;
+pub mod solid;
 mod velocity;
 
 pub use physical::{Axis, Grid};
+pub use solid::{Solids, WallFace};
 pub use velocity::{Octant, VelocityGrid};

@@ -21,7 +21,11 @@ pub fn write_all(dir: &Path, problem: &Problem, result: &RunResult, summary: &Su
     std::fs::create_dir_all(dir)
         .map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
     write_fields(&dir.join("fields.h5"), problem, result)?;
-    write_atomic_bytes(&dir.join("fields.xmf"), xdmf::fields_xdmf("fields.h5", &problem.grid).as_bytes())?;
+    write_atomic_bytes(
+        &dir.join("fields.xmf"),
+        xdmf::fields_xdmf("fields.h5", &problem.grid, problem.bodies.solids.any(), problem.bodies.solids.walls.len())
+            .as_bytes(),
+    )?;
     write_atomic_bytes(&dir.join("residuals.csv"), csv::residuals_csv(&result.history).as_bytes())?;
     write_atomic_bytes(&dir.join("summary.json"), serde_json::to_string_pretty(summary)?.as_bytes())?;
     Ok(())

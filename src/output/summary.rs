@@ -1,4 +1,5 @@
 use crate::backend::Backend;
+use crate::loads::{body_loads, domain_mass_balance, surface, BodyLoads, MassBalance};
 use crate::problem::Problem;
 use crate::solver::RunResult;
 use serde::Serialize;
@@ -29,6 +30,17 @@ pub struct Summary {
     pub max_batch_velocities: usize,
     pub velocities_in_flight: usize,
     pub distribution_bytes: u64,
+    /// External flows: the free stream's Mach number and velocity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mach: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub free_stream_velocity: Option<[f64; 3]>,
+    /// Mass through the box faces at the final iteration (open domains).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub domain_mass_balance: Option<MassBalance>,
+    /// Loads on each body at the final iteration (`crate::loads`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bodies: Vec<BodyLoads>,
 }
 
 pub struct SummaryInput<'a> {
@@ -67,6 +79,10 @@ impl Summary {
             max_batch_velocities: plan.max_batch,
             velocities_in_flight: plan.in_flight,
             distribution_bytes: plan.distribution_bytes,
+            mach: p.config.free_stream.as_ref().map(|f| f.mach()),
+            free_stream_velocity: p.config.free_stream.as_ref().map(|f| f.velocity()),
+            domain_mass_balance: (!p.bounds.closed()).then(|| domain_mass_balance(p, &s.result.incident)),
+            bodies: body_loads(p, &surface(p, &s.result.wall, &s.result.wall_density), &s.result.wall),
         }
     }
 }

@@ -6,7 +6,9 @@
 use crate::grid::Grid;
 use std::fmt::Write;
 
-pub fn fields_xdmf(h5_name: &str, g: &Grid) -> String {
+/// `surface_faces`: the number of body wall faces (0: no surface grid). With bodies the
+/// domain holds a second grid, `surface`, of quadrilaterals with cell data.
+pub fn fields_xdmf(h5_name: &str, g: &Grid, solid: bool, surface_faces: usize) -> String {
     let [nx, ny, nz] = g.dims();
     let item = |dims: &str, path: &str| {
         format!(
@@ -23,7 +25,11 @@ pub fn fields_xdmf(h5_name: &str, g: &Grid) -> String {
         let _ = writeln!(s, "    {}", item(&(n + 1).to_string(), name));
     }
     s.push_str("   </Geometry>\n");
-    for name in ["density", "temperature", "pressure"] {
+    let mut scalars = vec!["density", "temperature", "pressure"];
+    if solid {
+        scalars.push("solid");
+    }
+    for name in scalars {
         let _ = writeln!(
             s,
             "   <Attribute Name=\"{name}\" AttributeType=\"Scalar\" Center=\"Cell\">\n    {}\n   </Attribute>",
@@ -44,6 +50,35 @@ pub fn fields_xdmf(h5_name: &str, g: &Grid) -> String {
             item(&format!("{cells} 6"), "stress")
         );
     }
-    s.push_str("  </Grid>\n </Domain>\n</Xdmf>\n");
+    s.push_str("  </Grid>\n");
+    if surface_faces > 0 {
+        let n = surface_faces;
+        s.push_str("  <Grid Name=\"surface\" GridType=\"Uniform\">\n");
+        let _ = writeln!(
+            s,
+            "   <Topology TopologyType=\"Quadrilateral\" NumberOfElements=\"{n}\">\n    <DataItem Dimensions=\"{n} 4\" NumberType=\"UInt\" Precision=\"8\" Format=\"HDF\">{h5_name}:/surface/connectivity</DataItem>\n   </Topology>"
+        );
+        let _ = writeln!(
+            s,
+            "   <Geometry GeometryType=\"XYZ\">\n    {}\n   </Geometry>",
+            item(&format!("{} 3", 4 * n), "surface/points")
+        );
+        for name in ["pressure", "heat_flux", "mass_flux", "area", "body"] {
+            let _ = writeln!(
+                s,
+                "   <Attribute Name=\"{name}\" AttributeType=\"Scalar\" Center=\"Cell\">\n    {}\n   </Attribute>",
+                item(&n.to_string(), &format!("surface/{name}"))
+            );
+        }
+        for name in ["shear", "normal"] {
+            let _ = writeln!(
+                s,
+                "   <Attribute Name=\"{name}\" AttributeType=\"Vector\" Center=\"Cell\">\n    {}\n   </Attribute>",
+                item(&format!("{n} 3"), &format!("surface/{name}"))
+            );
+        }
+        s.push_str("  </Grid>\n");
+    }
+    s.push_str(" </Domain>\n</Xdmf>\n");
     s
 }

@@ -15,18 +15,22 @@ pub struct Sizes {
     pub chunk_stride: u32,
     pub m: u32,
     pub step: f32,
+    /// vec4 rows per velocity in sweep_slice's `shapes`: 1 + ceil(bodies / 4).
+    pub srow: u32,
 }
 
 impl Sizes {
-    fn constants(&self, velocity_grid: bool) -> Vec<(&'static str, f64)> {
+    fn constants(&self, kernel: &str) -> Vec<(&'static str, f64)> {
         let mut c = vec![
             ("NX", self.nx as f64),
             ("NY", self.ny as f64),
             ("NZ", self.nz as f64),
             ("CH", self.chunk_stride as f64),
         ];
-        if velocity_grid {
-            c.extend([("M", self.m as f64), ("STEP", self.step as f64)]);
+        match kernel {
+            "moment_slice" => c.extend([("M", self.m as f64), ("STEP", self.step as f64)]),
+            "sweep_slice" => c.push(("SROW", self.srow as f64)),
+            _ => {}
         }
         c
     }
@@ -80,7 +84,7 @@ fn kernel(
         bind_group_layouts: &[Some(&layout)],
         ..Default::default()
     });
-    let constants = sizes.constants(name == "moment_slice");
+    let constants = sizes.constants(name);
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(name),
         layout: Some(&pl),
@@ -115,6 +119,12 @@ pub fn moment_slice_kernel(device: &wgpu::Device, sizes: &Sizes, subgroups: bool
     let entries =
         [params_entry(), storage(1, true), storage(2, true), storage(3, false), storage(4, false), storage(5, true)];
     kernel(device, "moment_slice", &shaders::moment_source(subgroups), &entries, sizes)
+}
+
+/// Bindings: params, vels, slices, walls, wall_sums (rw).
+pub fn wall_load_slice_kernel(device: &wgpu::Device, sizes: &Sizes) -> Kernel {
+    let entries = [params_entry(), storage(1, true), storage(2, true), storage(3, true), storage(4, false)];
+    kernel(device, "wall_load_slice", &shaders::wall_load_source(), &entries, sizes)
 }
 
 pub fn bind(device: &wgpu::Device, k: &Kernel, params: &wgpu::Buffer, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
@@ -158,4 +168,20 @@ pub fn encode_moment_slice(
     pass.set_pipeline(&k.pipeline);
     pass.set_bind_group(0, bg, &[offset]);
     pass.dispatch_workgroups(grid.0, grid.1, 1);
+}
+
+/// Dispatch wall_load_slice: one workgroup per wall face of the larger of the two slices of
+/// the step (z = 2 parts: +z and -z velocities).
+pub fn encode_wall_load_slice(
+    pass: &mut wgpu::ComputePass,
+    k: &Kernel,
+    bg: &wgpu::BindGroup,
+    offset: u32,
+    faces: usize,
+    max_per_dim: u32,
+) {
+    let (x, y) = grid_2d(faces, max_per_dim).expect("wall faces per slice fit the dispatch grid");
+    pass.set_pipeline(&k.pipeline);
+    pass.set_bind_group(0, bg, &[offset]);
+    pass.dispatch_workgroups(x, y, 2);
 }

@@ -18,7 +18,9 @@ pub struct StepParams {
 }
 
 /// Per-cell sweep coefficients as the sweep reads them: three vec4 rows,
-/// (pref, 1/T, nu, 0), (U, 0), (s, 0). Keep in sync with `cells` in shaders/sweep_slice.wgsl.
+/// (pref, 1/T, nu, wall word), (U, 0), (s, 0); the wall word (src/grid/solid.rs) is stored
+/// as the bits of an f32 so one 16-byte load brings it with the coefficients it guards.
+/// Keep in sync with `cells` in shaders/sweep_slice.wgsl.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
 pub struct CellCoeffs {
@@ -26,10 +28,10 @@ pub struct CellCoeffs {
 }
 
 impl CellCoeffs {
-    pub fn from_eq(e: &EqCoeffs) -> Self {
+    pub fn from_eq(e: &EqCoeffs, wall_word: u32) -> Self {
         Self {
             rows: [
-                [e.pref as f32, e.inv_t as f32, e.nu as f32, 0.0],
+                [e.pref as f32, e.inv_t as f32, e.nu as f32, f32::from_bits(wall_word)],
                 [e.u[0] as f32, e.u[1] as f32, e.u[2] as f32, 0.0],
                 [e.s[0] as f32, e.s[1] as f32, e.s[2] as f32, 0.0],
             ],

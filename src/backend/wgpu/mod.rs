@@ -16,11 +16,12 @@ pub mod shaders;
 pub mod twin;
 
 use super::{Backend, PlanSummary, SweepInput, SweepOutput};
+use crate::body::WALL_SUMS;
 use crate::boundary::Face;
 use crate::grid::Octant;
 use crate::problem::Problem;
 use anyhow::{anyhow, Context};
-use kernels::{encode_moment_slice, encode_sweep_slice, Kernel, Sizes};
+use kernels::{encode_moment_slice, encode_sweep_slice, encode_wall_load_slice, Kernel, Sizes};
 use layout::{CellCoeffs, StepParams, MSTRIDE, PARAMS_STRIDE};
 use rayon::prelude::*;
 use schedule::{GpuLimits, GpuSchedule};
@@ -54,7 +55,11 @@ pub struct WgpuBackend {
     max_per_dim: u32,
     sweep: Kernel,
     moment: Kernel,
+    wall_load: Kernel,
     cells: wgpu::Buffer,
+    wall_sums: wgpu::Buffer,
+    /// Per z-slice: the number of body wall faces in it.
+    slice_walls: Vec<usize>,
     face_density: wgpu::Buffer,
     moments: wgpu::Buffer,
     incident: wgpu::Buffer,
@@ -62,6 +67,7 @@ pub struct WgpuBackend {
     /// Per wave, per chunk.
     sweep_groups: Vec<Vec<wgpu::BindGroup>>,
     moment_groups: Vec<Vec<wgpu::BindGroup>>,
+    wall_groups: Vec<Vec<wgpu::BindGroup>>,
     face_offsets: [usize; 7],
     /// Which stages run: (sweep, moment). Both, unless KNUDSEN_STAGES=sweep or =moment asks
     /// for one alone to time it; then every iteration after the first returns the first
@@ -143,9 +149,11 @@ impl WgpuBackend {
             chunk_stride: sched.chunk_stride as u32,
             m: p.vgrid.m as u32,
             step: (p.vgrid.half_width / (p.vgrid.m - 1) as f64) as f32,
+            srow: shape_rows(p) as u32,
         };
         let sweep = kernels::sweep_slice_kernel(&device, &sizes);
         let moment = kernels::moment_slice_kernel(&device, &sizes, subgroups);
+        let wall_load = kernels::wall_load_slice_kernel(&device, &sizes);
 
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let make = |label: &str, size: u64, usage: wgpu::BufferUsages| {
@@ -168,13 +176,29 @@ impl WgpuBackend {
         for f in Face::ALL {
             face_offsets[f.id() + 1] = face_offsets[f.id()] + f.cells(g);
         }
-        let face_density = make("face_density", face_offsets[6] as u64 * 4, storage);
+        let solids = &p.bodies.solids;
+        let nwalls = solids.walls.len();
+        let face_density = make("face_density", (face_offsets[6] + nwalls) as u64 * 4, storage);
+        // Per slice (first, count), then per wall face (slice cell, side, index): see
+        // shaders/wall_load_slice.wgsl.
+        let mut wall_table: Vec<[u32; 4]> = (0..nz)
+            .map(|k| {
+                let r = solids.slice_walls.get(k).cloned().unwrap_or(0..0);
+                [r.start as u32, r.len() as u32, 0, 0]
+            })
+            .collect();
+        let nxy = g.slice_cells() as u32;
+        wall_table
+            .extend(solids.walls.iter().enumerate().map(|(n, w)| [w.cell % nxy, w.side.id() as u32, n as u32, 0]));
+        let walls = init("walls", bytemuck::cast_slice(&wall_table), storage);
+        let wall_sums_bytes = (nwalls * WALL_SUMS * 4) as u64;
+        let wall_sums = make("wall_sums", wall_sums_bytes, storage | wgpu::BufferUsages::COPY_SRC);
         let moments_bytes = (g.cells() * MSTRIDE * 4) as u64;
         let moments = make("moments", moments_bytes, storage | wgpu::BufferUsages::COPY_SRC);
         let incident = make("incident", face_offsets[6] as u64 * 4, storage | wgpu::BufferUsages::COPY_SRC);
         let staging = make(
             "staging",
-            moments_bytes + face_offsets[6] as u64 * 4,
+            moments_bytes + face_offsets[6] as u64 * 4 + wall_sums_bytes,
             wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         );
         let slice_bytes = (sched.chunk_stride * sched.slice_cells * 4) as u64;
@@ -203,12 +227,14 @@ impl WgpuBackend {
 
         let w1: Vec<f32> = p.vgrid.weights_1d.iter().map(|&w| w as f32).collect();
         let w1 = init("w1", bytemuck::cast_slice(&w1), storage);
-        let mut keep = vec![inv_widths.clone(), w1.clone()];
+        let mut keep = vec![inv_widths.clone(), w1.clone(), walls.clone()];
         let mut sweep_groups = Vec::new();
         let mut moment_groups = Vec::new();
+        let mut wall_groups = Vec::new();
         for wave in &sched.waves {
             let mut sg = Vec::new();
             let mut mg = Vec::new();
+            let mut wg = Vec::new();
             for (c, chunk) in wave.chunks.iter().enumerate() {
                 let (vels, shapes) = velocity_tables(p, &chunk.velocities);
                 let vels = init("vels", bytemuck::cast_slice(&vels), storage);
@@ -221,13 +247,16 @@ impl WgpuBackend {
                     &[&cells, &inv_widths, &face_density, &vels, &shapes, &slices[c]],
                 ));
                 mg.push(kernels::bind(&device, &moment, &params, &[&vidx, &slices[c], &moments, &incident, &w1]));
+                wg.push(kernels::bind(&device, &wall_load, &params, &[&vels, &slices[c], &walls, &wall_sums]));
                 keep.push(vels);
                 keep.push(shapes);
                 keep.push(vidx);
             }
             sweep_groups.push(sg);
             moment_groups.push(mg);
+            wall_groups.push(wg);
         }
+        let slice_walls = (0..nz).map(|k| solids.slice_walls.get(k).map_or(0, |r| r.len())).collect();
         let slice_buffers = slices;
         keep.push(params);
         Self {
@@ -240,13 +269,17 @@ impl WgpuBackend {
             max_per_dim,
             sweep,
             moment,
+            wall_load,
             cells,
+            wall_sums,
+            slice_walls,
             face_density,
             moments,
             incident,
             staging,
             sweep_groups,
             moment_groups,
+            wall_groups,
             face_offsets,
             stages: match std::env::var("KNUDSEN_STAGES").as_deref() {
                 Ok("sweep") => (true, false),
@@ -264,9 +297,9 @@ impl WgpuBackend {
     }
 
     /// Run only the first two z-steps of chunk 0 of wave 0 (sweep_slice, moment_slice,
-    /// sweep_slice, moment_slice) and return that chunk's slice storage, the moment sums and
-    /// the incident sums, so each stage can be compared with its CPU twin (twin.rs).
-    pub fn first_steps_for_check(&mut self, input: &SweepInput) -> anyhow::Result<(Vec<f32>, Vec<f32>, Vec<f32>)> {
+    /// wall_load_slice, twice) and return that chunk's slice storage, the moment sums, the
+    /// incident sums and the wall sums, so each stage can be compared with its CPU twin.
+    pub fn first_steps_for_check(&mut self, input: &SweepInput) -> anyhow::Result<[Vec<f32>; 4]> {
         let nz = self.problem.grid.nz();
         let mut enc = self.begin_iteration(input);
         {
@@ -276,6 +309,11 @@ impl WgpuBackend {
                 let off = (Self::params_index(self.schedule.slice_buffers, nz, 0, 0, step) * PARAMS_STRIDE) as u32;
                 encode_sweep_slice(&mut pass, &self.sweep, &self.sweep_groups[0][0], off, count, self.max_per_dim);
                 encode_moment_slice(&mut pass, &self.moment, &self.moment_groups[0][0], off, self.schedule.moment_grid);
+                let faces = self.slice_walls[step].max(self.slice_walls[nz - 1 - step]);
+                if faces > 0 {
+                    let wg = &self.wall_groups[0][0];
+                    encode_wall_load_slice(&mut pass, &self.wall_load, wg, off, faces, self.max_per_dim);
+                }
             }
         }
         let read = |enc: &mut wgpu::CommandEncoder, b: &wgpu::Buffer| {
@@ -288,7 +326,12 @@ impl WgpuBackend {
             enc.copy_buffer_to_buffer(b, 0, &staging, 0, b.size());
             staging
         };
-        let bufs = [read(&mut enc, &self.slices[0]), read(&mut enc, &self.moments), read(&mut enc, &self.incident)];
+        let bufs = [
+            read(&mut enc, &self.slices[0]),
+            read(&mut enc, &self.moments),
+            read(&mut enc, &self.incident),
+            read(&mut enc, &self.wall_sums),
+        ];
         self.queue.submit([enc.finish()]);
         for b in &bufs {
             b.slice(..).map_async(wgpu::MapMode::Read, |_| {});
@@ -298,19 +341,31 @@ impl WgpuBackend {
             let view = b.slice(..).get_mapped_range().map_err(|e| anyhow!("mapping: {e:?}"))?;
             Ok(bytemuck::cast_slice(&view).to_vec())
         });
-        Ok((out.next().unwrap()?, out.next().unwrap()?, out.next().unwrap()?))
+        Ok([out.next().unwrap()?, out.next().unwrap()?, out.next().unwrap()?, out.next().unwrap()?])
     }
 
     /// Upload the cell coefficients and face densities, and start a command encoder whose
     /// first commands clear the moment and incident sums.
     fn begin_iteration(&self, input: &SweepInput) -> wgpu::CommandEncoder {
-        let cells: Vec<CellCoeffs> = input.eq.par_iter().map(CellCoeffs::from_eq).collect();
+        let words = &self.problem.bodies.solids.words;
+        let cells: Vec<CellCoeffs> = input
+            .eq
+            .par_iter()
+            .enumerate()
+            .map(|(c, e)| CellCoeffs::from_eq(e, words.get(c).copied().unwrap_or(0)))
+            .collect();
         self.queue.write_buffer(&self.cells, 0, bytemuck::cast_slice(&cells));
-        let dens: Vec<f32> = input.face_density.iter().flat_map(|f| f.iter().map(|&x| x as f32)).collect();
+        let dens: Vec<f32> = input
+            .face_density
+            .iter()
+            .flat_map(|f| f.iter().map(|&x| x as f32))
+            .chain(input.wall_density.iter().map(|&x| x as f32))
+            .collect();
         self.queue.write_buffer(&self.face_density, 0, bytemuck::cast_slice(&dens));
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("iteration") });
         enc.clear_buffer(&self.moments, 0, None);
         enc.clear_buffer(&self.incident, 0, None);
+        enc.clear_buffer(&self.wall_sums, 0, None);
         enc
     }
 
@@ -323,24 +378,38 @@ impl WgpuBackend {
     }
 }
 
-/// Per chunk velocity: (xi, w) and the unit-density inflow from its upwind x, y, z faces.
+/// vec4 rows per velocity in the shapes table: the face inflows, then four bodies per row.
+pub fn shape_rows(p: &Problem) -> usize {
+    1 + p.bodies.bodies.len().div_ceil(4)
+}
+
+/// Per chunk velocity: (xi, w), and `shape_rows` rows of shapes: the unit-density inflow
+/// from its upwind x, y, z faces, then each body's unit Maxwellian.
 /// A GHOST slot copies the velocity before it (the same octant) with zero weight and inflow.
 pub fn velocity_tables(p: &Problem, velocities: &[u32]) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
+    let rows = shape_rows(p);
     let mut last = [0.0f32; 3];
-    velocities
-        .iter()
-        .map(|&v| {
-            if v == schedule::GHOST {
-                return ([last[0], last[1], last[2], 0.0], [0.0; 4]);
-            }
-            let v = v as usize;
-            let x = p.vgrid.xi[v];
-            let faces = super::cpu::upwind_faces(Octant::of(x));
-            let shape = |a: usize| p.bounds.faces[faces[a].id()].shape[v] as f32;
-            last = [x[0] as f32, x[1] as f32, x[2] as f32];
-            ([last[0], last[1], last[2], p.vgrid.w[v] as f32], [shape(0), shape(1), shape(2), 0.0])
-        })
-        .unzip()
+    let mut vels = Vec::with_capacity(velocities.len());
+    let mut shapes = Vec::with_capacity(velocities.len() * rows);
+    for &v in velocities {
+        if v == schedule::GHOST {
+            vels.push([last[0], last[1], last[2], 0.0]);
+            shapes.extend(std::iter::repeat_n([0.0; 4], rows));
+            continue;
+        }
+        let v = v as usize;
+        let x = p.vgrid.xi[v];
+        let faces = super::cpu::upwind_faces(Octant::of(x));
+        let shape = |a: usize| p.bounds.faces[faces[a].id()].shape[v] as f32;
+        last = [x[0] as f32, x[1] as f32, x[2] as f32];
+        vels.push([last[0], last[1], last[2], p.vgrid.w[v] as f32]);
+        shapes.push([shape(0), shape(1), shape(2), 0.0]);
+        for r in 1..rows {
+            shapes
+                .push(std::array::from_fn(|q| p.bodies.bodies.get(4 * (r - 1) + q).map_or(0.0, |b| b.shape[v] as f32)));
+        }
+    }
+    (vels, shapes)
 }
 
 impl Backend for WgpuBackend {
@@ -407,6 +476,17 @@ impl Backend for WgpuBackend {
                             off,
                             self.schedule.moment_grid,
                         );
+                        let faces = self.slice_walls[step].max(self.slice_walls[nz - 1 - step]);
+                        if faces > 0 {
+                            encode_wall_load_slice(
+                                &mut pass,
+                                &self.wall_load,
+                                &self.wall_groups[w][c],
+                                off,
+                                faces,
+                                self.max_per_dim,
+                            );
+                        }
                     }
                 }
             }
@@ -414,6 +494,10 @@ impl Backend for WgpuBackend {
         let mbytes = self.moments.size();
         enc.copy_buffer_to_buffer(&self.moments, 0, &self.staging, 0, mbytes);
         enc.copy_buffer_to_buffer(&self.incident, 0, &self.staging, mbytes, self.incident.size());
+        let wall_at = mbytes + self.incident.size();
+        if !out.wall.is_empty() {
+            enc.copy_buffer_to_buffer(&self.wall_sums, 0, &self.staging, wall_at, self.wall_sums.size());
+        }
         let t_encode = t0.elapsed().as_secs_f64();
         self.queue.submit([enc.finish()]);
 
@@ -434,6 +518,12 @@ impl Backend for WgpuBackend {
                 let src = &faces[self.face_offsets[f]..self.face_offsets[f + 1]];
                 for (d, &s) in out.incident[f].iter_mut().zip(src) {
                     *d = s as f64;
+                }
+            }
+            let sums = &data[wall_at as usize / 4..];
+            for (d, s) in out.wall.iter_mut().zip(sums.chunks(WALL_SUMS)) {
+                for (x, &y) in d.iter_mut().zip(s) {
+                    *x = y as f64;
                 }
             }
         }

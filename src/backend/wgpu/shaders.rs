@@ -4,6 +4,7 @@ const SWEEP: &str = include_str!("../../../shaders/sweep_slice.wgsl");
 const MOMENT: &str = include_str!("../../../shaders/moment_slice.wgsl");
 const REDUCE_WORKGROUP: &str = include_str!("../../../shaders/reduce_workgroup.wgsl");
 const REDUCE_SUBGROUP: &str = include_str!("../../../shaders/reduce_subgroup.wgsl");
+const WALL_LOAD: &str = include_str!("../../../shaders/wall_load_slice.wgsl");
 const FACE_OFFSET: &str = include_str!("../../../shaders/face_offset.wgsl");
 
 pub fn sweep_source() -> String {
@@ -15,6 +16,10 @@ pub fn moment_source(subgroups: bool) -> String {
     format!("{MOMENT}\n{FACE_OFFSET}\n{}", if subgroups { REDUCE_SUBGROUP } else { REDUCE_WORKGROUP })
 }
 
+pub fn wall_load_source() -> String {
+    WALL_LOAD.to_string()
+}
+
 /// Every shader variant knudsen can create, with the capabilities it needs:
 /// (name, source, needs subgroups).
 pub fn variants() -> Vec<(&'static str, String, bool)> {
@@ -22,6 +27,7 @@ pub fn variants() -> Vec<(&'static str, String, bool)> {
         ("sweep_slice", sweep_source(), false),
         ("moment_slice (workgroup reduction)", moment_source(false), false),
         ("moment_slice (subgroup reduction)", moment_source(true), true),
+        ("wall_load_slice", wall_load_source(), false),
     ]
 }
 

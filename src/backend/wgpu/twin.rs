@@ -10,9 +10,15 @@ pub struct Consts {
     pub ny: u32,
     pub nz: u32,
     pub ch: u32,
+    /// Rows per velocity in `shapes` (SROW).
+    pub srow: u32,
 }
 
 impl Consts {
+    fn wall_base(&self) -> u32 {
+        2 * (self.ny * self.nz + self.nx * self.nz + self.nx * self.ny)
+    }
+
     fn face_offset(&self, face: u32) -> u32 {
         let (nx, ny, nz) = (self.nx, self.ny, self.nz);
         let nyz = ny * nz;
@@ -38,6 +44,20 @@ pub struct SweepBindings<'a> {
     pub shapes: &'a [[f32; 4]],
 }
 
+const SOLID: u32 = 0x8000_0000;
+
+/// Twin of `wall_emission`.
+fn wall_emission(k_: &Consts, b: &SweepBindings, word: u32, side: u32, cell: u32, v: u32) -> f32 {
+    let mask = word & 63;
+    let w = (word >> 6) + (mask & ((1 << side) - 1)).count_ones();
+    let axis = side / 2;
+    let step = select(select(k_.nx * k_.ny, k_.nx, axis == 1), 1, axis == 0);
+    let nb = select(cell.wrapping_sub(step), cell + step, side & 1 == 1);
+    let body = b.cells[nb as usize].rows[0][3].to_bits() & !SOLID;
+    let row = b.shapes[(v * k_.srow + 1 + body / 4) as usize];
+    b.face_density[(k_.wall_base() + w) as usize] * row[(body % 4) as usize]
+}
+
 fn select<T>(f: T, t: T, cond: bool) -> T {
     if cond {
         t
@@ -55,7 +75,7 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
     }
     let vel = b.vels[v as usize];
     let xi = [vel[0], vel[1], vel[2]];
-    let shape = b.shapes[v as usize];
+    let shape = b.shapes[(v * k_.srow) as usize];
     let neg_x = xi[0] < 0.0;
     let neg_y = xi[1] < 0.0;
     let neg_z = xi[2] < 0.0;
@@ -74,15 +94,33 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
             let i = select(ii, nx - 1 - ii, neg_x);
             let a = xi[0].abs() * b.inv_widths[i as usize];
             let s = j * nx + i;
-            let fy = if jj == 0 {
+            let cell = k * nx * ny + s;
+            let e = &b.cells[cell as usize].rows;
+            let word = e[0][3].to_bits();
+            if word & SOLID != 0 {
+                slices[(s * ch + v) as usize] = 0.0;
+                fx = 0.0;
+                continue;
+            }
+            let mut fy = if jj == 0 {
                 b.face_density[(y_face + k * nx + i) as usize] * shape[1]
             } else {
                 slices[((jup * nx + i) * ch + v) as usize]
             };
-            let fz =
+            let mut fz =
                 if first { b.face_density[(z_face + s) as usize] * shape[2] } else { slices[(s * ch + v) as usize] };
-            let cell = (k * nx * ny + s) as usize;
-            let e = &b.cells[cell].rows;
+            if word != 0 {
+                let (xs, ys, zs) = (select(0, 1, neg_x), select(2, 3, neg_y), select(4, 5, neg_z));
+                if (word >> xs) & 1 != 0 {
+                    fx = wall_emission(k_, b, word, xs, cell, v);
+                }
+                if (word >> ys) & 1 != 0 {
+                    fy = wall_emission(k_, b, word, ys, cell, v);
+                }
+                if (word >> zs) & 1 != 0 {
+                    fz = wall_emission(k_, b, word, zs, cell, v);
+                }
+            }
             let cu = [xi[0] - e[1][0], xi[1] - e[1][1], xi[2] - e[1][2]];
             let c2 = cu[0] * cu[0] + cu[1] * cu[1] + cu[2] * cu[2];
             let sc = e[2][0] * cu[0] + e[2][1] * cu[1] + e[2][2] * cu[2];
@@ -188,5 +226,46 @@ pub fn moment_slice(
         if k == nz - 1 {
             incident[(k_.face_offset(5) + s) as usize] += acc[18];
         }
+    }
+}
+
+/// Twin of `wall_load_slice` for the workgroup of wall face `n` of the step's slice in
+/// `part` (0: +z velocities, 1: -z). The shader reduces with a tree, the twin in order.
+pub fn wall_load_slice(
+    k_: &Consts,
+    params: &StepParams,
+    vels: &[[f32; 4]],
+    slices: &[f32],
+    walls: &[[u32; 4]],
+    part: u32,
+    n: u32,
+    wall_sums: &mut [f32],
+) {
+    let lo = select(0, params.split, part == 1);
+    let hi = select(params.split, params.count, part == 1);
+    let k = select(params.step, k_.nz - 1 - params.step, part == 1);
+    let range = walls[k as usize];
+    if lo == hi || n >= range[1] {
+        return;
+    }
+    let face = walls[(k_.nz + range[0] + n) as usize];
+    let s = face[0];
+    let axis = (face[1] / 2) as usize;
+    let inward = select(1.0f32, -1.0, face[1] & 1 == 1);
+    let mut acc = [0.0f32; 5];
+    for v in lo..hi {
+        let vel = vels[v as usize];
+        let un = vel[axis] * inward;
+        if un < 0.0 {
+            let wf = vel[3] * (-un) * slices[(s * k_.ch + v) as usize];
+            acc[0] += wf;
+            acc[1] += wf * vel[0];
+            acc[2] += wf * vel[1];
+            acc[3] += wf * vel[2];
+            acc[4] += wf * 0.5 * (vel[0] * vel[0] + vel[1] * vel[1] + vel[2] * vel[2]);
+        }
+    }
+    for m in 0..5 {
+        wall_sums[(face[2] * 5 + m) as usize] += acc[m as usize];
     }
 }
