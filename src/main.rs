@@ -32,12 +32,31 @@ enum Command {
         /// Worker threads for the CPU backend (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
+        /// Continue the run whose results are in this directory (same case); the
+        /// iteration limit then counts new iterations.
+        #[arg(long)]
+        restart: Option<PathBuf>,
         #[command(flatten)]
         overrides: Overrides,
     },
     /// Compare two results (fields.h5 files or output directories): relative L2
     /// difference of each field.
     Compare { a: PathBuf, b: PathBuf },
+    /// Write one cell plane of a result's field as CSV (x, y, value per cell centre, ...):
+    /// the plane normal to `axis` through the cell nearest `at`.
+    Slice {
+        /// fields.h5 or an output directory.
+        result: PathBuf,
+        #[arg(long, default_value = "temperature")]
+        field: String,
+        #[arg(long, value_parser = ["x", "y", "z"], default_value = "z")]
+        axis: String,
+        #[arg(long, default_value_t = 0.0)]
+        at: f64,
+        /// CSV file to write.
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// List every GPU adapter with its backend, type, key limits and features.
     Info,
     /// Validate a case and print its derived quantities without running it.
@@ -69,9 +88,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).format_timestamp(None).init();
     let result = match cli.command {
-        Command::Run { config, backend, out, threads, overrides } => run(&config, backend, out, threads, overrides),
+        Command::Run { config, backend, out, threads, restart, overrides } => {
+            run(&config, backend, out, threads, restart, overrides)
+        }
         Command::Info => info(),
         Command::Compare { a, b } => compare(&a, &b),
+        Command::Slice { result, field, axis, at, out } => {
+            knudsen::output::write_plane_csv(&result, &field, &axis, at, &out).map_err(Failure::Run)
+        }
         Command::Check { config, overrides } => check(&config, overrides),
     };
     match result {
@@ -160,6 +184,7 @@ fn run(
     choice: BackendChoice,
     out: Option<PathBuf>,
     threads: Option<usize>,
+    restart: Option<PathBuf>,
     overrides: Overrides,
 ) -> Result<(), Failure> {
     let cfg = load(path, overrides)?;
@@ -175,7 +200,7 @@ fn run(
         pool = pool.num_threads(n);
     }
     let pool = pool.build().map_err(|e| Failure::Run(e.into()))?;
-    pool.install(|| run_in_pool(path, &cfg, choice, &dir))
+    pool.install(|| run_in_pool(path, &cfg, choice, &dir, restart.as_deref()))
 }
 
 /// Make sure results can be written before spending time on the solve: create the
@@ -191,12 +216,25 @@ fn probe_output_dir(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn run_in_pool(path: &Path, cfg: &Config, choice: BackendChoice, dir: &Path) -> Result<(), Failure> {
+fn run_in_pool(
+    path: &Path,
+    cfg: &Config,
+    choice: BackendChoice,
+    dir: &Path,
+    restart: Option<&Path>,
+) -> Result<(), Failure> {
     check_host_memory(cfg)?;
     for w in cfg.warnings() {
         log::warn!("{w}");
     }
     let problem = Arc::new(Problem::new(cfg));
+    let restart = match restart {
+        Some(r) => Some(
+            knudsen::output::read_restart(r, &problem)
+                .map_err(|e| Failure::BadInput(format!("--restart {}: {e:#}", r.display())))?,
+        ),
+        None => None,
+    };
     let (backend, fallback) = backend::create(choice, problem.clone(), cfg.solver.memory_budget_mib)
         .map_err(|e| Failure::BadInput(format!("{e:#}")))?;
     // The plan is checked; before the solve, make sure its results can be written.
@@ -230,6 +268,10 @@ fn run_in_pool(path: &Path, cfg: &Config, choice: BackendChoice, dir: &Path) -> 
     bar.set_style(indicatif::ProgressStyle::with_template("{spinner} iter {pos}/{len} {msg}").expect("valid template"));
     let mut last = f64::NAN;
     let mut solver = Solver::new(&problem, backend);
+    if let Some(r) = restart {
+        log::info!("continuing after iteration {}", r.history.len());
+        solver = solver.with_restart(r);
+    }
     let result = solver.run(|rec| {
         let r = rec.residual();
         // ETA from the observed contraction rate of the residual.
@@ -245,7 +287,13 @@ fn run_in_pool(path: &Path, cfg: &Config, choice: BackendChoice, dir: &Path) -> 
         bar.suspend(|| {
             let parts: Vec<String> =
                 RESIDUAL_NAMES.iter().zip(rec.residuals).map(|(n, x)| format!("{n} {x:.3e}")).collect();
-            log::info!("iteration {} residual {r:.3e} [{}] {:.3} s", rec.iteration, parts.join(", "), rec.seconds);
+            let drag = rec.drag.map_or(String::new(), |d| format!(" C_D {d:.5}"));
+            log::info!(
+                "iteration {} residual {r:.3e} [{}]{drag} {:.3} s",
+                rec.iteration,
+                parts.join(", "),
+                rec.seconds
+            );
         });
     })?;
     bar.finish_and_clear();

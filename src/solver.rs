@@ -30,6 +30,9 @@ pub struct IterationRecord {
     pub elapsed: f64,
     /// Seconds this iteration took.
     pub seconds: f64,
+    /// With a body and a free stream: the first body's drag coefficient from this sweep,
+    /// to watch the load converge alongside the residual.
+    pub drag: Option<f64>,
 }
 
 impl IterationRecord {
@@ -49,6 +52,9 @@ pub struct RunResult {
     /// sweep used (together they give the exact discrete surface fluxes; `crate::loads`).
     pub wall: Vec<[f64; WALL_SUMS]>,
     pub wall_density: Vec<f64>,
+    /// The inputs of the next iteration, so a run can be continued (`Restart`).
+    pub next_face_density: FaceData,
+    pub next_wall_density: Vec<f64>,
     pub history: Vec<IterationRecord>,
     pub converged: bool,
     pub total_seconds: f64,
@@ -90,14 +96,34 @@ pub fn residuals(old: &[[f64; 5]], new: &[[f64; 5]]) -> [f64; 5] {
     std::array::from_fn(|c| if diff2[c] == 0.0 { 0.0 } else { diff2[c].sqrt() / denom[c] })
 }
 
+/// The state a finished run leaves to continue from: the macroscopic fields (which give
+/// f^S and nu), the box-face and wall densities of the next iteration, and the history so
+/// far. Continuing from it gives the same iterates as one uninterrupted run (up to the
+/// backend's own round-off: the fields are stored in f64).
+#[derive(Debug, Clone)]
+pub struct Restart {
+    pub fields: Vec<Macro>,
+    pub face_density: FaceData,
+    pub wall_density: Vec<f64>,
+    pub history: Vec<IterationRecord>,
+}
+
 pub struct Solver<'a> {
     pub problem: &'a Problem,
     pub backend: Box<dyn Backend + 'a>,
+    restart: Option<Restart>,
 }
 
 impl<'a> Solver<'a> {
     pub fn new(problem: &'a Problem, backend: Box<dyn Backend + 'a>) -> Self {
-        Self { problem, backend }
+        Self { problem, backend, restart: None }
+    }
+
+    /// Continue from a previous run's state; `max_iterations` then counts the new
+    /// iterations only.
+    pub fn with_restart(mut self, r: Restart) -> Self {
+        self.restart = Some(r);
+        self
     }
 
     /// Iterate to `tolerance` or `max_iterations`; `observe` sees each iteration.
@@ -137,16 +163,34 @@ impl<'a> Solver<'a> {
         let mut face_density = p.bounds.densities(&p.bounds.uniform_incident(&p.grid, &p.vgrid, m0.rho, m0.u, m0.t));
         let mut wall_density = p.bodies.densities(&p.bodies.uniform_incident(&p.vgrid, m0.rho, m0.u, m0.t));
         let mut used_wall_density = wall_density.clone();
-        let mut conserved: Vec<[f64; 5]> =
-            (0..ncell).map(|c| if solids.is_solid(c) { [0.0; 5] } else { conserved_from_macro(&m0) }).collect();
+        let mut history = Vec::new();
+        let mut elapsed0 = 0.0;
+        if let Some(r) = self.restart.take() {
+            fields = r.fields;
+            eq.par_iter_mut().zip(&fields).enumerate().for_each(|(c, (e, f))| {
+                if !solids.is_solid(c) {
+                    *e = p.eq_coeffs(f);
+                }
+            });
+            face_density = r.face_density;
+            wall_density = r.wall_density;
+            used_wall_density = wall_density.clone();
+            elapsed0 = r.history.last().map_or(0.0, |h| h.elapsed);
+            history = r.history;
+        }
+        let mut conserved: Vec<[f64; 5]> = fields
+            .iter()
+            .enumerate()
+            .map(|(c, f)| if solids.is_solid(c) { [0.0; 5] } else { conserved_from_macro(f) })
+            .collect();
         let volumes = p.grid.volumes();
         let mass0: f64 = volumes.iter().map(|v| v * m0.rho).sum();
         let rescale = p.config.mass_rescale();
 
         let mut out = SweepOutput::zeros(p);
-        let mut history = Vec::new();
         let mut converged = false;
-        for iteration in 1..=max_iterations {
+        let first = history.len() + 1;
+        for iteration in first..first + max_iterations {
             let t0 = Instant::now();
             self.backend
                 .sweep(&SweepInput { eq: &eq, face_density: &face_density, wall_density: &wall_density }, &mut out)?;
@@ -194,9 +238,15 @@ impl<'a> Solver<'a> {
             let rec = IterationRecord {
                 iteration,
                 residuals: res,
-                elapsed: start.elapsed().as_secs_f64(),
+                elapsed: elapsed0 + start.elapsed().as_secs_f64(),
                 seconds: t0.elapsed().as_secs_f64(),
+                drag: None,
             };
+            let mut rec = rec;
+            if solids.any() && p.config.free_stream.is_some() {
+                let surf = crate::loads::surface(p, &out.wall, &used_wall_density);
+                rec.drag = crate::loads::body_loads(p, &surf, &out.wall).first().and_then(|l| l.drag_coefficient);
+            }
             let r = rec.residual();
             observe(&rec);
             history.push(rec);
@@ -214,9 +264,11 @@ impl<'a> Solver<'a> {
             incident: out.incident,
             wall: out.wall,
             wall_density: used_wall_density,
+            next_face_density: face_density,
+            next_wall_density: wall_density,
             history,
             converged,
-            total_seconds: start.elapsed().as_secs_f64(),
+            total_seconds: elapsed0 + start.elapsed().as_secs_f64(),
         })
     }
 }

@@ -109,6 +109,12 @@ fn write_h5(path: &Path, p: &Problem, r: &RunResult) -> anyhow::Result<()> {
         scalar("solid", p.bodies.solids.body_of.iter().map(|&b| b as f64).collect())?;
         write_surface(&file, p, r)?;
     }
+    // The next iteration's boundary inputs, for `knudsen run --restart`.
+    let rs = file.create_group("restart")?;
+    let fd: Vec<f64> = r.next_face_density.iter().flatten().copied().collect();
+    rs.new_dataset::<f64>().shape([fd.len()]).create("face_density")?.write_raw(&fd)?;
+    let wd = &r.next_wall_density;
+    rs.new_dataset::<f64>().shape([wd.len()]).create("wall_density")?.write_raw(wd)?;
     for (name, axis) in [("x", &g.x), ("y", &g.y), ("z", &g.z)] {
         file.new_dataset::<f64>().shape([axis.len()]).create(name)?.write_raw(&axis.centres)?;
         file.new_dataset::<f64>()
@@ -186,4 +192,108 @@ fn write_surface(file: &hdf5::File, p: &Problem, r: &RunResult) -> anyhow::Resul
     vector("normal", surf.iter().flat_map(|s| s.normal).collect())?;
     vector("shear", surf.iter().flat_map(|s| s.shear).collect())?;
     Ok(())
+}
+
+/// Write the plane of cells normal to `axis` nearest coordinate `at` of field `name` as CSV:
+/// the two in-plane centre coordinates, then the field's components.
+pub fn write_plane_csv(result: &Path, name: &str, axis: &str, at: f64, out: &Path) -> anyhow::Result<()> {
+    let f = if result.is_dir() { result.join("fields.h5") } else { result.to_path_buf() };
+    let file = hdf5::File::open(&f).with_context(|| format!("opening {}", f.display()))?;
+    let ds = file.dataset(name).with_context(|| format!("{}: no field `{name}`", f.display()))?;
+    let shape = ds.shape();
+    let comps = if shape.len() == 4 { shape[3] } else { 1 };
+    let data: Vec<f64> = ds.read_raw()?;
+    let centres = |a: &str| -> anyhow::Result<Vec<f64>> { Ok(file.dataset(a)?.read_raw()?) };
+    let (x, y, z) = (centres("x")?, centres("y")?, centres("z")?);
+    let d = ["x", "y", "z"].iter().position(|&a| a == axis).context("axis must be x, y or z")?;
+    let along = [&x, &y, &z][d];
+    let idx = (0..along.len()).min_by(|&a, &b| (along[a] - at).abs().total_cmp(&(along[b] - at).abs())).unwrap();
+    let (u, v) = [(1, 2), (0, 2), (0, 1)][d];
+    let names = ["x", "y", "z"];
+    let mut csv =
+        format!("# {name} on the plane {axis} = {} (cell index {idx})\n{},{}", along[idx], names[u], names[v]);
+    for c in 0..comps {
+        csv.push_str(&if comps == 1 { format!(",{name}") } else { format!(",{name}_{c}") });
+    }
+    csv.push('\n');
+    let (nx, ny) = (x.len(), y.len());
+    let coords = [&x, &y, &z];
+    for b in 0..coords[v].len() {
+        for a in 0..coords[u].len() {
+            let mut ijk = [0; 3];
+            ijk[d] = idx;
+            ijk[u] = a;
+            ijk[v] = b;
+            let cell = (ijk[2] * ny + ijk[1]) * nx + ijk[0];
+            csv.push_str(&format!("{},{}", coords[u][a], coords[v][b]));
+            for c in 0..comps {
+                csv.push_str(&format!(",{}", data[cell * comps + c]));
+            }
+            csv.push('\n');
+        }
+    }
+    super::write_atomic_bytes(out, csv.as_bytes())
+}
+
+/// The state written by a finished run (`dir/fields.h5` and `dir/residuals.csv`), to
+/// continue it. The grid, boundaries and bodies must be those of `p`.
+pub fn read_restart(dir: &Path, p: &Problem) -> anyhow::Result<crate::solver::Restart> {
+    let path = if dir.is_dir() { dir.join("fields.h5") } else { dir.to_path_buf() };
+    let file = hdf5::File::open(&path).with_context(|| format!("opening {}", path.display()))?;
+    let [nx, ny, nz] = p.grid.dims();
+    let read = |name: &str, comps: usize| -> anyhow::Result<Vec<f64>> {
+        let ds = file.dataset(name).with_context(|| format!("{}: no `{name}`", path.display()))?;
+        let mut want = vec![nz, ny, nx];
+        if comps > 1 {
+            want.push(comps);
+        }
+        anyhow::ensure!(
+            ds.shape() == want,
+            "{}: `{name}` has shape {:?}, this case needs {want:?}",
+            path.display(),
+            ds.shape()
+        );
+        Ok(ds.read_raw()?)
+    };
+    let (rho, u, t, q, pt) =
+        (read("density", 1)?, read("velocity", 3)?, read("temperature", 1)?, read("heat_flux", 3)?, read("stress", 6)?);
+    let fields = (0..p.grid.cells())
+        .map(|c| crate::model::Macro {
+            rho: rho[c],
+            u: [u[3 * c], u[3 * c + 1], u[3 * c + 2]],
+            t: t[c],
+            q: [q[3 * c], q[3 * c + 1], q[3 * c + 2]],
+            p: std::array::from_fn(|m| pt[6 * c + m]),
+        })
+        .collect();
+    let fd: Vec<f64> = file
+        .dataset("restart/face_density")
+        .with_context(|| format!("{}: no restart data (written by knudsen 0.1 runs and later)", path.display()))?
+        .read_raw()?;
+    let wall_density: Vec<f64> = file.dataset("restart/wall_density")?.read_raw()?;
+    let sizes: Vec<usize> = crate::boundary::Face::ALL.iter().map(|f| f.cells(&p.grid)).collect();
+    anyhow::ensure!(
+        fd.len() == sizes.iter().sum::<usize>(),
+        "{}: box-face data does not match this grid",
+        path.display()
+    );
+    anyhow::ensure!(
+        wall_density.len() == p.bodies.solids.walls.len(),
+        "{}: {} wall faces stored, this case has {}",
+        path.display(),
+        wall_density.len(),
+        p.bodies.solids.walls.len()
+    );
+    let mut at = 0;
+    let face_density = std::array::from_fn(|f| {
+        let v = fd[at..at + sizes[f]].to_vec();
+        at += sizes[f];
+        v
+    });
+    let csv = path.with_file_name("residuals.csv");
+    let history = match std::fs::read_to_string(&csv) {
+        Ok(text) => super::csv::parse_residuals_csv(&text).with_context(|| format!("reading {}", csv.display()))?,
+        Err(_) => Vec::new(),
+    };
+    Ok(crate::solver::Restart { fields, face_density, wall_density, history })
 }

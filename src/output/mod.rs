@@ -9,7 +9,7 @@ mod summary;
 mod xdmf;
 
 pub use atomic::{write_atomic, write_atomic_bytes};
-pub use fields::{compare_fields, write_fields};
+pub use fields::{compare_fields, read_restart, write_fields, write_plane_csv};
 pub use summary::{Summary, SummaryInput};
 
 use crate::problem::Problem;
