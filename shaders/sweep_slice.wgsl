@@ -27,7 +27,7 @@ const SOLID: u32 = 0x80000000u;
 
 @group(0) @binding(0) var<uniform> params: StepParams;
 // Per cell, 3 x vec4 (layout.rs::CellCoeffs): (pref, 1/T, nu, wall word as f32 bits),
-// (U, 0), (s, 0).
+// (U, base), (s, 0); f^S = pref exp(-c^2/T) (base + (s.c)(2 c^2/T - 5)).
 @group(0) @binding(1) var<storage, read> cells: array<vec4<f32>>;
 // 1/dx (NX), then 1/dy (NY), then 1/dz (NZ).
 @group(0) @binding(2) var<storage, read> inv_widths: array<f32>;
@@ -124,10 +124,11 @@ fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
                     fz = wall_emission(word, zs, cell, v);
                 }
             }
-            let cu = xi - cells[3u * cell + 1u].xyz;
+            let e1 = cells[3u * cell + 1u];
+            let cu = xi - e1.xyz;
             let c2 = dot(cu, cu);
             let sc = dot(cells[3u * cell + 2u].xyz, cu);
-            let fs = e0.x * exp(-c2 * e0.y) * (1.0 + sc * (2.0 * c2 * e0.y - 5.0));
+            let fs = e0.x * exp(-c2 * e0.y) * (e1.w + sc * (2.0 * c2 * e0.y - 5.0));
             let f = (a * fx + b * fy + c * fz + e0.z * fs) / (a + b + c + e0.z);
             slices[s * CH + v] = f;
             fx = f;

@@ -513,9 +513,12 @@ impl Config {
         }
 
         let ini = self.initial_state();
-        positive_finite("initial.density", ini.density)?;
-        positive_finite("initial.temperature", ini.temperature)?;
-        self.check_fits("initial.velocity", ini.velocity, ini.temperature)?;
+        // Without `initial` a free stream is the initial state; it is checked under its own key.
+        if self.initial.is_some() || self.free_stream.is_none() {
+            positive_finite("initial.density", ini.density)?;
+            positive_finite("initial.temperature", ini.temperature)?;
+            self.check_fits("initial.velocity", ini.velocity, ini.temperature)?;
+        }
 
         let mut t_min = ini.temperature;
         let mut uses_free_stream = false;

@@ -148,34 +148,53 @@ pub fn accumulate_raw(acc: &mut [f64; NRAW], xi: [f64; 3], wf: f64) {
     acc[raw::M3 + 2] += wf * z * xi2;
 }
 
-/// sum_i w_i exp(-(x_i - u)^2 / t) over uniformly spaced nodes x_i, by the recurrence
-/// g_{i+1} = g_i r_i, r_{i+1} = r_i exp(-2 h^2 / t), run outward from the node nearest u so
-/// the largest terms carry the least accumulated round-off: five exponentials instead of one
-/// per node (the host evaluates this for every cell and axis, every iteration).
+/// sum_i w_i exp(-(x_i - u)^2 / t) over uniformly spaced nodes x_i (see [`gaussian_moments`]).
 pub fn gaussian_sum(nodes: &[f64], w1: &[f64], u: f64, t: f64) -> f64 {
+    gaussian_moments(nodes, w1, u, t)[0]
+}
+
+/// sum_i w_i g_i (x_i - u)^n for n = 0..3, g_i = exp(-(x_i - u)^2 / t), over uniformly
+/// spaced nodes, by the recurrence g_{i+1} = g_i r_i, r_{i+1} = r_i exp(-2 h^2 / t), run
+/// outward from the node nearest u so the largest terms carry the least accumulated
+/// round-off: five exponentials instead of one per node (the host evaluates this for every
+/// cell and axis, every iteration).
+pub fn gaussian_moments(nodes: &[f64], w1: &[f64], u: f64, t: f64) -> [f64; 4] {
     let n = nodes.len();
+    let add = |m: &mut [f64; 4], w: f64, g: f64, c: f64| {
+        let wg = w * g;
+        m[0] += wg;
+        m[1] += wg * c;
+        m[2] += wg * c * c;
+        m[3] += wg * c * c * c;
+    };
+    let mut m = [0.0; 4];
     if n < 2 {
-        return nodes.iter().zip(w1).map(|(&x, &w)| w * (-(x - u).powi(2) / t).exp()).sum();
+        for (&x, &w) in nodes.iter().zip(w1) {
+            add(&mut m, w, (-(x - u).powi(2) / t).exp(), x - u);
+        }
+        return m;
     }
     let h = nodes[1] - nodes[0];
     let k = (((u - nodes[0]) / h).round().max(0.0) as usize).min(n - 1);
     let c = (-2.0 * h * h / t).exp();
-    // One direction: from node `start`, stepping by `dh` (+h or -h), over the weights given.
-    let run = |start: f64, dh: f64, weights: &mut dyn Iterator<Item = &f64>| {
-        let d = start - u;
+    // One direction: from node index `start`, stepping by `dir` (+1 or -1), over `count` nodes.
+    let mut run = |start: usize, dir: isize, count: usize| {
+        let dh = dir as f64 * h;
+        let d = nodes[start] - u;
         let mut g = (-d * d / t).exp();
         let mut r = (-(2.0 * d * dh + h * h) / t).exp();
-        let mut sum = 0.0;
-        for &w in weights {
-            sum += w * g;
+        for step in 0..count {
+            let i = (start as isize + dir * step as isize) as usize;
+            add(&mut m, w1[i], g, nodes[i] - u);
             g *= r;
             r *= c;
         }
-        sum
     };
-    let right = run(nodes[k], h, &mut w1[k..].iter());
-    let left = if k > 0 { run(nodes[k - 1], -h, &mut w1[..k].iter().rev()) } else { 0.0 };
-    right + left
+    run(k, 1, n - k);
+    if k > 0 {
+        run(k - 1, -1, k);
+    }
+    m
 }
 
 /// Per-cell coefficients of the sweep: everything f^S and the collision term need, computed
@@ -190,6 +209,10 @@ pub struct EqCoeffs {
     pub s: [f64; 3],
     /// Collision frequency nu = 1 / tau.
     pub nu: f64,
+    /// The constant term of the Shakhov factor, 1 - kappa: f^S = f_M (base + (s . c)(...)).
+    /// kappa = 0 in the continuum; on the grid it removes the small mass the correction term
+    /// would otherwise carry, so the collision term conserves mass exactly.
+    pub base: f64,
 }
 
 impl EqCoeffs {
@@ -201,17 +224,39 @@ impl EqCoeffs {
             u: m.u,
             s: [k * m.q[0], k * m.q[1], k * m.q[2]],
             nu: collision_frequency(delta, omega, m.rho, m.t),
+            base: 1.0,
         }
     }
 
-    /// As [`EqCoeffs::new`], with the Maxwellian normalised on the velocity grid, so that
-    /// sum_v w_v f_M(xi_v) = rho exactly and the collision term conserves mass discretely
-    /// (the continuous normalisation loses the tails beyond the bound, ~5e-8 of the mass at
-    /// a = 4). The grid is a tensor product, so the normaliser factorises into three 1D sums.
+    /// As [`EqCoeffs::new`], with f^S normalised on the velocity grid so that
+    /// sum_v w_v f^S(xi_v) = rho exactly and the collision term conserves mass discretely:
+    /// the Maxwellian is scaled by its grid sum (the continuous normalisation loses the tails
+    /// beyond the bound), and the Shakhov correction, whose grid sum is not exactly zero when
+    /// the grid is not symmetric about U or truncates the tails, is shifted by a constant
+    /// kappa f_M. Both are sums of a tensor-product Gaussian, so they factorise into 1D sums
+    /// G_a^n = sum_i w_i g(x_i - U_a) (x_i - U_a)^n:
+    ///
+    /// ```text
+    /// Z = G_x^0 G_y^0 G_z^0,
+    /// sum w f_M (s.c)(2|c|^2/T - 5) = pref sum_a s_a [ (2/T)(G_a^3 G_b^0 G_c^0 + G_a^1 G_b^2 G_c^0
+    ///                                  + G_a^1 G_b^0 G_c^2) - 5 G_a^1 G_b^0 G_c^0 ],
+    /// kappa = that sum / (pref Z).
+    /// ```
     pub fn new_on_grid(m: &Macro, prandtl: f64, delta: f64, omega: f64, nodes: &[f64], w1: &[f64]) -> Self {
         let mut e = Self::new(m, prandtl, delta, omega);
-        let z: f64 = (0..3).map(|a| gaussian_sum(nodes, w1, m.u[a], m.t)).product();
+        let g: [[f64; 4]; 3] = std::array::from_fn(|a| gaussian_moments(nodes, w1, m.u[a], m.t));
+        let z = g[0][0] * g[1][0] * g[2][0];
         e.pref = m.rho / z;
+        if e.s != [0.0; 3] {
+            let mut corr = 0.0;
+            for a in 0..3 {
+                let (b, c) = ((a + 1) % 3, (a + 2) % 3);
+                let cube = g[a][3] * g[b][0] * g[c][0] + g[a][1] * g[b][2] * g[c][0] + g[a][1] * g[b][0] * g[c][2];
+                corr += e.s[a] * (2.0 * e.inv_t * cube - 5.0 * g[a][1] * g[b][0] * g[c][0]);
+            }
+            // corr is already relative to pref: kappa = pref corr / (pref Z).
+            e.base = 1.0 - corr / z;
+        }
         e
     }
 
@@ -221,7 +266,7 @@ impl EqCoeffs {
         let c = [xi[0] - self.u[0], xi[1] - self.u[1], xi[2] - self.u[2]];
         let c2 = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
         let sc = self.s[0] * c[0] + self.s[1] * c[1] + self.s[2] * c[2];
-        self.pref * (-c2 * self.inv_t).exp() * (1.0 + sc * (2.0 * c2 * self.inv_t - 5.0))
+        self.pref * (-c2 * self.inv_t).exp() * (self.base + sc * (2.0 * c2 * self.inv_t - 5.0))
     }
 }
 
@@ -240,6 +285,21 @@ mod tests {
             // that averages to (sigma / h)^2 / 2 ~ 15-30 ulps for these grids: 64 ulps bound it.
             assert!((fast - direct).abs() < 64.0 * f64::EPSILON * direct, "u {u}, t {t}: {fast} vs {direct}");
         }
+    }
+
+    #[test]
+    fn shakhov_on_grid_conserves_mass_exactly() {
+        // A coarse, truncated grid and a drifting, heat-conducting state: the plain Shakhov
+        // correction carries grid mass; the shifted one must not (to round-off).
+        let g = crate::grid::VelocityGrid::new(12, 3.0, crate::config::Quadrature::Trapezoid);
+        let m = Macro { rho: 1.3, u: [0.7, -0.2, 0.1], t: 1.2, q: [0.05, 0.02, -0.03], p: [0.78; 6] };
+        let e = EqCoeffs::new_on_grid(&m, 2.0 / 3.0, 1.0, 0.81, &g.nodes, &g.weights_1d);
+        let mass: f64 = g.xi.iter().zip(&g.w).map(|(&x, &w)| w * e.shakhov(x)).sum();
+        assert!((mass - m.rho).abs() < 1e-13, "{mass}");
+        let mut plain = e;
+        plain.base = 1.0;
+        let pm: f64 = g.xi.iter().zip(&g.w).map(|(&x, &w)| w * plain.shakhov(x)).sum();
+        assert!((pm - m.rho).abs() > 1e-6, "the test needs a grid where the shift matters: {pm}");
     }
 
     #[test]

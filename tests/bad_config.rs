@@ -6,6 +6,10 @@ use common::*;
 use knudsen::config::Config;
 use std::process::Command;
 
+fn body(min: [f64; 3], max: [f64; 3]) -> serde_json::Value {
+    serde_json::json!([{"min": min, "max": max, "temperature": 1.0}])
+}
+
 /// (description, mutation of a valid config, key the error must name, words of the reason)
 fn cases() -> Vec<(&'static str, serde_json::Value, &'static str, &'static str)> {
     let base = cavity_json(4, 16, 4.0, 0.1);
@@ -37,13 +41,13 @@ fn cases() -> Vec<(&'static str, serde_json::Value, &'static str, &'static str)>
         ),
         (
             "narrow velocity grid",
-            with(&|v| v["velocity"]["max"] = serde_json::json!(2.5)),
+            with(&|v| v["velocity"]["max"] = serde_json::json!(1.8)),
             "initial.velocity",
             "too near the velocity bound",
         ),
         (
             "lid speed near the bound",
-            with(&|v| v["boundaries"]["y_max"]["velocity"] = serde_json::json!([1.5, 0.0, 0.0])),
+            with(&|v| v["boundaries"]["y_max"]["velocity"] = serde_json::json!([2.5, 0.0, 0.0])),
             "boundaries.y_max.velocity",
             "too near the velocity bound",
         ),
@@ -88,6 +92,63 @@ fn cases() -> Vec<(&'static str, serde_json::Value, &'static str, &'static str)>
             with(&|v| v["solver"] = serde_json::json!({"memory_budget_mib": 0.0})),
             "solver.memory_budget_mib",
             "positive",
+        ),
+        (
+            "body off the cell faces",
+            with(&|v| v["bodies"] = body([0.25, 0.25, 0.3], [0.75, 0.75, 0.75])),
+            "bodies[0].min",
+            "not on a cell face",
+        ),
+        (
+            "body leaving the domain",
+            with(&|v| v["bodies"] = body([0.25, 0.25, 0.25], [0.75, 1.25, 0.75])),
+            "bodies[0]",
+            "leaves the domain",
+        ),
+        (
+            "free-stream face without a free stream",
+            with(&|v| v["boundaries"]["x_min"] = serde_json::json!({"type": "free_stream"})),
+            "boundaries.x_min",
+            "needs the top-level `free_stream`",
+        ),
+        (
+            "free stream with Mach and velocity",
+            with(&|v| {
+                v["boundaries"]["x_min"] = serde_json::json!({"type": "free_stream"});
+                v["free_stream"] = serde_json::json!({"mach": 1.0, "velocity": [0.5, 0.0, 0.0]});
+            }),
+            "free_stream",
+            "not both",
+        ),
+        (
+            "free stream too fast for the velocity grid",
+            with(&|v| {
+                v["boundaries"]["x_min"] = serde_json::json!({"type": "free_stream"});
+                v["free_stream"] = serde_json::json!({"mach": 2.5});
+            }),
+            "free_stream.mach",
+            "too near the velocity bound",
+        ),
+        (
+            "stretch ratio out of range",
+            with(&|v| {
+                v["grid"]["x"] = serde_json::json!({"min": -3.0, "max": 3.0,
+                    "stretched": {"uniform": [-0.5, 0.5], "cells": 4, "ratio_min": 2.0}})
+            }),
+            "grid.x.stretched.ratio_min",
+            "must lie in [1, 1.5]",
+        ),
+        (
+            "faces not increasing",
+            with(&|v| v["grid"]["y"] = serde_json::json!({"faces": [0.0, 0.5, 0.4, 1.0]})),
+            "grid.y.faces",
+            "increase strictly",
+        ),
+        (
+            "two axis forms at once",
+            with(&|v| v["grid"]["z"]["faces"] = serde_json::json!([0.0, 1.0])),
+            "grid.z",
+            "give one of",
         ),
         (
             "missing gas",

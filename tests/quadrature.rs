@@ -1,3 +1,4 @@
+use knudsen::model::erfc;
 //! The velocity quadrature against closed-form Maxwellian moments.
 
 use knudsen::config::Quadrature;
@@ -111,22 +112,3 @@ fn shakhov_equilibrium_moments() {
     let _ = raw::RHO;
 }
 
-/// erfc by the Numerical Recipes Chebyshev fit, relative error < 1.2e-7.
-fn erfc(x: f64) -> f64 {
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let r = t
-        * (-z * z - 1.26551223
-            + t * (1.00002368
-                + t * (0.37409196
-                    + t * (0.09678418
-                        + t * (-0.18628806
-                            + t * (0.27886807
-                                + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
-            .exp();
-    if x >= 0.0 {
-        r
-    } else {
-        2.0 - r
-    }
-}

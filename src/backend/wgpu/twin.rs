@@ -124,7 +124,7 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
             let cu = [xi[0] - e[1][0], xi[1] - e[1][1], xi[2] - e[1][2]];
             let c2 = cu[0] * cu[0] + cu[1] * cu[1] + cu[2] * cu[2];
             let sc = e[2][0] * cu[0] + e[2][1] * cu[1] + e[2][2] * cu[2];
-            let fs = e[0][0] * (-c2 * e[0][1]).exp() * (1.0 + sc * (2.0 * c2 * e[0][1] - 5.0));
+            let fs = e[0][0] * (-c2 * e[0][1]).exp() * (e[1][3] + sc * (2.0 * c2 * e[0][1] - 5.0));
             let f = (a * fx + bb * fy + c * fz + e[0][2] * fs) / (a + bb + c + e[0][2]);
             slices[(s * ch + v) as usize] = f;
             fx = f;
