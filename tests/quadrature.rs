@@ -1,9 +1,8 @@
-use knudsen::model::erfc;
 //! The velocity quadrature against closed-form Maxwellian moments.
 
 use knudsen::config::Quadrature;
 use knudsen::grid::VelocityGrid;
-use knudsen::model::{maxwellian, raw, EqCoeffs, Macro, NRAW};
+use knudsen::model::{erfc, maxwellian, raw, EqCoeffs, Macro, NRAW};
 
 fn moments(g: &VelocityGrid, f: impl Fn([f64; 3]) -> f64) -> Macro {
     let mut m = [0.0; NRAW];
