@@ -82,6 +82,61 @@ fn run_writes_every_result_file() {
 }
 
 #[test]
+fn body_surface_reaches_vtk_and_a_run_continues_exactly() {
+    // A cube in a free stream, 2 iterations then 2 more from the first run's results: the
+    // surface grid and the solid mask must reach VTK, and the continued run must equal a
+    // 4-iteration run (CPU, f64: bit for bit).
+    let dir = tempfile::tempdir().unwrap();
+    let fs = serde_json::json!({"type": "free_stream"});
+    let mut v = serde_json::json!({
+        "gas": {"kn": 1.0},
+        "grid": {"x": {"min": -1.0, "max": 2.0, "cells": 6}, "y": {"min": -1.0, "max": 1.0, "cells": 4},
+                 "z": {"faces": [-1.0, -0.5, 0.0, 0.5, 1.0]}},
+        "velocity": {"points": 10, "max": 4.0},
+        "free_stream": {"mach": 1.0},
+        "bodies": [{"name": "cube", "min": [-0.5, -0.5, -0.5], "max": [0.5, 0.5, 0.5], "temperature": 1.2}],
+        "boundaries": {"x_min": fs, "x_max": fs, "y_min": fs, "y_max": fs, "z_min": fs, "z_max": fs},
+        "solver": {"max_iterations": 4, "tolerance": 1e-12}
+    });
+    for d in ["full", "part"] {
+        std::fs::create_dir_all(dir.path().join(d)).unwrap();
+    }
+    let full = run_cli(&v, &dir.path().join("full"));
+    v["solver"]["max_iterations"] = serde_json::json!(2);
+    let part = run_cli(&v, &dir.path().join("part"));
+    let path = dir.path().join("part").join("case.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .args(["run", path.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--restart"])
+        .args([part.to_str().unwrap(), "--out", part.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let read = |d: &std::path::Path, name: &str| -> Vec<f64> {
+        hdf5::File::open(d.join("fields.h5")).unwrap().dataset(name).unwrap().read_raw().unwrap()
+    };
+    for name in ["density", "velocity", "temperature", "heat_flux", "surface/pressure", "surface/heat_flux"] {
+        let (a, b) = (read(&part, name), read(&full, name));
+        assert!(a.iter().zip(&b).all(|(x, y)| x == y || (x.is_nan() && y.is_nan())), "{name} differs");
+    }
+    let csv = std::fs::read_to_string(part.join("residuals.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 5, "the continued history has 4 iterations:\n{csv}");
+    assert!(csv.lines().next().unwrap().ends_with(",drag_coefficient"));
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(full.join("summary.json")).unwrap()).unwrap();
+    assert!(s["bodies"][0]["drag_coefficient"].as_f64().unwrap() > 0.5);
+    assert_eq!(s["bodies"][0]["name"], "cube");
+
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/read_xdmf.py");
+    let o = Command::new(test_python()).arg(&script).arg(&full).output().expect("python3");
+    assert!(
+        o.status.success() && String::from_utf8_lossy(&o.stdout).contains("surface: 24 faces"),
+        "VTK could not read the surface:\n{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
 fn failed_write_leaves_nothing_under_the_final_name() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("result.bin");

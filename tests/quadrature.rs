@@ -110,4 +110,3 @@ fn shakhov_equilibrium_moments() {
     }
     let _ = raw::RHO;
 }
-

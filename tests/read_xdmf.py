@@ -11,9 +11,14 @@ out = sys.argv[1]
 reader = vtkXdmfReader()
 reader.SetFileName(f"{out}/fields.xmf")
 reader.Update()
-grid = reader.GetOutputDataObject(0)
-if grid.IsA("vtkMultiBlockDataSet"):
-    grid = grid.GetBlock(0)
+data = reader.GetOutputDataObject(0)
+surface = None
+if data.IsA("vtkMultiBlockDataSet"):
+    grid = data.GetBlock(0)
+    if data.GetNumberOfBlocks() > 1:
+        surface = data.GetBlock(1)
+else:
+    grid = data
 assert grid.IsA("vtkRectilinearGrid"), grid.GetClassName()
 
 with h5py.File(f"{out}/fields.h5", "r") as h5:
@@ -36,6 +41,21 @@ with h5py.File(f"{out}/fields.h5", "r") as h5:
         a = cd.GetArray(f"stress_{comp}")
         assert a is not None, comp
         np.testing.assert_array_equal(vtk_to_numpy(a), stress[:, c])
+    if "surface" in h5:
+        # Bodies: the surface grid of quadrilaterals with its cell data.
+        s5 = h5["surface"]
+        n = s5["pressure"].shape[0]
+        assert surface is not None, "fields.xmf has no surface grid"
+        assert surface.GetNumberOfCells() == n and surface.GetNumberOfPoints() == 4 * n
+        assert all(surface.GetCellType(i) == 9 for i in range(n)), "not quadrilaterals"
+        np.testing.assert_array_equal(vtk_to_numpy(surface.GetPoints().GetData()), s5["points"][:])
+        sd = surface.GetCellData()
+        for name in ("pressure", "heat_flux", "mass_flux", "area", "body"):
+            np.testing.assert_array_equal(vtk_to_numpy(sd.GetArray(name)), s5[name][:])
+        for name in ("shear", "normal"):
+            np.testing.assert_array_equal(vtk_to_numpy(sd.GetArray(name)), s5[name][:])
+        np.testing.assert_array_equal(vtk_to_numpy(cd.GetArray("solid")), h5["solid"][:].reshape(-1))
+        print(f"surface: {n} faces")
     # Attributes the output format promises.
     for key in ("kn", "delta", "prandtl", "omega", "iterations", "final_residual", "config"):
         assert key in h5.attrs, key
