@@ -20,7 +20,8 @@ pub struct Sizes {
 }
 
 impl Sizes {
-    fn constants(&self, kernel: &str) -> Vec<(&'static str, f64)> {
+    /// The pipeline-overridable constants knudsen sets for `kernel` (an entry point name).
+    pub fn constants(&self, kernel: &str) -> Vec<(&'static str, f64)> {
         let mut c = vec![
             ("NX", self.nx as f64),
             ("NY", self.ny as f64),

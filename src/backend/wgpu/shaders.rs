@@ -20,14 +20,24 @@ pub fn wall_load_source() -> String {
     WALL_LOAD.to_string()
 }
 
-/// Every shader variant knudsen can create, with the capabilities it needs:
-/// (name, source, needs subgroups).
-pub fn variants() -> Vec<(&'static str, String, bool)> {
+/// One shader knudsen can create.
+pub struct Variant {
+    pub label: &'static str,
+    /// The entry point, also the kernel's name in kernels.rs.
+    pub entry: &'static str,
+    pub source: String,
+    /// Needs the SUBGROUP feature (created only on adapters that offer it).
+    pub subgroups: bool,
+}
+
+/// Every shader variant knudsen can create.
+pub fn variants() -> Vec<Variant> {
+    let v = |label, entry, source, subgroups| Variant { label, entry, source, subgroups };
     vec![
-        ("sweep_slice", sweep_source(), false),
-        ("moment_slice (workgroup reduction)", moment_source(false), false),
-        ("moment_slice (subgroup reduction)", moment_source(true), true),
-        ("wall_load_slice", wall_load_source(), false),
+        v("sweep_slice", "sweep_slice", sweep_source(), false),
+        v("moment_slice (workgroup reduction)", "moment_slice", moment_source(false), false),
+        v("moment_slice (subgroup reduction)", "moment_slice", moment_source(true), true),
+        v("wall_load_slice", "wall_load_slice", wall_load_source(), false),
     ]
 }
 
@@ -56,8 +66,8 @@ mod tests {
 
     #[test]
     fn every_shader_parses_and_validates() {
-        for (name, src, sub) in variants() {
-            validate(&src, sub).unwrap_or_else(|e| panic!("{name}:\n{e}"));
+        for v in variants() {
+            validate(&v.source, v.subgroups).unwrap_or_else(|e| panic!("{}:\n{e}", v.label));
         }
     }
 
