@@ -33,16 +33,19 @@ const NACC: u32 = 19u;
 const MSTRIDE: u32 = 16u;
 
 @group(0) @binding(0) var<uniform> params: StepParams;
-// Per chunk velocity: its global index v = (iz M + iy) M + ix, or GHOST. The velocity and
-// its weight are rebuilt from the index: 4 bytes per point instead of a 16-byte table entry
-// (docs/performance.md).
+// The 1D quadrature weights (M, as f32 bits: w = w1[ix] w1[iy] w1[iz]), then per chunk
+// velocity its global index v = (iz M + iy) M + ix, or GHOST. The velocity and its weight
+// are rebuilt from the index: 4 bytes per point instead of a 16-byte table entry
+// (docs/performance.md). One buffer, so the kernel binds four storage buffers.
 @group(0) @binding(1) var<storage, read> vidx: array<u32>;
 // Read as vec4: one 16-byte load covers a quad of velocities (see sweep_slice.wgsl).
 @group(0) @binding(2) var<storage, read> slices: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> moments: array<f32>;
 @group(0) @binding(4) var<storage, read_write> incident: array<f32>;
-// 1D quadrature weights (M): w = w1[ix] w1[iy] w1[iz].
-@group(0) @binding(5) var<storage, read> w1: array<f32>;
+
+fn w1(i: u32) -> f32 {
+    return bitcast<f32>(vidx[i]);
+}
 
 var<workgroup> red: array<f32, 2432>; // NACC * MWG
 
@@ -76,14 +79,14 @@ fn moment_slice(
         for (var q = lo / 4u + lid; q < hi / 4u; q += MWG) {
           let f4 = slices[s * (CH / 4u) + q];
           for (var lane = 0u; lane < 4u; lane++) {
-            let g = vidx[4u * q + lane];
+            let g = vidx[M + 4u * q + lane];
             let ix = g % M;
             let iy = (g / M) % M;
             let iz = (g / M / M) % M;
             let x = f32(i32(2u * ix) - i32(M - 1u)) * STEP;
             let y = f32(i32(2u * iy) - i32(M - 1u)) * STEP;
             let z = f32(i32(2u * iz) - i32(M - 1u)) * STEP;
-            let w = select(w1[ix] * w1[iy] * w1[iz], 0.0, g == GHOST);
+            let w = select(w1(ix) * w1(iy) * w1(iz), 0.0, g == GHOST);
             let wf = w * f4[lane];
             let xi2 = x * x + y * y + z * z;
             acc[0] += wf;

@@ -19,7 +19,7 @@ override NY: u32;
 override NZ: u32;
 // Velocities per chunk slot: the stride of the slice storage.
 override CH: u32;
-// vec4 rows per velocity in `shapes`: 1 + ceil(bodies / 4).
+// vec4 rows of shapes per velocity in `table`: 1 + ceil(bodies / 4).
 override SROW: u32 = 1u;
 // Wall words (src/grid/solid.rs): solid cell = SOLID | body; fluid cell =
 // (first wall face << 6) | side mask. Keep in sync with SOLID_BIT and SIDE_BITS there.
@@ -29,22 +29,24 @@ const SOLID: u32 = 0x80000000u;
 // Per cell, 3 x vec4 (layout.rs::CellCoeffs): (pref, 1/T, nu, wall word as f32 bits),
 // (U, base), (s, 0); f^S = pref exp(-c^2/T) (base + (s.c)(2 c^2/T - 5)).
 @group(0) @binding(1) var<storage, read> cells: array<vec4<f32>>;
-// 1/dx (NX), then 1/dy (NY), then 1/dz (NZ).
-@group(0) @binding(2) var<storage, read> inv_widths: array<f32>;
-// Emission density per face cell, faces x_min, x_max, y_min, y_max, z_min, z_max, then
-// per body wall face (from wall_base()).
-@group(0) @binding(3) var<storage, read> face_density: array<f32>;
-// Per chunk velocity: (xi, w).
-@group(0) @binding(4) var<storage, read> vels: array<vec4<f32>>;
-// Per chunk velocity, SROW rows: the unit-density inflow from its upwind x, y, z faces;
-// then each body's unit Maxwellian, four bodies per row.
-@group(0) @binding(5) var<storage, read> shapes: array<vec4<f32>>;
-@group(0) @binding(6) var<storage, read_write> slices: array<f32>;
+// Read-only scalars, packed so the kernel binds four storage buffers (wgpu's downlevel
+// minimum): 1/dx (NX), 1/dy (NY), 1/dz (NZ); then the emission density per face cell of
+// faces x_min, x_max, y_min, y_max, z_min, z_max (from DENS); then per body wall face.
+@group(0) @binding(2) var<storage, read> bnd: array<f32>;
+// Per chunk velocity, 1 + SROW rows: (xi, w); the unit-density inflow from its upwind
+// x, y, z faces; then each body's unit Maxwellian, four bodies per row.
+@group(0) @binding(3) var<storage, read> table: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> slices: array<f32>;
 
 // face_offset(): shaders/face_offset.wgsl, appended by the host.
 
+// Start of the face densities in `bnd`.
+fn dens() -> u32 {
+    return NX + NY + NZ;
+}
+
 fn wall_base() -> u32 {
-    return 2u * (NY * NZ + NX * NZ + NX * NY);
+    return dens() + 2u * (NY * NZ + NX * NZ + NX * NY);
 }
 
 // Emission into velocity v of the wall face on side `side` of the fluid cell `cell` (word
@@ -57,8 +59,8 @@ fn wall_emission(word: u32, side: u32, cell: u32, v: u32) -> f32 {
     let step = select(select(NX * NY, NX, axis == 1u), 1u, axis == 0u);
     let nb = select(cell - step, cell + step, (side & 1u) == 1u);
     let body = bitcast<u32>(cells[3u * nb].w) & ~SOLID;
-    let row = shapes[v * SROW + 1u + body / 4u];
-    return face_density[wall_base() + w] * row[body % 4u];
+    let row = table[v * (SROW + 1u) + 2u + body / 4u];
+    return bnd[wall_base() + w] * row[body % 4u];
 }
 
 @compute @workgroup_size(64)
@@ -67,27 +69,27 @@ fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     if v >= params.count {
         return;
     }
-    let vel = vels[v];
+    let vel = table[v * (SROW + 1u)];
     let xi = vel.xyz;
-    let shape = shapes[v * SROW];
+    let shape = table[v * (SROW + 1u) + 1u];
     let neg_x = xi.x < 0.0;
     let neg_y = xi.y < 0.0;
     let neg_z = xi.z < 0.0;
     let k = select(params.step, NZ - 1u - params.step, neg_z);
     let first = params.step == 0u;
-    let x_face = face_offset(select(0u, 1u, neg_x));
-    let y_face = face_offset(select(2u, 3u, neg_y));
-    let z_face = face_offset(select(4u, 5u, neg_z));
-    let c = abs(xi.z) * inv_widths[NX + NY + k];
+    let x_face = dens() + face_offset(select(0u, 1u, neg_x));
+    let y_face = dens() + face_offset(select(2u, 3u, neg_y));
+    let z_face = dens() + face_offset(select(4u, 5u, neg_z));
+    let c = abs(xi.z) * bnd[NX + NY + k];
     for (var jj = 0u; jj < NY; jj++) {
         let j = select(jj, NY - 1u - jj, neg_y);
         let jup = select(j - 1u, j + 1u, neg_y);
-        let b = abs(xi.y) * inv_widths[NX + j];
+        let b = abs(xi.y) * bnd[NX + j];
         // The x-upwind value is the cell just updated; it stays in a register.
-        var fx = face_density[x_face + k * NY + j] * shape.x;
+        var fx = bnd[x_face + k * NY + j] * shape.x;
         for (var ii = 0u; ii < NX; ii++) {
             let i = select(ii, NX - 1u - ii, neg_x);
-            let a = abs(xi.x) * inv_widths[i];
+            let a = abs(xi.x) * bnd[i];
             let s = j * NX + i;
             let cell = k * NX * NY + s;
             let e0 = cells[3u * cell];
@@ -100,13 +102,13 @@ fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
             }
             var fy: f32;
             if jj == 0u {
-                fy = face_density[y_face + k * NX + i] * shape.y;
+                fy = bnd[y_face + k * NX + i] * shape.y;
             } else {
                 fy = slices[(jup * NX + i) * CH + v];
             }
             var fz: f32;
             if first {
-                fz = face_density[z_face + s] * shape.z;
+                fz = bnd[z_face + s] * shape.z;
             } else {
                 fz = slices[s * CH + v];
             }

@@ -16,14 +16,17 @@ override NX: u32;
 override NY: u32;
 override NZ: u32;
 override CH: u32;
+// Shape rows per velocity in `table` (see sweep_slice.wgsl).
+override SROW: u32 = 1u;
 
 const WWG: u32 = 64u;
 // Sums per wall face; keep in sync with src/body.rs::WALL_SUMS.
 const NSUM: u32 = 5u;
 
 @group(0) @binding(0) var<uniform> params: StepParams;
-// Per chunk velocity: (xi, w); padding slots have w = 0.
-@group(0) @binding(1) var<storage, read> vels: array<vec4<f32>>;
+// sweep_slice's velocity table: per chunk velocity 1 + SROW rows, the first (xi, w);
+// padding slots have w = 0.
+@group(0) @binding(1) var<storage, read> table: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> slices: array<f32>;
 // First NZ entries: (first, count, 0, 0) of slice k's wall faces; then per wall face
 // (slice cell, side, wall face index, 0), in wall-face order (src/grid/solid.rs).
@@ -56,7 +59,7 @@ fn wall_load_slice(
     let inward = select(1.0, -1.0, (face.y & 1u) == 1u);
     var acc: array<f32, 5>;
     for (var v = lo + lid; v < hi; v += WWG) {
-        let vel = vels[v];
+        let vel = table[v * (SROW + 1u)];
         let un = vel[axis] * inward;
         if un < 0.0 {
             let wf = vel.w * (-un) * slices[s * CH + v];

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing knudsen needs on a Debian machine, only where missing:
-# HDF5 (C library, for the hdf5 crate), lavapipe (software Vulkan) for the wgpu tests and,
+# HDF5 (C library, for the hdf5 crate), lavapipe (software Vulkan) and llvmpipe's EGL/GL for
+# the wgpu tests and,
 # for the XDMF test, Python with vtk and h5py in a
 # virtual environment under target/test-venv (Debian's own Python refuses system-wide pip).
 set -euo pipefail
@@ -26,6 +27,11 @@ dpkg -s libxrender1 >/dev/null 2>&1 || need+=(libxrender1)
 # lavapipe, the software Vulkan driver the wgpu tests run on when there is no GPU.
 dpkg -s mesa-vulkan-drivers >/dev/null 2>&1 || need+=(mesa-vulkan-drivers)
 dpkg -s libvulkan1 >/dev/null 2>&1 || need+=(libvulkan1)
+# llvmpipe through EGL for the GL-backend test (tests/gpu_gl.rs): the EGL loader and Mesa's
+# EGL and GL drivers.
+dpkg -s libegl1 >/dev/null 2>&1 || need+=(libegl1)
+dpkg -s libegl-mesa0 >/dev/null 2>&1 || need+=(libegl-mesa0)
+dpkg -s libgl1-mesa-dri >/dev/null 2>&1 || need+=(libgl1-mesa-dri)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$SUDO" = "needs-root" ]; then
     echo "deps: missing Debian packages: ${need[*]}; run tests/deps.sh as root (or install sudo)" >&2

@@ -109,3 +109,24 @@ fn subgroup_and_workgroup_reductions_agree() {
     let b = run_with(&p, Box::new(plain));
     assert_close("subgroup vs workgroup", &a.fields, &b.fields, 1e-5, 1e-4);
 }
+
+#[test]
+fn minimum_limits_give_the_same_answer() {
+    // The device created under wgpu's downlevel defaults (4 storage buffers per stage, 128
+    // MiB bindings, 256 invocations and ~16 KiB of workgroup memory per workgroup, no
+    // subgroups) and under WebGPU's default limits: the same 6 iterations as the CPU, to the
+    // same tolerances as the full-limit run.
+    let Some(adapter) = gpu_adapter() else { return };
+    let cfg = fixed_iterations(&load_config("cavity-quick.json"), 6);
+    let p = Arc::new(Problem::new(&cfg));
+    let cpu = run_with(&p, Box::new(CpuBackend::new(p.clone(), 512 << 20).unwrap()));
+    for (name, limits) in
+        [("downlevel", wgpu::Limits::downlevel_defaults()), ("WebGPU default", wgpu::Limits::default())]
+    {
+        let opts = WgpuOptions { limits: Some(limits), no_subgroups: true, ..Default::default() };
+        let b = wgpu(&p, 512, opts, &adapter);
+        assert!(!b.uses_subgroups());
+        let r = run_with(&p, Box::new(b));
+        assert_close(name, &r.fields, &cpu.fields, 1e-5, 1e-4);
+    }
+}

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use knudsen::backend::wgpu::layout::{CellCoeffs, StepParams, MSTRIDE};
 use knudsen::backend::wgpu::twin::{self, Consts, SweepBindings, VelocityIndex};
-use knudsen::backend::wgpu::{shape_rows, velocity_tables, WgpuBackend, WgpuOptions};
+use knudsen::backend::wgpu::{moment_index, shape_rows, velocity_table, WgpuBackend, WgpuOptions};
 use knudsen::backend::SweepInput;
 use knudsen::boundary::Face;
 use knudsen::model::Macro;
@@ -58,7 +58,8 @@ fn sweep_and_moment_stages_match_their_cpu_twins() {
         ch: s.chunk_stride as u32,
         srow: shape_rows(&p) as u32,
     };
-    let (vels, shapes) = velocity_tables(&p, &chunk.velocities);
+    let table = velocity_table(&p, &chunk.velocities);
+    let vidx = moment_index(&p, &chunk.velocities);
     let solids = &p.bodies.solids;
     let cells: Vec<CellCoeffs> = eq.iter().zip(&solids.words).map(|(e, &w)| CellCoeffs::from_eq(e, w)).collect();
     let mut walls: Vec<[u32; 4]> = solids.slice_walls.iter().map(|r| [r.start as u32, r.len() as u32, 0, 0]).collect();
@@ -69,26 +70,15 @@ fn sweep_and_moment_stages_match_their_cpu_twins() {
         [&g.x.widths, &g.y.widths, &g.z.widths].iter().flat_map(|w| w.iter().map(|d| (1.0 / d) as f32)).collect();
     let face_density: Vec<f32> = dens.iter().flat_map(|f| f.iter().map(|&x| x as f32)).collect();
     let mut t_incident = vec![0.0f32; face_density.len()];
-    let face_density: Vec<f32> = face_density.into_iter().chain(wall_dens.iter().map(|&x| x as f32)).collect();
+    let bnd: Vec<f32> =
+        inv_widths.iter().copied().chain(face_density).chain(wall_dens.iter().map(|&x| x as f32)).collect();
     let mut t_slices = vec![0.0f32; s.chunk_stride * g.slice_cells()];
     let mut t_moments = vec![0.0f32; g.cells() * MSTRIDE];
-    let w1: Vec<f32> = p.vgrid.weights_1d.iter().map(|&w| w as f32).collect();
-    let vi = VelocityIndex {
-        m: p.vgrid.m as u32,
-        step: (p.vgrid.half_width / (p.vgrid.m - 1) as f64) as f32,
-        w1: &w1,
-        vidx: &chunk.velocities,
-    };
+    let vi =
+        VelocityIndex { m: p.vgrid.m as u32, step: (p.vgrid.half_width / (p.vgrid.m - 1) as f64) as f32, vidx: &vidx };
     for step in 0..2u32 {
         let params = StepParams { step, count: chunk.velocities.len() as u32, split: chunk.split as u32, pad: 0 };
-        let b = SweepBindings {
-            params,
-            cells: &cells,
-            inv_widths: &inv_widths,
-            face_density: &face_density,
-            vels: &vels,
-            shapes: &shapes,
-        };
+        let b = SweepBindings { params, cells: &cells, bnd: &bnd, table: &table };
         for v in 0..params.count {
             twin::sweep_slice(&k, &b, v, &mut t_slices);
         }
@@ -97,7 +87,7 @@ fn sweep_and_moment_stages_match_their_cpu_twins() {
         }
         for part in 0..2 {
             for n in 0..nwalls as u32 {
-                twin::wall_load_slice(&k, &params, &vels, &t_slices, &walls, part, n, &mut t_wall_sums);
+                twin::wall_load_slice(&k, &params, &table, &t_slices, &walls, part, n, &mut t_wall_sums);
             }
         }
     }

@@ -30,7 +30,7 @@ impl Sizes {
         ];
         match kernel {
             "moment_slice" => c.extend([("M", self.m as f64), ("STEP", self.step as f64)]),
-            "sweep_slice" => c.push(("SROW", self.srow as f64)),
+            "sweep_slice" | "wall_load_slice" => c.push(("SROW", self.srow as f64)),
             _ => {}
         }
         c
@@ -101,28 +101,21 @@ fn kernel(
     Kernel { pipeline, layout }
 }
 
-/// Bindings: params, cells, inv_widths, face_density, vels, shapes, slices (rw).
+/// Bindings: params, cells, bnd (inverse widths and densities), table (velocities and
+/// shapes), slices (rw): four storage buffers, wgpu's downlevel minimum per stage.
 pub fn sweep_slice_kernel(device: &wgpu::Device, sizes: &Sizes) -> Kernel {
-    let entries = [
-        params_entry(),
-        storage(1, true),
-        storage(2, true),
-        storage(3, true),
-        storage(4, true),
-        storage(5, true),
-        storage(6, false),
-    ];
+    let entries = [params_entry(), storage(1, true), storage(2, true), storage(3, true), storage(4, false)];
     kernel(device, "sweep_slice", &shaders::sweep_source(), &entries, sizes)
 }
 
-/// Bindings: params, vidx, slices, moments (rw), incident (rw), w1.
+/// Bindings: params, vidx (1D weights and velocity indices), slices, moments (rw),
+/// incident (rw).
 pub fn moment_slice_kernel(device: &wgpu::Device, sizes: &Sizes, subgroups: bool) -> Kernel {
-    let entries =
-        [params_entry(), storage(1, true), storage(2, true), storage(3, false), storage(4, false), storage(5, true)];
+    let entries = [params_entry(), storage(1, true), storage(2, true), storage(3, false), storage(4, false)];
     kernel(device, "moment_slice", &shaders::moment_source(subgroups), &entries, sizes)
 }
 
-/// Bindings: params, vels, slices, walls, wall_sums (rw).
+/// Bindings: params, table (sweep_slice's), slices, walls, wall_sums (rw).
 pub fn wall_load_slice_kernel(device: &wgpu::Device, sizes: &Sizes) -> Kernel {
     let entries = [params_entry(), storage(1, true), storage(2, true), storage(3, true), storage(4, false)];
     kernel(device, "wall_load_slice", &shaders::wall_load_source(), &entries, sizes)

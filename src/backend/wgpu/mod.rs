@@ -57,10 +57,12 @@ pub struct WgpuBackend {
     moment: Kernel,
     wall_load: Kernel,
     cells: wgpu::Buffer,
+    /// Inverse widths, then the face and wall densities from float `dens_at`.
+    bnd: wgpu::Buffer,
+    dens_at: usize,
     wall_sums: wgpu::Buffer,
     /// Per z-slice: the number of body wall faces in it.
     slice_walls: Vec<usize>,
-    face_density: wgpu::Buffer,
     moments: wgpu::Buffer,
     incident: wgpu::Buffer,
     staging: wgpu::Buffer,
@@ -171,14 +173,17 @@ impl WgpuBackend {
         let cells = make("cells", (g.cells() * std::mem::size_of::<CellCoeffs>()) as u64, storage);
         let inv_widths: Vec<f32> =
             [&g.x.widths, &g.y.widths, &g.z.widths].iter().flat_map(|w| w.iter().map(|d| (1.0 / d) as f32)).collect();
-        let inv_widths = init("inv_widths", bytemuck::cast_slice(&inv_widths), storage);
         let mut face_offsets = [0usize; 7];
         for f in Face::ALL {
             face_offsets[f.id() + 1] = face_offsets[f.id()] + f.cells(g);
         }
         let solids = &p.bodies.solids;
         let nwalls = solids.walls.len();
-        let face_density = make("face_density", (face_offsets[6] + nwalls) as u64 * 4, storage);
+        // bnd: the inverse widths (fixed), then the face and wall densities (per iteration).
+        let dens_at = inv_widths.len();
+        let mut bnd_init = inv_widths;
+        bnd_init.resize(dens_at + face_offsets[6] + nwalls, 0.0);
+        let bnd = init("bnd", bytemuck::cast_slice(&bnd_init), storage);
         // Per slice (first, count), then per wall face (slice cell, side, index): see
         // shaders/wall_load_slice.wgsl.
         let mut wall_table: Vec<[u32; 4]> = (0..nz)
@@ -225,9 +230,7 @@ impl WgpuBackend {
         }
         let params = init("params", &params, wgpu::BufferUsages::UNIFORM);
 
-        let w1: Vec<f32> = p.vgrid.weights_1d.iter().map(|&w| w as f32).collect();
-        let w1 = init("w1", bytemuck::cast_slice(&w1), storage);
-        let mut keep = vec![inv_widths.clone(), w1.clone(), walls.clone()];
+        let mut keep = vec![walls.clone()];
         let mut sweep_groups = Vec::new();
         let mut moment_groups = Vec::new();
         let mut wall_groups = Vec::new();
@@ -236,20 +239,12 @@ impl WgpuBackend {
             let mut mg = Vec::new();
             let mut wg = Vec::new();
             for (c, chunk) in wave.chunks.iter().enumerate() {
-                let (vels, shapes) = velocity_tables(p, &chunk.velocities);
-                let vels = init("vels", bytemuck::cast_slice(&vels), storage);
-                let shapes = init("shapes", bytemuck::cast_slice(&shapes), storage);
-                let vidx = init("vidx", bytemuck::cast_slice(&chunk.velocities), storage);
-                sg.push(kernels::bind(
-                    &device,
-                    &sweep,
-                    &params,
-                    &[&cells, &inv_widths, &face_density, &vels, &shapes, &slices[c]],
-                ));
-                mg.push(kernels::bind(&device, &moment, &params, &[&vidx, &slices[c], &moments, &incident, &w1]));
-                wg.push(kernels::bind(&device, &wall_load, &params, &[&vels, &slices[c], &walls, &wall_sums]));
-                keep.push(vels);
-                keep.push(shapes);
+                let table = init("table", bytemuck::cast_slice(&velocity_table(p, &chunk.velocities)), storage);
+                let vidx = init("vidx", bytemuck::cast_slice(&moment_index(p, &chunk.velocities)), storage);
+                sg.push(kernels::bind(&device, &sweep, &params, &[&cells, &bnd, &table, &slices[c]]));
+                mg.push(kernels::bind(&device, &moment, &params, &[&vidx, &slices[c], &moments, &incident]));
+                wg.push(kernels::bind(&device, &wall_load, &params, &[&table, &slices[c], &walls, &wall_sums]));
+                keep.push(table);
                 keep.push(vidx);
             }
             sweep_groups.push(sg);
@@ -271,9 +266,10 @@ impl WgpuBackend {
             moment,
             wall_load,
             cells,
+            bnd,
+            dens_at,
             wall_sums,
             slice_walls,
-            face_density,
             moments,
             incident,
             staging,
@@ -361,7 +357,7 @@ impl WgpuBackend {
             .flat_map(|f| f.iter().map(|&x| x as f32))
             .chain(input.wall_density.iter().map(|&x| x as f32))
             .collect();
-        self.queue.write_buffer(&self.face_density, 0, bytemuck::cast_slice(&dens));
+        self.queue.write_buffer(&self.bnd, (self.dens_at * 4) as u64, bytemuck::cast_slice(&dens));
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("iteration") });
         enc.clear_buffer(&self.moments, 0, None);
         enc.clear_buffer(&self.incident, 0, None);
@@ -383,18 +379,18 @@ pub fn shape_rows(p: &Problem) -> usize {
     1 + p.bodies.bodies.len().div_ceil(4)
 }
 
-/// Per chunk velocity: (xi, w), and `shape_rows` rows of shapes: the unit-density inflow
-/// from its upwind x, y, z faces, then each body's unit Maxwellian.
-/// A GHOST slot copies the velocity before it (the same octant) with zero weight and inflow.
-pub fn velocity_tables(p: &Problem, velocities: &[u32]) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
+/// sweep_slice's velocity table: per chunk velocity, 1 + `shape_rows` rows: (xi, w); the
+/// unit-density inflow from its upwind x, y, z faces; then each body's unit Maxwellian, four
+/// per row. A GHOST slot copies the velocity before it (the same octant) with zero weight and
+/// zero inflow.
+pub fn velocity_table(p: &Problem, velocities: &[u32]) -> Vec<[f32; 4]> {
     let rows = shape_rows(p);
     let mut last = [0.0f32; 3];
-    let mut vels = Vec::with_capacity(velocities.len());
-    let mut shapes = Vec::with_capacity(velocities.len() * rows);
+    let mut table = Vec::with_capacity(velocities.len() * (rows + 1));
     for &v in velocities {
         if v == schedule::GHOST {
-            vels.push([last[0], last[1], last[2], 0.0]);
-            shapes.extend(std::iter::repeat_n([0.0; 4], rows));
+            table.push([last[0], last[1], last[2], 0.0]);
+            table.extend(std::iter::repeat_n([0.0; 4], rows));
             continue;
         }
         let v = v as usize;
@@ -402,14 +398,20 @@ pub fn velocity_tables(p: &Problem, velocities: &[u32]) -> (Vec<[f32; 4]>, Vec<[
         let faces = super::cpu::upwind_faces(Octant::of(x));
         let shape = |a: usize| p.bounds.faces[faces[a].id()].shape[v] as f32;
         last = [x[0] as f32, x[1] as f32, x[2] as f32];
-        vels.push([last[0], last[1], last[2], p.vgrid.w[v] as f32]);
-        shapes.push([shape(0), shape(1), shape(2), 0.0]);
+        table.push([last[0], last[1], last[2], p.vgrid.w[v] as f32]);
+        table.push([shape(0), shape(1), shape(2), 0.0]);
         for r in 1..rows {
-            shapes
+            table
                 .push(std::array::from_fn(|q| p.bodies.bodies.get(4 * (r - 1) + q).map_or(0.0, |b| b.shape[v] as f32)));
         }
     }
-    (vels, shapes)
+    table
+}
+
+/// moment_slice's index buffer: the 1D weights as f32 bits, then the chunk's velocity
+/// indices.
+pub fn moment_index(p: &Problem, velocities: &[u32]) -> Vec<u32> {
+    p.vgrid.weights_1d.iter().map(|&w| (w as f32).to_bits()).chain(velocities.iter().copied()).collect()
 }
 
 impl Backend for WgpuBackend {

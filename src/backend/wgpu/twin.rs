@@ -15,8 +15,12 @@ pub struct Consts {
 }
 
 impl Consts {
+    fn dens(&self) -> u32 {
+        self.nx + self.ny + self.nz
+    }
+
     fn wall_base(&self) -> u32 {
-        2 * (self.ny * self.nz + self.nx * self.nz + self.nx * self.ny)
+        self.dens() + 2 * (self.ny * self.nz + self.nx * self.nz + self.nx * self.ny)
     }
 
     fn face_offset(&self, face: u32) -> u32 {
@@ -38,10 +42,10 @@ impl Consts {
 pub struct SweepBindings<'a> {
     pub params: StepParams,
     pub cells: &'a [CellCoeffs],
-    pub inv_widths: &'a [f32],
-    pub face_density: &'a [f32],
-    pub vels: &'a [[f32; 4]],
-    pub shapes: &'a [[f32; 4]],
+    /// Inverse widths, then face densities, then wall densities.
+    pub bnd: &'a [f32],
+    /// Per velocity 1 + SROW rows: (xi, w), face shapes, body shapes.
+    pub table: &'a [[f32; 4]],
 }
 
 const SOLID: u32 = 0x8000_0000;
@@ -54,8 +58,8 @@ fn wall_emission(k_: &Consts, b: &SweepBindings, word: u32, side: u32, cell: u32
     let step = select(select(k_.nx * k_.ny, k_.nx, axis == 1), 1, axis == 0);
     let nb = select(cell.wrapping_sub(step), cell + step, side & 1 == 1);
     let body = b.cells[nb as usize].rows[0][3].to_bits() & !SOLID;
-    let row = b.shapes[(v * k_.srow + 1 + body / 4) as usize];
-    b.face_density[(k_.wall_base() + w) as usize] * row[(body % 4) as usize]
+    let row = b.table[(v * (k_.srow + 1) + 2 + body / 4) as usize];
+    b.bnd[(k_.wall_base() + w) as usize] * row[(body % 4) as usize]
 }
 
 fn select<T>(f: T, t: T, cond: bool) -> T {
@@ -73,26 +77,26 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
     if v >= params.count {
         return;
     }
-    let vel = b.vels[v as usize];
+    let vel = b.table[(v * (k_.srow + 1)) as usize];
     let xi = [vel[0], vel[1], vel[2]];
-    let shape = b.shapes[(v * k_.srow) as usize];
+    let shape = b.table[(v * (k_.srow + 1) + 1) as usize];
     let neg_x = xi[0] < 0.0;
     let neg_y = xi[1] < 0.0;
     let neg_z = xi[2] < 0.0;
     let k = select(params.step, nz - 1 - params.step, neg_z);
     let first = params.step == 0;
-    let x_face = k_.face_offset(select(0, 1, neg_x));
-    let y_face = k_.face_offset(select(2, 3, neg_y));
-    let z_face = k_.face_offset(select(4, 5, neg_z));
-    let c = xi[2].abs() * b.inv_widths[(nx + ny + k) as usize];
+    let x_face = k_.dens() + k_.face_offset(select(0, 1, neg_x));
+    let y_face = k_.dens() + k_.face_offset(select(2, 3, neg_y));
+    let z_face = k_.dens() + k_.face_offset(select(4, 5, neg_z));
+    let c = xi[2].abs() * b.bnd[(nx + ny + k) as usize];
     for jj in 0..ny {
         let j = select(jj, ny - 1 - jj, neg_y);
         let jup = select(j.wrapping_sub(1), j + 1, neg_y);
-        let bb = xi[1].abs() * b.inv_widths[(nx + j) as usize];
-        let mut fx = b.face_density[(x_face + k * ny + j) as usize] * shape[0];
+        let bb = xi[1].abs() * b.bnd[(nx + j) as usize];
+        let mut fx = b.bnd[(x_face + k * ny + j) as usize] * shape[0];
         for ii in 0..nx {
             let i = select(ii, nx - 1 - ii, neg_x);
-            let a = xi[0].abs() * b.inv_widths[i as usize];
+            let a = xi[0].abs() * b.bnd[i as usize];
             let s = j * nx + i;
             let cell = k * nx * ny + s;
             let e = &b.cells[cell as usize].rows;
@@ -103,12 +107,11 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
                 continue;
             }
             let mut fy = if jj == 0 {
-                b.face_density[(y_face + k * nx + i) as usize] * shape[1]
+                b.bnd[(y_face + k * nx + i) as usize] * shape[1]
             } else {
                 slices[((jup * nx + i) * ch + v) as usize]
             };
-            let mut fz =
-                if first { b.face_density[(z_face + s) as usize] * shape[2] } else { slices[(s * ch + v) as usize] };
+            let mut fz = if first { b.bnd[(z_face + s) as usize] * shape[2] } else { slices[(s * ch + v) as usize] };
             if word != 0 {
                 let (xs, ys, zs) = (select(0, 1, neg_x), select(2, 3, neg_y), select(4, 5, neg_z));
                 if (word >> xs) & 1 != 0 {
@@ -132,12 +135,12 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
     }
 }
 
-/// The velocity grid as moment_slice.wgsl rebuilds it: M points, node step, 1D weights.
+/// The velocity grid as moment_slice.wgsl rebuilds it: M points, node step, and its index
+/// buffer: the 1D weights as f32 bits (M), then per chunk slot the global velocity index or
+/// GHOST.
 pub struct VelocityIndex<'a> {
     pub m: u32,
     pub step: f32,
-    pub w1: &'a [f32],
-    /// Per chunk slot: global velocity index, or GHOST.
     pub vidx: &'a [u32],
 }
 
@@ -170,12 +173,13 @@ pub fn moment_slice(
         let on_z = k == 0 || k == nz - 1;
         let mut acc = [0.0f32; NACC];
         for v in lo..hi {
-            let g = vi.vidx[v as usize];
+            let g = vi.vidx[(vi.m + v) as usize];
             let m = vi.m;
             let (ix, iy, iz) = (g % m, (g / m) % m, (g / m / m) % m);
             let node = |i: u32| (2 * i as i32 - (m as i32 - 1)) as f32 * vi.step;
             let (x, y, z) = (node(ix), node(iy), node(iz));
-            let w = if g == u32::MAX { 0.0 } else { vi.w1[ix as usize] * vi.w1[iy as usize] * vi.w1[iz as usize] };
+            let w1 = |i: u32| f32::from_bits(vi.vidx[i as usize]);
+            let w = if g == u32::MAX { 0.0 } else { w1(ix) * w1(iy) * w1(iz) };
             let wf = w * slices[(s * ch + v) as usize];
             let xi2 = x * x + y * y + z * z;
             acc[0] += wf;
@@ -234,7 +238,7 @@ pub fn moment_slice(
 pub fn wall_load_slice(
     k_: &Consts,
     params: &StepParams,
-    vels: &[[f32; 4]],
+    table: &[[f32; 4]],
     slices: &[f32],
     walls: &[[u32; 4]],
     part: u32,
@@ -254,7 +258,7 @@ pub fn wall_load_slice(
     let inward = select(1.0f32, -1.0, face[1] & 1 == 1);
     let mut acc = [0.0f32; 5];
     for v in lo..hi {
-        let vel = vels[v as usize];
+        let vel = table[(v * (k_.srow + 1)) as usize];
         let un = vel[axis] * inward;
         if un < 0.0 {
             let wf = vel[3] * (-un) * slices[(s * k_.ch + v) as usize];
