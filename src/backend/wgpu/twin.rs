@@ -98,6 +98,12 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
             let i = select(ii, nx - 1 - ii, neg_x);
             let a = xi[0].abs() * b.bnd[i as usize];
             let s = j * nx + i;
+            let mut fy = if jj == 0 {
+                b.bnd[(y_face + k * nx + i) as usize] * shape[1]
+            } else {
+                slices[((jup * nx + i) * ch + v) as usize]
+            };
+            let mut fz = if first { b.bnd[(z_face + s) as usize] * shape[2] } else { slices[(s * ch + v) as usize] };
             let cell = k * nx * ny + s;
             let e = &b.cells[cell as usize].rows;
             let word = e[0][3].to_bits();
@@ -106,12 +112,6 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
                 fx = 0.0;
                 continue;
             }
-            let mut fy = if jj == 0 {
-                b.bnd[(y_face + k * nx + i) as usize] * shape[1]
-            } else {
-                slices[((jup * nx + i) * ch + v) as usize]
-            };
-            let mut fz = if first { b.bnd[(z_face + s) as usize] * shape[2] } else { slices[(s * ch + v) as usize] };
             if word != 0 {
                 let (xs, ys, zs) = (select(0, 1, neg_x), select(2, 3, neg_y), select(4, 5, neg_z));
                 if (word >> xs) & 1 != 0 {
