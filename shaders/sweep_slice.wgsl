@@ -21,6 +21,9 @@ override NZ: u32;
 override CH: u32;
 // vec4 rows of shapes per velocity in `table`: 1 + ceil(bodies / 4).
 override SROW: u32 = 1u;
+// Whether the case has bodies: without, the wall-word tests fold away (they cost ~10% of the
+// sweep on an H100, docs/performance.md).
+override HAS_WALLS: bool = true;
 // Wall words (src/grid/solid.rs): solid cell = SOLID | body; fluid cell =
 // (first wall face << 6) | side mask. Keep in sync with SOLID_BIT and SIDE_BITS there.
 const SOLID: u32 = 0x80000000u;
@@ -108,7 +111,7 @@ fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
             }
             let cell = k * NX * NY + s;
             let e0 = cells[3u * cell];
-            let word = bitcast<u32>(e0.w);
+            let word = select(0u, bitcast<u32>(e0.w), HAS_WALLS);
             if (word & SOLID) != 0u {
                 // No gas inside a body: nothing to add to any moment.
                 slices[s * CH + v] = 0.0;

@@ -57,6 +57,7 @@ fn sweep_and_moment_stages_match_their_cpu_twins() {
         nz: g.nz() as u32,
         ch: s.chunk_stride as u32,
         srow: shape_rows(&p) as u32,
+        has_walls: true,
     };
     let table = velocity_table(&p, &chunk.velocities);
     let vidx = moment_index(&p, &chunk.velocities);

@@ -17,8 +17,8 @@ use naga::ir::ShaderStage;
 /// foldings are exercised.
 fn cases() -> Vec<Sizes> {
     vec![
-        Sizes { nx: 191, ny: 181, nz: 181, chunk_stride: 110592, m: 48, step: 4.0 / 47.0, srow: 2 },
-        Sizes { nx: 6, ny: 5, nz: 4, chunk_stride: 1728, m: 12, step: 4.0 / 11.0, srow: 1 },
+        Sizes { nx: 191, ny: 181, nz: 181, chunk_stride: 110592, m: 48, step: 4.0 / 47.0, srow: 2, walls: true },
+        Sizes { nx: 6, ny: 5, nz: 4, chunk_stride: 1728, m: 12, step: 4.0 / 11.0, srow: 1, walls: false },
     ]
 }
 

@@ -15,8 +15,10 @@ pub struct Sizes {
     pub chunk_stride: u32,
     pub m: u32,
     pub step: f32,
-    /// vec4 rows per velocity in sweep_slice's `shapes`: 1 + ceil(bodies / 4).
+    /// vec4 rows of shapes per velocity in sweep_slice's `table`: 1 + ceil(bodies / 4).
     pub srow: u32,
+    /// The case has bodies (sweep_slice's HAS_WALLS).
+    pub walls: bool,
 }
 
 impl Sizes {
@@ -30,7 +32,8 @@ impl Sizes {
         ];
         match kernel {
             "moment_slice" => c.extend([("M", self.m as f64), ("STEP", self.step as f64)]),
-            "sweep_slice" | "wall_load_slice" => c.push(("SROW", self.srow as f64)),
+            "sweep_slice" => c.extend([("SROW", self.srow as f64), ("HAS_WALLS", f64::from(u8::from(self.walls)))]),
+            "wall_load_slice" => c.push(("SROW", self.srow as f64)),
             _ => {}
         }
         c

@@ -152,6 +152,7 @@ impl WgpuBackend {
             m: p.vgrid.m as u32,
             step: (p.vgrid.half_width / (p.vgrid.m - 1) as f64) as f32,
             srow: shape_rows(p) as u32,
+            walls: p.bodies.solids.any(),
         };
         let sweep = kernels::sweep_slice_kernel(&device, &sizes);
         let moment = kernels::moment_slice_kernel(&device, &sizes, subgroups);

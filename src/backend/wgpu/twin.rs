@@ -10,8 +10,10 @@ pub struct Consts {
     pub ny: u32,
     pub nz: u32,
     pub ch: u32,
-    /// Rows per velocity in `shapes` (SROW).
+    /// Shape rows per velocity in `table` (SROW).
     pub srow: u32,
+    /// HAS_WALLS.
+    pub has_walls: bool,
 }
 
 impl Consts {
@@ -106,7 +108,7 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
             let mut fz = if first { b.bnd[(z_face + s) as usize] * shape[2] } else { slices[(s * ch + v) as usize] };
             let cell = k * nx * ny + s;
             let e = &b.cells[cell as usize].rows;
-            let word = e[0][3].to_bits();
+            let word = select(0, e[0][3].to_bits(), k_.has_walls);
             if word & SOLID != 0 {
                 slices[(s * ch + v) as usize] = 0.0;
                 fx = 0.0;
