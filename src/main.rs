@@ -57,6 +57,13 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Compile the CUDA kernels with NVRTC for representative sizes (no GPU needed); with
+    /// --source, compile that file instead. Exit 1 on a compile error.
+    #[command(hide = true)]
+    NvrtcCheck {
+        #[arg(long)]
+        source: Option<PathBuf>,
+    },
     /// List every GPU adapter with its backend, type, key limits and features.
     Info,
     /// Validate a case and print its derived quantities without running it.
@@ -92,6 +99,7 @@ fn main() -> ExitCode {
             run(&config, backend, out, threads, restart, overrides)
         }
         Command::Info => info(),
+        Command::NvrtcCheck { source } => nvrtc_check(source.as_deref()),
         Command::Compare { a, b } => compare(&a, &b),
         Command::Slice { result, field, axis, at, out } => {
             knudsen::output::write_plane_csv(&result, &field, &axis, at, &out).map_err(Failure::Run)
@@ -328,11 +336,49 @@ fn info() -> Result<(), Failure> {
     for a in &list {
         print!("wgpu: {}", backend::wgpu::device::describe(a));
     }
+    let cuda = backend::cuda_available();
+    #[cfg(feature = "cuda")]
+    match backend::cuda::describe_devices() {
+        Ok(devs) => devs.iter().for_each(|d| println!("cuda: {d}")),
+        Err(why) => println!("cuda: {why}"),
+    }
+    #[cfg(not(feature = "cuda"))]
+    println!("cuda: {}", cuda.as_ref().unwrap_err());
+    if cuda.is_ok() {
+        println!("--backend auto picks: cuda on device 0");
+        return Ok(());
+    }
     match backend::wgpu::device::pick(list, false) {
         Ok(a) => println!("--backend auto picks: wgpu on {}", a.get_info().name),
         Err(why) => println!("--backend auto picks: cpu ({why})"),
     }
     Ok(())
+}
+
+#[cfg(feature = "cuda")]
+fn nvrtc_check(source: Option<&Path>) -> Result<(), Failure> {
+    use knudsen::backend::cuda::kernels;
+    let src = match source {
+        Some(p) => std::fs::read_to_string(p).map_err(|e| Failure::BadInput(format!("{}: {e}", p.display())))?,
+        None => kernels::program(),
+    };
+    for sizes in kernels::check_sizes() {
+        let ptx = kernels::compile_ptx(&src, &sizes, Some("compute_90"))
+            .map_err(|e| Failure::Run(anyhow::anyhow!("NVRTC, NX = {}: {e}", sizes.nx)))?;
+        let text = ptx.to_src();
+        for k in ["sweep_slice", "moment_slice", "wall_load_slice"] {
+            if source.is_none() && !text.contains(&format!(".entry {k}")) {
+                return Err(Failure::Run(anyhow::anyhow!("NVRTC output has no entry {k}")));
+            }
+        }
+        println!("NVRTC: NX = {}: {} bytes of PTX", sizes.nx, text.len());
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "cuda"))]
+fn nvrtc_check(_: Option<&Path>) -> Result<(), Failure> {
+    Err(Failure::BadInput(knudsen::backend::cuda_available().unwrap_err()))
 }
 
 fn compare(a: &Path, b: &Path) -> Result<(), Failure> {

@@ -3,7 +3,8 @@
 # HDF5 (C library, for the hdf5 crate), lavapipe (software Vulkan) and llvmpipe's EGL/GL for
 # the wgpu tests and,
 # for the XDMF test, Python with vtk and h5py in a
-# virtual environment under target/test-venv (Debian's own Python refuses system-wide pip).
+# virtual environment under target/test-venv (Debian's own Python refuses system-wide pip),
+# plus NVRTC from PyPI there for the CUDA compile test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,4 +50,9 @@ if ! "$VENV/bin/python3" -c "import vtkmodules.vtkIOXdmf2, h5py, numpy" >/dev/nu
   python3 -m venv "$VENV"
   "$VENV/bin/python3" -m pip install -q --upgrade pip
   "$VENV/bin/python3" -m pip install -q vtk h5py numpy
+fi
+# NVRTC (no GPU needed) for the CUDA kernels' compile test (tests/cuda_nvrtc.rs).
+if ! ls "$VENV"/lib/python3*/site-packages/nvidia/cu13/lib/libnvrtc.so.13 >/dev/null 2>&1; then
+  echo "deps: installing nvidia-cuda-nvrtc 13.0 into $VENV"
+  "$VENV/bin/python3" -m pip install -q "nvidia-cuda-nvrtc==13.0.*"
 fi

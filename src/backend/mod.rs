@@ -3,6 +3,8 @@
 //! (`crate::solver`) owns everything else, so a GPU backend only implements [`Backend`].
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod wgpu;
 
 use crate::body::WALL_SUMS;
@@ -93,6 +95,20 @@ pub enum BackendChoice {
     Cpu,
     /// wgpu on the best adapter, software (lavapipe) included.
     Wgpu,
+    /// CUDA on device 0 (binaries built with `--features cuda`).
+    Cuda,
+}
+
+/// Why the CUDA backend cannot be used here, or Ok when it can.
+pub fn cuda_available() -> Result<(), String> {
+    #[cfg(feature = "cuda")]
+    {
+        cuda::available()
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Err("this binary was built without CUDA support (build with `cargo build --release --features cuda`)".into())
+    }
 }
 
 /// Bytes per distribution value in each backend's slice storage.
@@ -115,13 +131,32 @@ pub fn create(
         Ok(Box::new(cpu::CpuBackend::new(p, bytes(budget_mib.unwrap_or(CPU_DEFAULT_BUDGET_MIB)))?))
     };
     let gpu_budget = bytes(budget_mib.unwrap_or(wgpu::DEFAULT_BUDGET_MIB));
+    #[cfg(feature = "cuda")]
+    let cuda_budget = budget_mib.map(bytes);
     match choice {
         BackendChoice::Cpu => Ok((cpu(problem)?, None)),
+        BackendChoice::Cuda => {
+            cuda_available().map_err(|e| anyhow::anyhow!("--backend cuda: {e}"))?;
+            #[cfg(feature = "cuda")]
+            {
+                Ok((Box::new(cuda::CudaBackend::new(problem, cuda_budget)?), None))
+            }
+            #[cfg(not(feature = "cuda"))]
+            unreachable!("cuda_available() refuses without the feature")
+        }
         BackendChoice::Wgpu => {
             let opts = wgpu::WgpuOptions { allow_software: true, ..Default::default() };
             Ok((Box::new(wgpu::WgpuBackend::new(problem, gpu_budget, &opts)?), None))
         }
         BackendChoice::Auto => {
+            // CUDA first where the binary has it and an NVIDIA driver answers.
+            #[cfg(feature = "cuda")]
+            if cuda::available().is_ok() {
+                match cuda::CudaBackend::new(problem.clone(), cuda_budget) {
+                    Ok(b) => return Ok((Box::new(b), None)),
+                    Err(e) => log::warn!("CUDA backend unavailable ({e:#}); trying wgpu"),
+                }
+            }
             let adapter = match wgpu::device::pick(wgpu::device::adapters(), false) {
                 Ok(a) => a,
                 Err(why) => return Ok((cpu(problem)?, Some(format!("{why}; using the CPU backend")))),

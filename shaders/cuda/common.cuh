@@ -1,0 +1,23 @@
+// Shared by the CUDA kernels; prepended by the host (src/backend/cuda/kernels.rs). The grid
+// sizes and table strides arrive as -D definitions (NX, NY, NZ, CH, SROW, HAS_WALLS, M,
+// STEP), the CUDA counterpart of the WGSL `override` constants, so index arithmetic folds.
+
+// Wall words (src/grid/solid.rs). Keep in sync with SOLID_BIT there.
+#define SOLID 0x80000000u
+// A padding slot of a chunk (schedule.rs: GHOST).
+#define GHOST 0xffffffffu
+
+// Offset of each face's cells in the face arrays: faces x_min, x_max, y_min, y_max, z_min,
+// z_max, numbered as in src/boundary.rs (shaders/face_offset.wgsl).
+__device__ __forceinline__ unsigned face_offset(unsigned face) {
+    const unsigned nyz = NY * NZ;
+    const unsigned nxz = NX * NZ;
+    switch (face) {
+        case 0u: return 0u;
+        case 1u: return nyz;
+        case 2u: return 2u * nyz;
+        case 3u: return 2u * nyz + nxz;
+        case 4u: return 2u * nyz + 2u * nxz;
+        default: return 2u * nyz + 2u * nxz + NX * NY;
+    }
+}

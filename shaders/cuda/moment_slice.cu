@@ -1,0 +1,125 @@
+// moment_slice: one block (128 threads) per cell of the z-slices just swept reduces the
+// chunk's velocities into the cell's 13 raw moments and, at the domain boundary, into the
+// incident flux of the face cells it touches. The CUDA form of shaders/moment_slice.wgsl
+// with its subgroup reduction: warp shuffles in a fixed order, then the warps' sums in
+// order; no atomics, so results are deterministic. Launcher: src/backend/cuda/mod.rs.
+
+#define MWG 128u
+#define NACC 19u
+#define MSTRIDE 16u
+
+extern "C" __global__ void moment_slice(unsigned step, unsigned count, unsigned split,
+                                        const unsigned* __restrict__ vidx, const float4* __restrict__ slices,
+                                        float* __restrict__ moments, float* __restrict__ incident) {
+    __shared__ float red[MWG / 32u][NACC];
+    const unsigned s = blockIdx.x + blockIdx.y * gridDim.x;
+    if (s >= NX * NY) {
+        return;
+    }
+    const unsigned lid = threadIdx.x;
+    const unsigned i = s % NX;
+    const unsigned j = s / NX;
+    const bool on_x = i == 0u || i == NX - 1u;
+    const bool on_y = j == 0u || j == NY - 1u;
+    // Part 0: the +z velocities, in slice `step`; part 1: the -z ones, in slice NZ-1-step.
+    for (unsigned part = 0u; part < 2u; part++) {
+        const unsigned lo = part == 1u ? split : 0u;
+        const unsigned hi = part == 1u ? count : split;
+        if (lo == hi) {
+            continue;
+        }
+        const unsigned k = part == 1u ? NZ - 1u - step : step;
+        const bool on_z = k == 0u || k == NZ - 1u;
+        float acc[NACC];
+        for (unsigned m = 0u; m < NACC; m++) {
+            acc[m] = 0.0f;
+        }
+        // lo and hi are whole quads (the host pads batches and splits chunks on quads).
+        for (unsigned q = lo / 4u + lid; q < hi / 4u; q += MWG) {
+            const float4 f4 = slices[s * (CH / 4u) + q];
+            const float fl[4] = {f4.x, f4.y, f4.z, f4.w};
+            for (unsigned lane = 0u; lane < 4u; lane++) {
+                const unsigned g = vidx[M + 4u * q + lane];
+                const unsigned ix = g % M;
+                const unsigned iy = (g / M) % M;
+                const unsigned iz = (g / M / M) % M;
+                const float x = (float)((int)(2u * ix) - (int)(M - 1u)) * STEP;
+                const float y = (float)((int)(2u * iy) - (int)(M - 1u)) * STEP;
+                const float z = (float)((int)(2u * iz) - (int)(M - 1u)) * STEP;
+                const float w = g == GHOST ? 0.0f
+                                           : __uint_as_float(vidx[ix]) * __uint_as_float(vidx[iy]) *
+                                                 __uint_as_float(vidx[iz]);
+                const float wf = w * fl[lane];
+                const float xi2 = x * x + y * y + z * z;
+                acc[0] += wf;
+                acc[1] += wf * x;
+                acc[2] += wf * y;
+                acc[3] += wf * z;
+                acc[4] += wf * x * x;
+                acc[5] += wf * y * y;
+                acc[6] += wf * z * z;
+                acc[7] += wf * x * y;
+                acc[8] += wf * x * z;
+                acc[9] += wf * y * z;
+                acc[10] += wf * x * xi2;
+                acc[11] += wf * y * xi2;
+                acc[12] += wf * z * xi2;
+                if (on_x) {
+                    acc[13] += wf * fmaxf(-x, 0.0f);
+                    acc[14] += wf * fmaxf(x, 0.0f);
+                }
+                if (on_y) {
+                    acc[15] += wf * fmaxf(-y, 0.0f);
+                    acc[16] += wf * fmaxf(y, 0.0f);
+                }
+                if (on_z) {
+                    acc[17] += wf * fmaxf(-z, 0.0f);
+                    acc[18] += wf * fmaxf(z, 0.0f);
+                }
+            }
+        }
+        for (unsigned m = 0u; m < NACC; m++) {
+            float x = acc[m];
+            for (int off = 16; off > 0; off >>= 1) {
+                x += __shfl_down_sync(0xffffffffu, x, off);
+            }
+            if ((lid & 31u) == 0u) {
+                red[lid / 32u][m] = x;
+            }
+        }
+        __syncthreads();
+        if (lid == 0u) {
+            float tot[NACC];
+            for (unsigned m = 0u; m < NACC; m++) {
+                tot[m] = red[0][m];
+                for (unsigned wq = 1u; wq < MWG / 32u; wq++) {
+                    tot[m] += red[wq][m];
+                }
+            }
+            const unsigned cell = k * NX * NY + s;
+            for (unsigned m = 0u; m < 13u; m++) {
+                moments[cell * MSTRIDE + m] += tot[m];
+            }
+            if (i == 0u) {
+                incident[face_offset(0u) + k * NY + j] += tot[13];
+            }
+            if (i == NX - 1u) {
+                incident[face_offset(1u) + k * NY + j] += tot[14];
+            }
+            if (j == 0u) {
+                incident[face_offset(2u) + k * NX + i] += tot[15];
+            }
+            if (j == NY - 1u) {
+                incident[face_offset(3u) + k * NX + i] += tot[16];
+            }
+            if (k == 0u) {
+                incident[face_offset(4u) + s] += tot[17];
+            }
+            if (k == NZ - 1u) {
+                incident[face_offset(5u) + s] += tot[18];
+            }
+        }
+        // `red` is reused by the next part.
+        __syncthreads();
+    }
+}

@@ -1,0 +1,91 @@
+// sweep_slice: one thread per velocity of a chunk sweeps z-slice k of its distribution in
+// upwind order, in place. The CUDA form of shaders/sweep_slice.wgsl: same structure, same
+// buffers and layouts (slice storage [slice cell][chunk velocity], stride CH, so a warp's
+// loads and stores coalesce). Launcher: src/backend/cuda/mod.rs.
+
+// Start of the face densities in `bnd` (after 1/dx, 1/dy, 1/dz).
+__device__ __forceinline__ unsigned dens() { return NX + NY + NZ; }
+__device__ __forceinline__ unsigned wall_base() { return dens() + 2u * (NY * NZ + NX * NZ + NX * NY); }
+
+// Emission into velocity v of the wall face on side `side` of fluid cell `cell`: its wall
+// density times its body's Maxwellian; the body is read from the solid neighbour's word.
+__device__ float wall_emission(const float4* __restrict__ cells, const float* __restrict__ bnd,
+                               const float4* __restrict__ table, unsigned word, unsigned side,
+                               unsigned cell, unsigned v) {
+    const unsigned mask = word & 63u;
+    const unsigned w = (word >> 6u) + __popc(mask & ((1u << side) - 1u));
+    const unsigned axis = side / 2u;
+    const unsigned step = axis == 0u ? 1u : (axis == 1u ? NX : NX * NY);
+    const unsigned nb = (side & 1u) == 1u ? cell + step : cell - step;
+    const unsigned body = __float_as_uint(cells[3u * nb].w) & ~SOLID;
+    const float4 row = table[v * (SROW + 1u) + 2u + body / 4u];
+    const float r[4] = {row.x, row.y, row.z, row.w};
+    return bnd[wall_base() + w] * r[body % 4u];
+}
+
+extern "C" __global__ void sweep_slice(unsigned step, unsigned count, unsigned split,
+                                       const float4* __restrict__ cells, const float* __restrict__ bnd,
+                                       const float4* __restrict__ table, float* __restrict__ slices) {
+    const unsigned v = blockIdx.x * blockDim.x + threadIdx.x + blockIdx.y * gridDim.x * blockDim.x;
+    if (v >= count) {
+        return;
+    }
+    const float4 vel = table[v * (SROW + 1u)];
+    const float4 shape = table[v * (SROW + 1u) + 1u];
+    const bool neg_x = vel.x < 0.0f;
+    const bool neg_y = vel.y < 0.0f;
+    const bool neg_z = vel.z < 0.0f;
+    const unsigned k = neg_z ? NZ - 1u - step : step;
+    const bool first = step == 0u;
+    const unsigned x_face = dens() + face_offset(neg_x ? 1u : 0u);
+    const unsigned y_face = dens() + face_offset(neg_y ? 3u : 2u);
+    const unsigned z_face = dens() + face_offset(neg_z ? 5u : 4u);
+    const float c = fabsf(vel.z) * bnd[NX + NY + k];
+    for (unsigned jj = 0u; jj < NY; jj++) {
+        const unsigned j = neg_y ? NY - 1u - jj : jj;
+        const unsigned jup = neg_y ? j + 1u : j - 1u;
+        const float b = fabsf(vel.y) * bnd[NX + j];
+        // The x-upwind value is the cell just updated; it stays in a register.
+        float fx = bnd[x_face + k * NY + j] * shape.x;
+        for (unsigned ii = 0u; ii < NX; ii++) {
+            const unsigned i = neg_x ? NX - 1u - ii : ii;
+            const float a = fabsf(vel.x) * bnd[i];
+            const unsigned s = j * NX + i;
+            // Upwind loads first, then the cell's own data (sweep_slice.wgsl says why).
+            float fy = jj == 0u ? bnd[y_face + k * NX + i] * shape.y : slices[(jup * NX + i) * CH + v];
+            float fz = first ? bnd[z_face + s] * shape.z : slices[s * CH + v];
+            const unsigned cell = k * NX * NY + s;
+            const float4 e0 = cells[3u * cell];
+            const unsigned word = HAS_WALLS ? __float_as_uint(e0.w) : 0u;
+            if ((word & SOLID) != 0u) {
+                // No gas inside a body: nothing to add to any moment.
+                slices[s * CH + v] = 0.0f;
+                fx = 0.0f;
+                continue;
+            }
+            if (word != 0u) {
+                const unsigned xs = neg_x ? 1u : 0u;
+                const unsigned ys = neg_y ? 3u : 2u;
+                const unsigned zs = neg_z ? 5u : 4u;
+                if (((word >> xs) & 1u) != 0u) {
+                    fx = wall_emission(cells, bnd, table, word, xs, cell, v);
+                }
+                if (((word >> ys) & 1u) != 0u) {
+                    fy = wall_emission(cells, bnd, table, word, ys, cell, v);
+                }
+                if (((word >> zs) & 1u) != 0u) {
+                    fz = wall_emission(cells, bnd, table, word, zs, cell, v);
+                }
+            }
+            const float4 e1 = cells[3u * cell + 1u];
+            const float4 e2 = cells[3u * cell + 2u];
+            const float cx = vel.x - e1.x, cy = vel.y - e1.y, cz = vel.z - e1.z;
+            const float c2 = cx * cx + cy * cy + cz * cz;
+            const float sc = e2.x * cx + e2.y * cy + e2.z * cz;
+            const float fs = e0.x * __expf(-c2 * e0.y) * (e1.w + sc * (2.0f * c2 * e0.y - 5.0f));
+            const float f = (a * fx + b * fy + c * fz + e0.z * fs) / (a + b + c + e0.z);
+            slices[s * CH + v] = f;
+            fx = f;
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! CUDA sources (shaders/cuda/), assembled into one NVRTC program, and their compilation.
+
+use crate::problem::Problem;
+use cudarc::driver::{CudaContext, CudaModule};
+use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions, Ptx};
+use std::sync::Arc;
+
+const COMMON: &str = include_str!("../../../shaders/cuda/common.cuh");
+const SWEEP: &str = include_str!("../../../shaders/cuda/sweep_slice.cu");
+const MOMENT: &str = include_str!("../../../shaders/cuda/moment_slice.cu");
+const WALL_LOAD: &str = include_str!("../../../shaders/cuda/wall_load_slice.cu");
+
+/// The compile-time constants: the CUDA counterpart of the WGSL `override`s
+/// (wgpu/kernels.rs::Sizes), passed as `-D` definitions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sizes {
+    pub nx: u32,
+    pub ny: u32,
+    pub nz: u32,
+    pub chunk_stride: u32,
+    pub srow: u32,
+    pub has_walls: bool,
+    pub m: u32,
+    pub step: f32,
+}
+
+impl Sizes {
+    pub fn of(p: &Problem, chunk_stride: usize) -> Self {
+        let [nx, ny, nz] = p.grid.dims();
+        Self {
+            nx: nx as u32,
+            ny: ny as u32,
+            nz: nz as u32,
+            chunk_stride: chunk_stride as u32,
+            srow: crate::backend::wgpu::shape_rows(p) as u32,
+            has_walls: p.bodies.solids.any(),
+            m: p.vgrid.m as u32,
+            step: (p.vgrid.half_width / (p.vgrid.m - 1) as f64) as f32,
+        }
+    }
+
+    pub fn defines(&self) -> Vec<String> {
+        vec![
+            format!("-DNX={}u", self.nx),
+            format!("-DNY={}u", self.ny),
+            format!("-DNZ={}u", self.nz),
+            format!("-DCH={}u", self.chunk_stride),
+            format!("-DSROW={}u", self.srow),
+            format!("-DHAS_WALLS={}", if self.has_walls { "true" } else { "false" }),
+            format!("-DM={}u", self.m),
+            // `{:?}` prints the shortest decimal that reads back as the same f32.
+            format!("-DSTEP={:?}f", self.step),
+        ]
+    }
+}
+
+/// The whole program: the shared header, then the three kernels.
+pub fn program() -> String {
+    format!("{COMMON}\n{SWEEP}\n{MOMENT}\n{WALL_LOAD}")
+}
+
+/// Compile `source` (normally [`program`]) to PTX. `arch`: e.g. "compute_90"; None lets
+/// NVRTC choose its default.
+pub fn compile_ptx(source: &str, sizes: &Sizes, arch: Option<&'static str>) -> Result<Ptx, String> {
+    // SAFETY: only probes whether the shared library can be opened.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err("NVRTC (libnvrtc.so) not found; install the CUDA toolkit or PyPI's nvidia-cuda-nvrtc and put its lib directory on LD_LIBRARY_PATH".into());
+    }
+    let opts = CompileOptions { options: sizes.defines(), arch, ..Default::default() };
+    compile_ptx_with_opts(source, opts).map_err(|e| format!("{e}"))
+}
+
+/// Compile for `ctx`'s device and load the module.
+pub fn compile(ctx: &Arc<CudaContext>, sizes: &Sizes) -> anyhow::Result<Arc<CudaModule>> {
+    let (major, minor) = ctx.compute_capability()?;
+    // NVRTC wants a 'static str; the architectures knudsen targets are listed, others use
+    // NVRTC's default (PTX is JIT-compiled forward by the driver).
+    let arch = match (major, minor) {
+        (7, 0) => Some("compute_70"),
+        (7, 5) => Some("compute_75"),
+        (8, 0) => Some("compute_80"),
+        (8, 6) => Some("compute_86"),
+        (8, 9) => Some("compute_89"),
+        (9, 0) => Some("compute_90"),
+        (10, 0) => Some("compute_100"),
+        (12, 0) => Some("compute_120"),
+        _ => None,
+    };
+    let ptx = compile_ptx(&program(), sizes, arch).map_err(|e| anyhow::anyhow!(e))?;
+    Ok(ctx.load_module(ptx)?)
+}
+
+/// Representative constants for compile checks: the paper's cube (large indices, one body)
+/// and a small box without bodies.
+pub fn check_sizes() -> Vec<Sizes> {
+    vec![
+        Sizes { nx: 191, ny: 181, nz: 181, chunk_stride: 110592, srow: 2, has_walls: true, m: 48, step: 4.0 / 47.0 },
+        Sizes { nx: 6, ny: 5, nz: 4, chunk_stride: 1728, srow: 1, has_walls: false, m: 12, step: 4.0 / 11.0 },
+    ]
+}

@@ -1,0 +1,297 @@
+//! The CUDA backend (feature `cuda`): the wgpu backend's kernels written in CUDA C
+//! (`shaders/cuda/*.cu`, same names, same structure, same buffers), compiled at run time by
+//! NVRTC with the grid sizes as `-D` constants, and launched through cudarc's driver API.
+//! It uses the wgpu backend's scheduler (`wgpu::schedule`), buffer layouts
+//! (`wgpu::layout`) and host tables (`velocity_table`, `moment_index`), so the two GPU paths
+//! differ only in the kernel language and the API; on the same GPU their ratio measures what
+//! portability costs (docs/benchmarks.md).
+//!
+//! cudarc loads libcuda and libnvrtc at run time: the feature builds without a CUDA toolkit,
+//! and a machine without the driver gets an error, not a panic ([`available`]).
+
+pub mod kernels;
+
+use super::wgpu::layout::{CellCoeffs, MSTRIDE};
+use super::wgpu::schedule::{self, grid_2d, GpuLimits, GpuSchedule};
+use super::wgpu::{moment_index, velocity_table};
+use super::{Backend, PlanSummary, SweepInput, SweepOutput};
+use crate::body::WALL_SUMS;
+use crate::boundary::Face;
+use crate::problem::Problem;
+use anyhow::{anyhow, Context};
+use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// Whether the CUDA driver library can be loaded and reports a device; the reason if not.
+/// cudarc panics on first use when the library is missing, so this is checked first.
+pub fn available() -> Result<(), String> {
+    // SAFETY: only probes whether the shared library can be opened.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err("no CUDA driver (libcuda.so) on this machine".into());
+    }
+    match CudaContext::device_count() {
+        Ok(n) if n > 0 => Ok(()),
+        Ok(_) => Err("the CUDA driver reports no device".into()),
+        Err(e) => Err(format!("the CUDA driver failed to start: {e}")),
+    }
+}
+
+/// One line per CUDA device, for `knudsen info`.
+pub fn describe_devices() -> Result<Vec<String>, String> {
+    available()?;
+    let n = CudaContext::device_count().map_err(|e| e.to_string())?;
+    (0..n as usize)
+        .map(|i| {
+            let ctx = CudaContext::new(i).map_err(|e| e.to_string())?;
+            let name = ctx.name().map_err(|e| e.to_string())?;
+            let (major, minor) = ctx.compute_capability().map_err(|e| e.to_string())?;
+            let mem = ctx.total_mem().map_err(|e| e.to_string())?;
+            Ok(format!("{i}: {name}, compute capability {major}.{minor}, {} MiB", mem >> 20))
+        })
+        .collect()
+}
+
+/// Limits of a CUDA device as the scheduler sees them: no binding-size limit below the
+/// device memory, grid dimensions y and z of 65535 (x is larger, but the launch grids are
+/// built like the wgpu ones), 1024 threads and 48 KiB of static shared memory per block.
+fn limits(total_mem: u64) -> GpuLimits {
+    GpuLimits {
+        max_storage_binding: total_mem,
+        max_buffer: total_mem,
+        max_workgroups_per_dim: 65535,
+        max_invocations_per_workgroup: 1024,
+        max_workgroup_storage: 48 << 10,
+        max_storage_buffers_per_stage: u32::MAX,
+    }
+}
+
+pub struct CudaBackend {
+    problem: Arc<Problem>,
+    name: String,
+    stream: Arc<CudaStream>,
+    schedule: GpuSchedule,
+    sweep: CudaFunction,
+    moment: CudaFunction,
+    wall_load: CudaFunction,
+    cells: CudaSlice<f32>,
+    bnd: CudaSlice<f32>,
+    dens_at: usize,
+    moments: CudaSlice<f32>,
+    incident: CudaSlice<f32>,
+    wall_sums: CudaSlice<f32>,
+    walls: CudaSlice<u32>,
+    slices: Vec<CudaSlice<f32>>,
+    /// Per wave, per chunk: sweep_slice's velocity table and moment_slice's index buffer.
+    tables: Vec<Vec<CudaSlice<f32>>>,
+    vidx: Vec<Vec<CudaSlice<u32>>>,
+    slice_walls: Vec<usize>,
+    face_offsets: [usize; 7],
+}
+
+/// Threads per block: the WGSL workgroup sizes (layout.rs).
+const SWEEP_BLOCK: u32 = super::wgpu::layout::SWEEP_WG;
+const MOMENT_BLOCK: u32 = super::wgpu::layout::MOMENT_WG;
+const WALL_BLOCK: u32 = 64;
+
+impl CudaBackend {
+    /// Device 0, the plan for `budget_bytes` of slices (default: half the device memory),
+    /// the kernels compiled for this problem's sizes.
+    pub fn new(problem: Arc<Problem>, budget_bytes: Option<u64>) -> anyhow::Result<Self> {
+        available().map_err(|e| anyhow!(e))?;
+        let ctx = CudaContext::new(0).context("creating a CUDA context on device 0")?;
+        let name = ctx.name().unwrap_or_else(|_| "CUDA device".into());
+        let total = ctx.total_mem().context("querying device memory")? as u64;
+        let p = &*problem;
+        let budget = budget_bytes.unwrap_or(total / 2);
+        let sched = schedule::schedule(&p.vgrid.octant_members(), &p.vgrid.xi, p.grid.dims(), budget, &limits(total), None)
+            .map_err(|e| anyhow!("{name} cannot run this case: {e}"))?;
+        let sizes = kernels::Sizes::of(p, sched.chunk_stride);
+        let module = kernels::compile(&ctx, &sizes).context("compiling the CUDA kernels with NVRTC")?;
+        let load = |n: &str| module.load_function(n).with_context(|| format!("loading kernel {n}"));
+        let (sweep, moment, wall_load) = (load("sweep_slice")?, load("moment_slice")?, load("wall_load_slice")?);
+        let stream = ctx.default_stream();
+
+        let g = &p.grid;
+        let [_, _, nz] = g.dims();
+        let mut face_offsets = [0usize; 7];
+        for f in Face::ALL {
+            face_offsets[f.id() + 1] = face_offsets[f.id()] + f.cells(g);
+        }
+        let solids = &p.bodies.solids;
+        let nwalls = solids.walls.len();
+        let mut bnd: Vec<f32> =
+            [&g.x.widths, &g.y.widths, &g.z.widths].iter().flat_map(|w| w.iter().map(|d| (1.0 / d) as f32)).collect();
+        let dens_at = bnd.len();
+        bnd.resize(dens_at + face_offsets[6] + nwalls, 0.0);
+        let mut walls: Vec<u32> = Vec::with_capacity(4 * (nz + nwalls));
+        for k in 0..nz {
+            let r = solids.slice_walls.get(k).cloned().unwrap_or(0..0);
+            walls.extend([r.start as u32, r.len() as u32, 0, 0]);
+        }
+        let nxy = g.slice_cells() as u32;
+        for (n, w) in solids.walls.iter().enumerate() {
+            walls.extend([w.cell % nxy, w.side.id() as u32, n as u32, 0]);
+        }
+        // One element at least: cudarc does not allocate empty buffers.
+        walls.resize(walls.len().max(4), 0);
+        let alloc = |n: usize| stream.alloc_zeros::<f32>(n.max(1));
+        let slice_len = sched.chunk_stride * sched.slice_cells;
+        let mut tables = Vec::new();
+        let mut vidx = Vec::new();
+        for wave in &sched.waves {
+            let mut t = Vec::new();
+            let mut v = Vec::new();
+            for chunk in &wave.chunks {
+                let table: Vec<f32> = velocity_table(p, &chunk.velocities).into_iter().flatten().collect();
+                t.push(stream.clone_htod(&table)?);
+                v.push(stream.clone_htod(&moment_index(p, &chunk.velocities))?);
+            }
+            tables.push(t);
+            vidx.push(v);
+        }
+        let slice_walls = (0..nz).map(|k| solids.slice_walls.get(k).map_or(0, |r| r.len())).collect();
+        let backend = Self {
+            cells: alloc(g.cells() * 12).context("allocating the cell coefficients")?,
+            bnd: stream.clone_htod(&bnd)?,
+            dens_at,
+            moments: alloc(g.cells() * MSTRIDE).context("allocating the moment sums")?,
+            incident: alloc(face_offsets[6])?,
+            wall_sums: alloc(nwalls * WALL_SUMS)?,
+            walls: stream.clone_htod(&walls)?,
+            slices: (0..sched.slice_buffers)
+                .map(|_| alloc(slice_len))
+                .collect::<Result<_, _>>()
+                .context("allocating the slices; lower --memory-budget-mib")?,
+            tables,
+            vidx,
+            slice_walls,
+            face_offsets,
+            problem,
+            name,
+            stream,
+            schedule: sched,
+            sweep,
+            moment,
+            wall_load,
+        };
+        Ok(backend)
+    }
+
+    pub fn schedule(&self) -> &GpuSchedule {
+        &self.schedule
+    }
+
+    fn launch_all(&mut self) -> anyhow::Result<()> {
+        let nz = self.problem.grid.nz();
+        let stream = self.stream.clone();
+        let grid = self.schedule.moment_grid;
+        for (w, wave) in self.schedule.waves.iter().enumerate() {
+            for step in 0..nz as u32 {
+                for (c, chunk) in wave.chunks.iter().enumerate() {
+                    let (count, split) = (chunk.velocities.len() as u32, chunk.split as u32);
+                    let (gx, gy) =
+                        grid_2d(chunk.velocities.len().div_ceil(SWEEP_BLOCK as usize), 65535).expect("scheduled");
+                    let cfg = LaunchConfig { grid_dim: (gx, gy, 1), block_dim: (SWEEP_BLOCK, 1, 1), shared_mem_bytes: 0 };
+                    let mut l = stream.launch_builder(&self.sweep);
+                    l.arg(&step).arg(&count).arg(&split).arg(&self.cells).arg(&self.bnd).arg(&self.tables[w][c]);
+                    l.arg(&mut self.slices[c]);
+                    // SAFETY: the argument list matches sweep_slice.cu's signature.
+                    unsafe { l.launch(cfg) }.context("launching sweep_slice")?;
+                }
+                for (c, chunk) in wave.chunks.iter().enumerate() {
+                    let (count, split) = (chunk.velocities.len() as u32, chunk.split as u32);
+                    let cfg =
+                        LaunchConfig { grid_dim: (grid.0, grid.1, 1), block_dim: (MOMENT_BLOCK, 1, 1), shared_mem_bytes: 0 };
+                    let mut l = stream.launch_builder(&self.moment);
+                    l.arg(&step).arg(&count).arg(&split).arg(&self.vidx[w][c]).arg(&self.slices[c]);
+                    l.arg(&mut self.moments).arg(&mut self.incident);
+                    // SAFETY: the argument list matches moment_slice.cu's signature.
+                    unsafe { l.launch(cfg) }.context("launching moment_slice")?;
+                    let faces = self.slice_walls[step as usize].max(self.slice_walls[nz - 1 - step as usize]);
+                    if faces > 0 {
+                        let (gx, gy) = grid_2d(faces, 65535).expect("wall faces per slice fit the grid");
+                        let cfg = LaunchConfig { grid_dim: (gx, gy, 2), block_dim: (WALL_BLOCK, 1, 1), shared_mem_bytes: 0 };
+                        let mut l = stream.launch_builder(&self.wall_load);
+                        l.arg(&step).arg(&count).arg(&split).arg(&self.tables[w][c]).arg(&self.slices[c]);
+                        l.arg(&self.walls).arg(&mut self.wall_sums);
+                        // SAFETY: the argument list matches wall_load_slice.cu's signature.
+                        unsafe { l.launch(cfg) }.context("launching wall_load_slice")?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Backend for CudaBackend {
+    fn kind(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn device(&self) -> String {
+        format!("{} (CUDA)", self.name)
+    }
+
+    fn plan_summary(&self) -> PlanSummary {
+        PlanSummary {
+            batches: self.schedule.batch_count(),
+            max_batch: self.schedule.max_batch(),
+            in_flight: self.schedule.in_flight(),
+            distribution_bytes: self.schedule.distribution_bytes,
+        }
+    }
+
+    fn residual_floor(&self) -> f64 {
+        // f32 storage and sums, as on wgpu (wgpu/mod.rs gives the measurement).
+        1e-5
+    }
+
+    fn sweep(&mut self, input: &SweepInput, out: &mut SweepOutput) -> anyhow::Result<()> {
+        let t0 = std::time::Instant::now();
+        let words = &self.problem.bodies.solids.words;
+        let cells: Vec<CellCoeffs> = input
+            .eq
+            .par_iter()
+            .enumerate()
+            .map(|(c, e)| CellCoeffs::from_eq(e, words.get(c).copied().unwrap_or(0)))
+            .collect();
+        let stream = self.stream.clone();
+        stream.memcpy_htod(bytemuck::cast_slice::<CellCoeffs, f32>(&cells), &mut self.cells)?;
+        let dens: Vec<f32> = input
+            .face_density
+            .iter()
+            .flat_map(|f| f.iter().map(|&x| x as f32))
+            .chain(input.wall_density.iter().map(|&x| x as f32))
+            .collect();
+        let mut tail = self.bnd.slice_mut(self.dens_at..);
+        stream.memcpy_htod(&dens, &mut tail)?;
+        stream.memset_zeros(&mut self.moments)?;
+        stream.memset_zeros(&mut self.incident)?;
+        stream.memset_zeros(&mut self.wall_sums)?;
+        self.launch_all()?;
+        let moments = stream.clone_dtoh(&self.moments)?;
+        let incident = stream.clone_dtoh(&self.incident)?;
+        let wall_sums = stream.clone_dtoh(&self.wall_sums)?;
+        stream.synchronize().context("waiting for the GPU")?;
+        out.raw.par_iter_mut().zip(moments.par_chunks(MSTRIDE)).for_each(|(m, d)| {
+            for (x, &y) in m.iter_mut().zip(d) {
+                *x = y as f64;
+            }
+        });
+        for f in 0..6 {
+            let src = &incident[self.face_offsets[f]..self.face_offsets[f + 1]];
+            for (d, &s) in out.incident[f].iter_mut().zip(src) {
+                *d = s as f64;
+            }
+        }
+        for (d, s) in out.wall.iter_mut().zip(wall_sums.chunks(WALL_SUMS)) {
+            for (x, &y) in d.iter_mut().zip(s) {
+                *x = y as f64;
+            }
+        }
+        log::debug!("cuda sweep: {:.4} s", t0.elapsed().as_secs_f64());
+        Ok(())
+    }
+}
