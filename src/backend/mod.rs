@@ -5,6 +5,7 @@
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+pub mod gpu_io;
 pub mod wgpu;
 
 use crate::body::WALL_SUMS;

@@ -14,13 +14,11 @@ pub mod kernels;
 use super::wgpu::layout::{CellCoeffs, MSTRIDE};
 use super::wgpu::schedule::{self, grid_2d, GpuLimits, GpuSchedule};
 use super::wgpu::{moment_index, velocity_table};
-use super::{Backend, PlanSummary, SweepInput, SweepOutput};
+use super::{gpu_io, Backend, PlanSummary, SweepInput, SweepOutput};
 use crate::body::WALL_SUMS;
-use crate::boundary::Face;
 use crate::problem::Problem;
 use anyhow::{anyhow, Context};
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
-use rayon::prelude::*;
 use std::sync::Arc;
 
 /// Whether the CUDA driver library can be loaded and reports a device; the reason if not.
@@ -104,8 +102,9 @@ impl CudaBackend {
         let total = ctx.total_mem().context("querying device memory")? as u64;
         let p = &*problem;
         let budget = budget_bytes.unwrap_or(total / 2);
-        let sched = schedule::schedule(&p.vgrid.octant_members(), &p.vgrid.xi, p.grid.dims(), budget, &limits(total), None)
-            .map_err(|e| anyhow!("{name} cannot run this case: {e}"))?;
+        let sched =
+            schedule::schedule(&p.vgrid.octant_members(), &p.vgrid.xi, p.grid.dims(), budget, &limits(total), None)
+                .map_err(|e| anyhow!("{name} cannot run this case: {e}"))?;
         let sizes = kernels::Sizes::of(p, sched.chunk_stride);
         let module = kernels::compile(&ctx, &sizes).context("compiling the CUDA kernels with NVRTC")?;
         let load = |n: &str| module.load_function(n).with_context(|| format!("loading kernel {n}"));
@@ -113,27 +112,10 @@ impl CudaBackend {
         let stream = ctx.default_stream();
 
         let g = &p.grid;
-        let [_, _, nz] = g.dims();
-        let mut face_offsets = [0usize; 7];
-        for f in Face::ALL {
-            face_offsets[f.id() + 1] = face_offsets[f.id()] + f.cells(g);
-        }
-        let solids = &p.bodies.solids;
-        let nwalls = solids.walls.len();
-        let mut bnd: Vec<f32> =
-            [&g.x.widths, &g.y.widths, &g.z.widths].iter().flat_map(|w| w.iter().map(|d| (1.0 / d) as f32)).collect();
-        let dens_at = bnd.len();
-        bnd.resize(dens_at + face_offsets[6] + nwalls, 0.0);
-        let mut walls: Vec<u32> = Vec::with_capacity(4 * (nz + nwalls));
-        for k in 0..nz {
-            let r = solids.slice_walls.get(k).cloned().unwrap_or(0..0);
-            walls.extend([r.start as u32, r.len() as u32, 0, 0]);
-        }
-        let nxy = g.slice_cells() as u32;
-        for (n, w) in solids.walls.iter().enumerate() {
-            walls.extend([w.cell % nxy, w.side.id() as u32, n as u32, 0]);
-        }
+        let t = gpu_io::device_tables(p);
+        let nwalls = p.bodies.solids.walls.len();
         // One element at least: cudarc does not allocate empty buffers.
+        let mut walls: Vec<u32> = t.walls.iter().flatten().copied().collect();
         walls.resize(walls.len().max(4), 0);
         let alloc = |n: usize| stream.alloc_zeros::<f32>(n.max(1));
         let slice_len = sched.chunk_stride * sched.slice_cells;
@@ -150,13 +132,12 @@ impl CudaBackend {
             tables.push(t);
             vidx.push(v);
         }
-        let slice_walls = (0..nz).map(|k| solids.slice_walls.get(k).map_or(0, |r| r.len())).collect();
         let backend = Self {
             cells: alloc(g.cells() * 12).context("allocating the cell coefficients")?,
-            bnd: stream.clone_htod(&bnd)?,
-            dens_at,
+            bnd: stream.clone_htod(&t.bnd)?,
+            dens_at: t.dens_at,
             moments: alloc(g.cells() * MSTRIDE).context("allocating the moment sums")?,
-            incident: alloc(face_offsets[6])?,
+            incident: alloc(t.face_offsets[6])?,
             wall_sums: alloc(nwalls * WALL_SUMS)?,
             walls: stream.clone_htod(&walls)?,
             slices: (0..sched.slice_buffers)
@@ -165,8 +146,8 @@ impl CudaBackend {
                 .context("allocating the slices; lower --memory-budget-mib")?,
             tables,
             vidx,
-            slice_walls,
-            face_offsets,
+            slice_walls: t.slice_walls,
+            face_offsets: t.face_offsets,
             problem,
             name,
             stream,
@@ -192,7 +173,8 @@ impl CudaBackend {
                     let (count, split) = (chunk.velocities.len() as u32, chunk.split as u32);
                     let (gx, gy) =
                         grid_2d(chunk.velocities.len().div_ceil(SWEEP_BLOCK as usize), 65535).expect("scheduled");
-                    let cfg = LaunchConfig { grid_dim: (gx, gy, 1), block_dim: (SWEEP_BLOCK, 1, 1), shared_mem_bytes: 0 };
+                    let cfg =
+                        LaunchConfig { grid_dim: (gx, gy, 1), block_dim: (SWEEP_BLOCK, 1, 1), shared_mem_bytes: 0 };
                     let mut l = stream.launch_builder(&self.sweep);
                     l.arg(&step).arg(&count).arg(&split).arg(&self.cells).arg(&self.bnd).arg(&self.tables[w][c]);
                     l.arg(&mut self.slices[c]);
@@ -201,8 +183,11 @@ impl CudaBackend {
                 }
                 for (c, chunk) in wave.chunks.iter().enumerate() {
                     let (count, split) = (chunk.velocities.len() as u32, chunk.split as u32);
-                    let cfg =
-                        LaunchConfig { grid_dim: (grid.0, grid.1, 1), block_dim: (MOMENT_BLOCK, 1, 1), shared_mem_bytes: 0 };
+                    let cfg = LaunchConfig {
+                        grid_dim: (grid.0, grid.1, 1),
+                        block_dim: (MOMENT_BLOCK, 1, 1),
+                        shared_mem_bytes: 0,
+                    };
                     let mut l = stream.launch_builder(&self.moment);
                     l.arg(&step).arg(&count).arg(&split).arg(&self.vidx[w][c]).arg(&self.slices[c]);
                     l.arg(&mut self.moments).arg(&mut self.incident);
@@ -211,7 +196,8 @@ impl CudaBackend {
                     let faces = self.slice_walls[step as usize].max(self.slice_walls[nz - 1 - step as usize]);
                     if faces > 0 {
                         let (gx, gy) = grid_2d(faces, 65535).expect("wall faces per slice fit the grid");
-                        let cfg = LaunchConfig { grid_dim: (gx, gy, 2), block_dim: (WALL_BLOCK, 1, 1), shared_mem_bytes: 0 };
+                        let cfg =
+                            LaunchConfig { grid_dim: (gx, gy, 2), block_dim: (WALL_BLOCK, 1, 1), shared_mem_bytes: 0 };
                         let mut l = stream.launch_builder(&self.wall_load);
                         l.arg(&step).arg(&count).arg(&split).arg(&self.tables[w][c]).arg(&self.slices[c]);
                         l.arg(&self.walls).arg(&mut self.wall_sums);
@@ -235,12 +221,7 @@ impl Backend for CudaBackend {
     }
 
     fn plan_summary(&self) -> PlanSummary {
-        PlanSummary {
-            batches: self.schedule.batch_count(),
-            max_batch: self.schedule.max_batch(),
-            in_flight: self.schedule.in_flight(),
-            distribution_bytes: self.schedule.distribution_bytes,
-        }
+        gpu_io::plan_summary(&self.schedule)
     }
 
     fn residual_floor(&self) -> f64 {
@@ -250,21 +231,10 @@ impl Backend for CudaBackend {
 
     fn sweep(&mut self, input: &SweepInput, out: &mut SweepOutput) -> anyhow::Result<()> {
         let t0 = std::time::Instant::now();
-        let words = &self.problem.bodies.solids.words;
-        let cells: Vec<CellCoeffs> = input
-            .eq
-            .par_iter()
-            .enumerate()
-            .map(|(c, e)| CellCoeffs::from_eq(e, words.get(c).copied().unwrap_or(0)))
-            .collect();
+        let cells = gpu_io::cell_records(&self.problem, input);
         let stream = self.stream.clone();
         stream.memcpy_htod(bytemuck::cast_slice::<CellCoeffs, f32>(&cells), &mut self.cells)?;
-        let dens: Vec<f32> = input
-            .face_density
-            .iter()
-            .flat_map(|f| f.iter().map(|&x| x as f32))
-            .chain(input.wall_density.iter().map(|&x| x as f32))
-            .collect();
+        let dens = gpu_io::densities(input);
         let mut tail = self.bnd.slice_mut(self.dens_at..);
         stream.memcpy_htod(&dens, &mut tail)?;
         stream.memset_zeros(&mut self.moments)?;
@@ -275,22 +245,7 @@ impl Backend for CudaBackend {
         let incident = stream.clone_dtoh(&self.incident)?;
         let wall_sums = stream.clone_dtoh(&self.wall_sums)?;
         stream.synchronize().context("waiting for the GPU")?;
-        out.raw.par_iter_mut().zip(moments.par_chunks(MSTRIDE)).for_each(|(m, d)| {
-            for (x, &y) in m.iter_mut().zip(d) {
-                *x = y as f64;
-            }
-        });
-        for f in 0..6 {
-            let src = &incident[self.face_offsets[f]..self.face_offsets[f + 1]];
-            for (d, &s) in out.incident[f].iter_mut().zip(src) {
-                *d = s as f64;
-            }
-        }
-        for (d, s) in out.wall.iter_mut().zip(wall_sums.chunks(WALL_SUMS)) {
-            for (x, &y) in d.iter_mut().zip(s) {
-                *x = y as f64;
-            }
-        }
+        gpu_io::unpack(out, &moments, &incident, &wall_sums, &self.face_offsets);
         log::debug!("cuda sweep: {:.4} s", t0.elapsed().as_secs_f64());
         Ok(())
     }

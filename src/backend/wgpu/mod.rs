@@ -17,13 +17,11 @@ pub mod twin;
 
 use super::{Backend, PlanSummary, SweepInput, SweepOutput};
 use crate::body::WALL_SUMS;
-use crate::boundary::Face;
 use crate::grid::Octant;
 use crate::problem::Problem;
 use anyhow::{anyhow, Context};
 use kernels::{encode_moment_slice, encode_sweep_slice, encode_wall_load_slice, Kernel, Sizes};
 use layout::{CellCoeffs, StepParams, MSTRIDE, PARAMS_STRIDE};
-use rayon::prelude::*;
 use schedule::{GpuLimits, GpuSchedule};
 use std::sync::Arc;
 use wgpu::util::DeviceExt;
@@ -172,31 +170,12 @@ impl WgpuBackend {
         };
 
         let cells = make("cells", (g.cells() * std::mem::size_of::<CellCoeffs>()) as u64, storage);
-        let inv_widths: Vec<f32> =
-            [&g.x.widths, &g.y.widths, &g.z.widths].iter().flat_map(|w| w.iter().map(|d| (1.0 / d) as f32)).collect();
-        let mut face_offsets = [0usize; 7];
-        for f in Face::ALL {
-            face_offsets[f.id() + 1] = face_offsets[f.id()] + f.cells(g);
-        }
-        let solids = &p.bodies.solids;
-        let nwalls = solids.walls.len();
-        // bnd: the inverse widths (fixed), then the face and wall densities (per iteration).
-        let dens_at = inv_widths.len();
-        let mut bnd_init = inv_widths;
-        bnd_init.resize(dens_at + face_offsets[6] + nwalls, 0.0);
-        let bnd = init("bnd", bytemuck::cast_slice(&bnd_init), storage);
-        // Per slice (first, count), then per wall face (slice cell, side, index): see
-        // shaders/wall_load_slice.wgsl.
-        let mut wall_table: Vec<[u32; 4]> = (0..nz)
-            .map(|k| {
-                let r = solids.slice_walls.get(k).cloned().unwrap_or(0..0);
-                [r.start as u32, r.len() as u32, 0, 0]
-            })
-            .collect();
-        let nxy = g.slice_cells() as u32;
-        wall_table
-            .extend(solids.walls.iter().enumerate().map(|(n, w)| [w.cell % nxy, w.side.id() as u32, n as u32, 0]));
-        let walls = init("walls", bytemuck::cast_slice(&wall_table), storage);
+        let tables = super::gpu_io::device_tables(p);
+        let face_offsets = tables.face_offsets;
+        let nwalls = p.bodies.solids.walls.len();
+        let dens_at = tables.dens_at;
+        let bnd = init("bnd", bytemuck::cast_slice(&tables.bnd), storage);
+        let walls = init("walls", bytemuck::cast_slice(&tables.walls), storage);
         let wall_sums_bytes = (nwalls * WALL_SUMS * 4) as u64;
         let wall_sums = make("wall_sums", wall_sums_bytes, storage | wgpu::BufferUsages::COPY_SRC);
         let moments_bytes = (g.cells() * MSTRIDE * 4) as u64;
@@ -252,7 +231,7 @@ impl WgpuBackend {
             moment_groups.push(mg);
             wall_groups.push(wg);
         }
-        let slice_walls = (0..nz).map(|k| solids.slice_walls.get(k).map_or(0, |r| r.len())).collect();
+        let slice_walls = tables.slice_walls;
         let slice_buffers = slices;
         keep.push(params);
         Self {
@@ -344,20 +323,9 @@ impl WgpuBackend {
     /// Upload the cell coefficients and face densities, and start a command encoder whose
     /// first commands clear the moment and incident sums.
     fn begin_iteration(&self, input: &SweepInput) -> wgpu::CommandEncoder {
-        let words = &self.problem.bodies.solids.words;
-        let cells: Vec<CellCoeffs> = input
-            .eq
-            .par_iter()
-            .enumerate()
-            .map(|(c, e)| CellCoeffs::from_eq(e, words.get(c).copied().unwrap_or(0)))
-            .collect();
+        let cells = super::gpu_io::cell_records(&self.problem, input);
         self.queue.write_buffer(&self.cells, 0, bytemuck::cast_slice(&cells));
-        let dens: Vec<f32> = input
-            .face_density
-            .iter()
-            .flat_map(|f| f.iter().map(|&x| x as f32))
-            .chain(input.wall_density.iter().map(|&x| x as f32))
-            .collect();
+        let dens = super::gpu_io::densities(input);
         self.queue.write_buffer(&self.bnd, (self.dens_at * 4) as u64, bytemuck::cast_slice(&dens));
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("iteration") });
         enc.clear_buffer(&self.moments, 0, None);
@@ -431,12 +399,7 @@ impl Backend for WgpuBackend {
     }
 
     fn plan_summary(&self) -> PlanSummary {
-        PlanSummary {
-            batches: self.schedule.batch_count(),
-            max_batch: self.schedule.max_batch(),
-            in_flight: self.schedule.in_flight(),
-            distribution_bytes: self.schedule.distribution_bytes,
-        }
+        super::gpu_io::plan_summary(&self.schedule)
     }
 
     fn residual_floor(&self) -> f64 {
@@ -511,24 +474,9 @@ impl Backend for WgpuBackend {
         {
             let view = slice.get_mapped_range().map_err(|e| anyhow!("mapping the results: {e:?}"))?;
             let data: &[f32] = bytemuck::cast_slice(&view);
-            out.raw.par_iter_mut().zip(data.par_chunks(MSTRIDE)).for_each(|(m, d)| {
-                for (x, &y) in m.iter_mut().zip(d) {
-                    *x = y as f64;
-                }
-            });
-            let faces = &data[mbytes as usize / 4..];
-            for f in 0..6 {
-                let src = &faces[self.face_offsets[f]..self.face_offsets[f + 1]];
-                for (d, &s) in out.incident[f].iter_mut().zip(src) {
-                    *d = s as f64;
-                }
-            }
+            let (moments, rest) = data.split_at(mbytes as usize / 4);
             let sums = &data[wall_at as usize / 4..];
-            for (d, s) in out.wall.iter_mut().zip(sums.chunks(WALL_SUMS)) {
-                for (x, &y) in d.iter_mut().zip(s) {
-                    *x = y as f64;
-                }
-            }
+            super::gpu_io::unpack(out, moments, rest, sums, &self.face_offsets);
         }
         self.staging.unmap();
         log::debug!(

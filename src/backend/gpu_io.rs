@@ -1,0 +1,89 @@
+//! Host-side marshalling shared by the GPU backends (wgpu and CUDA): the same buffer
+//! contents in, the same sums out, so the two differ only in API and kernel language.
+
+use super::wgpu::layout::{CellCoeffs, MSTRIDE};
+use super::wgpu::schedule::GpuSchedule;
+use super::{PlanSummary, SweepInput, SweepOutput};
+use crate::body::WALL_SUMS;
+use crate::boundary::Face;
+use crate::problem::Problem;
+use rayon::prelude::*;
+
+/// Per-problem tables uploaded once.
+pub struct DeviceTables {
+    /// `bnd`: 1/dx, 1/dy, 1/dz, then room for the face and wall densities from `dens_at`.
+    pub bnd: Vec<f32>,
+    pub dens_at: usize,
+    /// `walls`: per z-slice (first, count, 0, 0) of its wall faces, then per wall face
+    /// (slice cell, side, wall face index, 0) (shaders/wall_load_slice.wgsl).
+    pub walls: Vec<[u32; 4]>,
+    /// Start of each box face's cells in the face arrays, and their total.
+    pub face_offsets: [usize; 7],
+    /// Wall faces per z-slice.
+    pub slice_walls: Vec<usize>,
+}
+
+pub fn device_tables(p: &Problem) -> DeviceTables {
+    let g = &p.grid;
+    let nz = g.nz();
+    let mut face_offsets = [0usize; 7];
+    for f in Face::ALL {
+        face_offsets[f.id() + 1] = face_offsets[f.id()] + f.cells(g);
+    }
+    let solids = &p.bodies.solids;
+    let mut bnd: Vec<f32> =
+        [&g.x.widths, &g.y.widths, &g.z.widths].iter().flat_map(|w| w.iter().map(|d| (1.0 / d) as f32)).collect();
+    let dens_at = bnd.len();
+    bnd.resize(dens_at + face_offsets[6] + solids.walls.len(), 0.0);
+    let range = |k: usize| solids.slice_walls.get(k).cloned().unwrap_or(0..0);
+    let mut walls: Vec<[u32; 4]> = (0..nz).map(|k| [range(k).start as u32, range(k).len() as u32, 0, 0]).collect();
+    let nxy = g.slice_cells() as u32;
+    walls.extend(solids.walls.iter().enumerate().map(|(n, w)| [w.cell % nxy, w.side.id() as u32, n as u32, 0]));
+    let slice_walls = (0..nz).map(|k| range(k).len()).collect();
+    DeviceTables { bnd, dens_at, walls, face_offsets, slice_walls }
+}
+
+/// The cell coefficients of an iteration with each cell's wall word.
+pub fn cell_records(p: &Problem, input: &SweepInput) -> Vec<CellCoeffs> {
+    let words = &p.bodies.solids.words;
+    input.eq.par_iter().enumerate().map(|(c, e)| CellCoeffs::from_eq(e, words.get(c).copied().unwrap_or(0))).collect()
+}
+
+/// The face densities, then the wall densities, as uploaded after `dens_at` in `bnd`.
+pub fn densities(input: &SweepInput) -> Vec<f32> {
+    input
+        .face_density
+        .iter()
+        .flat_map(|f| f.iter().map(|&x| x as f32))
+        .chain(input.wall_density.iter().map(|&x| x as f32))
+        .collect()
+}
+
+/// Read back: raw moments (MSTRIDE floats per cell), box-face incident fluxes, wall sums.
+pub fn unpack(out: &mut SweepOutput, moments: &[f32], incident: &[f32], wall_sums: &[f32], face_offsets: &[usize; 7]) {
+    out.raw.par_iter_mut().zip(moments.par_chunks(MSTRIDE)).for_each(|(m, d)| {
+        for (x, &y) in m.iter_mut().zip(d) {
+            *x = y as f64;
+        }
+    });
+    for f in 0..6 {
+        let src = &incident[face_offsets[f]..face_offsets[f + 1]];
+        for (d, &s) in out.incident[f].iter_mut().zip(src) {
+            *d = s as f64;
+        }
+    }
+    for (d, s) in out.wall.iter_mut().zip(wall_sums.chunks(WALL_SUMS)) {
+        for (x, &y) in d.iter_mut().zip(s) {
+            *x = y as f64;
+        }
+    }
+}
+
+pub fn plan_summary(s: &GpuSchedule) -> PlanSummary {
+    PlanSummary {
+        batches: s.batch_count(),
+        max_batch: s.max_batch(),
+        in_flight: s.in_flight(),
+        distribution_bytes: s.distribution_bytes,
+    }
+}
