@@ -355,11 +355,14 @@ impl Config {
     /// Bytes of host memory a run needs besides slice storage: per cell the solver's f64
     /// fields (raw moments 13, sweep coefficients 10, macroscopic state 16, conserved 5,
     /// volumes 1) and output buffers (~16); per velocity its node and weight and the six
-    /// faces' emission shapes.
+    /// faces' emission shapes; and the CPU backend's per-cell Gaussian tables.
     pub fn host_bytes(&self) -> u64 {
         let cells = self.cell_counts().iter().product::<usize>() as u64;
         let m = self.velocity.points as u64;
-        cells * (13 + 10 + 16 + 5 + 1 + 16) * 8 + m * m * m * (3 + 1 + 6) * 8
+        // The CPU backend's Gaussian tables (3 M per cell), when it builds them.
+        let tables = 3 * m * cells * 8;
+        let tables = if tables <= crate::backend::cpu::GAUSS_TABLE_MAX_BYTES { tables } else { 0 };
+        cells * (13 + 10 + 16 + 5 + 1 + 16) * 8 + m * m * m * (3 + 1 + 6) * 8 + tables
     }
 
     /// Cells per axis (validated config).

@@ -33,19 +33,64 @@ pub struct CpuBackend {
     problem: Arc<Problem>,
     plan: BatchPlan,
     slices: Vec<f64>,
+    /// The per-cell 1D Gaussians of the iteration ([`GaussTables`]); empty when they would
+    /// not fit [`GAUSS_TABLE_MAX_BYTES`].
+    gauss: GaussTables,
+}
+
+/// The tables are skipped (f^S evaluated with one exponential per point) above this size.
+pub const GAUSS_TABLE_MAX_BYTES: u64 = 1 << 30;
+
+/// The Maxwellian of every cell factorised over the velocity axes:
+/// exp(-|xi - U|^2 / T) = g_x(xi_x) g_y(xi_y) g_z(xi_z), g_a(x_i) = exp(-(x_i - U_a)^2 / T), so
+/// the sweep's f^S costs three table loads instead of an exponential per phase point: 3 M
+/// exponentials per cell and iteration instead of M^3. Layout [axis][node][cell], so a
+/// velocity's sweep over a slice reads each table row contiguously.
+#[derive(Debug, Clone, Default)]
+pub struct GaussTables {
+    cells: usize,
+    m: usize,
+    g: Vec<f64>,
+}
+
+impl GaussTables {
+    pub fn bytes(p: &Problem) -> u64 {
+        3 * p.vgrid.m as u64 * p.grid.cells() as u64 * 8
+    }
+
+    /// Fill for the iteration's coefficients (cells in parallel).
+    pub fn fill(&mut self, p: &Problem, eq: &[crate::model::EqCoeffs]) {
+        let (m, cells) = (p.vgrid.m, eq.len());
+        self.m = m;
+        self.cells = cells;
+        self.g.resize(3 * m * cells, 0.0);
+        let nodes = &p.vgrid.nodes;
+        self.g.par_chunks_mut(cells).enumerate().for_each(|(row, out)| {
+            let (a, i) = (row / m, row % m);
+            for (o, e) in out.iter_mut().zip(eq) {
+                let d = nodes[i] - e.u[a];
+                *o = (-d * d * e.inv_t).exp();
+            }
+        });
+    }
+
+    #[inline(always)]
+    fn row(&self, axis: usize, node: usize) -> &[f64] {
+        let at = (axis * self.m + node) * self.cells;
+        &self.g[at..at + self.cells]
+    }
 }
 
 impl CpuBackend {
     pub fn new(problem: Arc<Problem>, budget_bytes: u64) -> anyhow::Result<Self> {
         let plan = cpu_plan(&problem, budget_bytes)?;
-        let slices = vec![0.0; plan.max_batch * problem.grid.slice_cells()];
-        Ok(Self { problem, plan, slices })
+        Ok(Self::with_plan(problem, plan))
     }
 
     /// Replace the plan (tests use it to compare batchings); storage is resized to fit.
     pub fn with_plan(problem: Arc<Problem>, plan: BatchPlan) -> Self {
         let slices = vec![0.0; plan.max_batch * problem.grid.slice_cells()];
-        Self { problem, plan, slices }
+        Self { problem, plan, slices, gauss: GaussTables::default() }
     }
 }
 
@@ -72,12 +117,19 @@ impl Backend for CpuBackend {
         let nxy = p.grid.slice_cells();
         let nz = p.grid.nz();
         out.clear();
+        // KNUDSEN_GAUSS_TABLES=0 evaluates f^S directly (performance comparisons).
+        let use_tables = GaussTables::bytes(p) <= GAUSS_TABLE_MAX_BYTES
+            && std::env::var("KNUDSEN_GAUSS_TABLES").map_or(true, |v| v != "0");
+        if use_tables {
+            self.gauss.fill(p, input.eq);
+        }
+        let gauss = use_tables.then_some(&self.gauss);
         for batch in &self.plan.batches {
             let slices = &mut self.slices[..batch.velocities.len() * nxy];
             for step in 0..nz {
                 let k = if batch.octant.negative(2) { nz - 1 - step } else { step };
                 slices.par_chunks_mut(nxy).zip(batch.velocities.par_iter()).for_each(|(f, &v)| {
-                    sweep_slice(p, input, v as usize, batch.octant, k, step == 0, f);
+                    sweep_slice(p, input, gauss, v as usize, batch.octant, k, step == 0, f);
                 });
                 moment_slice(p, batch, k, slices, &mut out.raw[k * nxy..(k + 1) * nxy]);
                 wall_flux_slice(p, batch, k, slices, &mut out.incident);
@@ -99,7 +151,20 @@ impl Backend for CpuBackend {
 /// Bodies: a solid cell holds 0 (it adds nothing to any moment), and a fluid cell whose
 /// upwind side along an axis is a wall face takes that face's emission rho_w shape_b(xi) as
 /// its upwind value instead of the solid neighbour's (grid/solid.rs for the wall words).
-pub fn sweep_slice(p: &Problem, inp: &SweepInput, v: usize, oct: Octant, k: usize, first: bool, f: &mut [f64]) {
+///
+/// With `gauss`, f^S takes its Maxwellian factor from the per-cell tables (equal to the
+/// direct exponential to round-off); without, from [`crate::model::EqCoeffs::shakhov`].
+#[allow(clippy::too_many_arguments)]
+pub fn sweep_slice(
+    p: &Problem,
+    inp: &SweepInput,
+    gauss: Option<&GaussTables>,
+    v: usize,
+    oct: Octant,
+    k: usize,
+    first: bool,
+    f: &mut [f64],
+) {
     let g = &p.grid;
     let (nx, ny) = (g.nx(), g.ny());
     let xi = p.vgrid.xi[v];
@@ -110,6 +175,12 @@ pub fn sweep_slice(p: &Problem, inp: &SweepInput, v: usize, oct: Octant, k: usiz
     let emission = |w: usize| inp.wall_density[w] * p.bodies.bodies[solids.walls[w].body as usize].shape[v];
     let c = xi[2].abs() / g.z.widths[k];
     let eq = &inp.eq[k * nx * ny..(k + 1) * nx * ny];
+    let m = p.vgrid.m;
+    let slab = k * nx * ny..(k + 1) * nx * ny;
+    let rows = gauss.map(|t| {
+        let (ix, iy, iz) = (v % m, v / m % m, v / (m * m));
+        (&t.row(0, ix)[slab.clone()], &t.row(1, iy)[slab.clone()], &t.row(2, iz)[slab.clone()])
+    });
     for jj in 0..ny {
         let j = if oct.negative(1) { ny - 1 - jj } else { jj };
         let jup = if oct.negative(1) { j + 1 } else { j.wrapping_sub(1) };
@@ -138,7 +209,16 @@ pub fn sweep_slice(p: &Problem, inp: &SweepInput, v: usize, oct: Octant, k: usiz
                 }
             }
             let e = &eq[s];
-            f[s] = (a * fx + b * fy + c * fz + e.nu * e.shakhov(xi)) / (a + b + c + e.nu);
+            let fs = match rows {
+                Some((gx, gy, gz)) => {
+                    let cv = [xi[0] - e.u[0], xi[1] - e.u[1], xi[2] - e.u[2]];
+                    let c2 = cv[0] * cv[0] + cv[1] * cv[1] + cv[2] * cv[2];
+                    let sc = e.s[0] * cv[0] + e.s[1] * cv[1] + e.s[2] * cv[2];
+                    e.pref * gx[s] * gy[s] * gz[s] * (e.base + sc * (2.0 * c2 * e.inv_t - 5.0))
+                }
+                None => e.shakhov(xi),
+            };
+            f[s] = (a * fx + b * fy + c * fz + e.nu * fs) / (a + b + c + e.nu);
         }
     }
 }
@@ -279,7 +359,16 @@ mod tests {
             dens[f.id()].iter_mut().for_each(|d| *d = 1.0 / shape);
         }
         let mut f = vec![0.0; 4];
-        sweep_slice(&p, &SweepInput { eq: &eq, face_density: &dens, wall_density: &[] }, v, oct, 0, true, &mut f);
+        let inp = SweepInput { eq: &eq, face_density: &dens, wall_density: &[] };
+        sweep_slice(&p, &inp, None, v, oct, 0, true, &mut f);
+        // The Gaussian tables give the same update to round-off.
+        let mut tables = GaussTables::default();
+        tables.fill(&p, &eq);
+        let mut ft = vec![0.0; 4];
+        sweep_slice(&p, &inp, Some(&tables), v, oct, 0, true, &mut ft);
+        for (a, b) in f.iter().zip(&ft) {
+            assert!((a - b).abs() <= 4.0 * f64::EPSILON * a.abs(), "{a} vs {b}");
+        }
         let fs = e.shakhov(xi);
         let (dx, dy, dz) = ([0.25, 0.75], [0.6, 0.4], 1.0);
         let mut want = [[0.0; 2]; 2];
