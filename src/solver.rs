@@ -219,9 +219,10 @@ impl<'a> Solver<'a> {
                     }
                 },
             );
-            if let Some(c) =
-                fields.iter().enumerate().position(|(c, f)| !solids.is_solid(c) && !(f.rho > 0.0 && f.t > 0.0))
-            {
+            // Written as !(x > 0) so that NaN counts as non-physical.
+            #[allow(clippy::nonminimal_bool)]
+            let bad = fields.iter().enumerate().position(|(c, f)| !solids.is_solid(c) && !(f.rho > 0.0 && f.t > 0.0));
+            if let Some(c) = bad {
                 anyhow::bail!(
                     "iteration {iteration}: non-physical state in cell {c} (rho = {}, T = {}); the velocity grid may be too coarse or too narrow",
                     fields[c].rho,

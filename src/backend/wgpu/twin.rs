@@ -237,6 +237,7 @@ pub fn moment_slice(
 
 /// Twin of `wall_load_slice` for the workgroup of wall face `n` of the step's slice in
 /// `part` (0: +z velocities, 1: -z). The shader reduces with a tree, the twin in order.
+#[allow(clippy::too_many_arguments)]
 pub fn wall_load_slice(
     k_: &Consts,
     params: &StepParams,
