@@ -1,10 +1,11 @@
 //! The wgpu backend: the same iteration as the CPU backend, on any Vulkan, Metal or DX12
 //! GPU, in f32 (docs/gpu.md).
 //!
-//! Per iteration the host uploads the per-cell sweep coefficients and face densities,
-//! records every wave, z-step and chunk into one command buffer (sweep_slice, then
-//! moment_slice), submits once and reads back the raw moments and incident fluxes: 13 floats
-//! per cell and one per wall face cell. The solver loop then does in f64 what the CPU
+//! Per iteration the host uploads the per-cell sweep coefficients and the face and wall
+//! densities, records every wave, z-step and chunk into one command buffer (sweep_slice,
+//! moment_slice, and wall_load_slice on slices that cut a body), submits once and reads back
+//! the raw moments and incident fluxes: 13 floats per cell, one per box-face cell and five
+//! per body wall face. The solver loop then does in f64 what the CPU
 //! backend's caller does: mass rescaling, the new macroscopic state, the wall densities and
 //! the residual. That readback is about 1/4000 of the bytes the sweeps move.
 
