@@ -109,7 +109,7 @@ fn free_molecular_cube_matches_schaaf_chambre() {
         let (cd, ch) = cube_free_molecular(speed_ratio, tw);
         let (got_cd, got_ch) = (l.drag_coefficient.unwrap(), l.heat_transfer_coefficient.unwrap());
         eprintln!("Ma {ma}, Tw {tw}: C_D {got_cd:.5} vs {cd:.5}, C_H {got_ch:.5} vs {ch:.5}");
-        // 1%: the bound; the 48-point grid's half-range quadrature error is ~0.1-0.3%.
+        // 1%: the accuracy required here; the 48-point grid's half-range quadrature error is ~0.1-0.3%.
         assert!((got_cd - cd).abs() < 0.01 * cd, "Ma {ma}: C_D {got_cd} vs {cd}");
         assert!((got_ch - ch).abs() < 0.01 * ch.abs(), "Ma {ma}: C_H {got_ch} vs {ch}");
     }
