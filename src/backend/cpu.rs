@@ -44,7 +44,7 @@ pub const GAUSS_TABLE_MAX_BYTES: u64 = 1 << 30;
 /// The Maxwellian of every cell factorised over the velocity axes:
 /// exp(-|xi - U|^2 / T) = g_x(xi_x) g_y(xi_y) g_z(xi_z), g_a(x_i) = exp(-(x_i - U_a)^2 / T), so
 /// the sweep's f^S costs three table loads instead of an exponential per phase point: 3 M
-/// exponentials per cell and iteration instead of M^3. Layout [axis][node][cell], so a
+/// exponentials per cell and iteration instead of M^3. Layout `[axis][node][cell]`, so a
 /// velocity's sweep over a slice reads each table row contiguously.
 #[derive(Debug, Clone, Default)]
 pub struct GaussTables {
