@@ -18,7 +18,7 @@
 //! Units: forces in rho0 v0^2 L^2, heat in rho0 v0^3 L^2 (docs/model.md).
 
 use crate::body::WALL_SUMS;
-use crate::boundary::{Face, FaceData, FaceKind};
+use crate::boundary::{Face, FaceData};
 use crate::grid::Grid;
 use crate::problem::Problem;
 use serde::Serialize;
@@ -168,9 +168,8 @@ pub fn domain_mass_balance(p: &Problem, incident: &FaceData) -> MassBalance {
         for (idx, (&out, &rho)) in incident[face.id()].iter().zip(&dens[face.id()]).enumerate() {
             let a = face_cell_area(g, face, idx);
             outflow += a * out;
-            inflow += a * match bc.kind {
-                FaceKind::FreeStream { .. } | FaceKind::DiffuseWall { .. } => rho * bc.emit_norm,
-            };
+            // Every face kind emits rho x its unit emission (walls balance their incident flux).
+            inflow += a * rho * bc.emit_norm;
         }
     }
     MassBalance { inflow, outflow, relative: (inflow - outflow) / inflow }

@@ -344,7 +344,8 @@ impl WgpuBackend {
     }
 }
 
-/// vec4 rows per velocity in the shapes table: the face inflows, then four bodies per row.
+/// vec4 rows of shapes per velocity in the velocity table (after its (xi, w) row): the face
+/// inflows, then four bodies per row.
 pub fn shape_rows(p: &Problem) -> usize {
     1 + p.bodies.bodies.len().div_ceil(4)
 }
