@@ -23,6 +23,14 @@ override M: u32;
 override STEP: f32;
 // A padding slot of a chunk (schedule.rs: GHOST): zero weight.
 const GHOST: u32 = 0xffffffffu;
+// Start of each face's exits in `incident` (faces that keep them for specular and periodic
+// partners, [face cell][slot], shaders/partner.wgsl), or NONE: x_min, x_max, ..., z_max.
+override EXIT0: u32 = 0xffffffffu;
+override EXIT1: u32 = 0xffffffffu;
+override EXIT2: u32 = 0xffffffffu;
+override EXIT3: u32 = 0xffffffffu;
+override EXIT4: u32 = 0xffffffffu;
+override EXIT5: u32 = 0xffffffffu;
 
 // Workgroup size of the reduction; 19 sums x 128 x 4 bytes = 9.7 KiB of workgroup memory
 // fits WebGPU's 16 KiB minimum.
@@ -41,6 +49,7 @@ const MSTRIDE: u32 = 16u;
 // Read as vec4: one 16-byte load covers a quad of velocities (see sweep_slice.wgsl).
 @group(0) @binding(2) var<storage, read> slices: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> moments: array<f32>;
+// The incident flux per box-face cell, then the exits (EXIT0..5).
 @group(0) @binding(4) var<storage, read_write> incident: array<f32>;
 
 fn w1(i: u32) -> f32 {
@@ -49,7 +58,53 @@ fn w1(i: u32) -> f32 {
 
 var<workgroup> red: array<f32, 2432>; // NACC * MWG
 
-// face_offset(): shaders/face_offset.wgsl, appended by the host.
+// face_offset(): shaders/face_offset.wgsl; NONE, slots(), slot(): shaders/partner.wgsl;
+// both appended by the host.
+
+// Record f of velocity g at slice cell (i, j) of slice k for every face that keeps exits and
+// that g leaves through there. Each (face cell, slot) is written by one invocation.
+fn record_exits(g: u32, i: u32, j: u32, k: u32, f: f32) {
+    if g == GHOST {
+        return;
+    }
+    let s = j * NX + i;
+    if i == 0u && EXIT0 != NONE {
+        let sl = slot(g, 0u, false);
+        if sl != NONE {
+            incident[EXIT0 + (k * NY + j) * slots() + sl] = f;
+        }
+    }
+    if i == NX - 1u && EXIT1 != NONE {
+        let sl = slot(g, 0u, true);
+        if sl != NONE {
+            incident[EXIT1 + (k * NY + j) * slots() + sl] = f;
+        }
+    }
+    if j == 0u && EXIT2 != NONE {
+        let sl = slot(g, 1u, false);
+        if sl != NONE {
+            incident[EXIT2 + (k * NX + i) * slots() + sl] = f;
+        }
+    }
+    if j == NY - 1u && EXIT3 != NONE {
+        let sl = slot(g, 1u, true);
+        if sl != NONE {
+            incident[EXIT3 + (k * NX + i) * slots() + sl] = f;
+        }
+    }
+    if k == 0u && EXIT4 != NONE {
+        let sl = slot(g, 2u, false);
+        if sl != NONE {
+            incident[EXIT4 + s * slots() + sl] = f;
+        }
+    }
+    if k == NZ - 1u && EXIT5 != NONE {
+        let sl = slot(g, 2u, true);
+        if sl != NONE {
+            incident[EXIT5 + s * slots() + sl] = f;
+        }
+    }
+}
 
 @compute @workgroup_size(128)
 fn moment_slice(
@@ -113,6 +168,9 @@ fn moment_slice(
             if on_z {
                 acc[17] += wf * max(-z, 0.0);
                 acc[18] += wf * max(z, 0.0);
+            }
+            if on_x || on_y || on_z {
+                record_exits(g, i, j, k, f4[lane]);
             }
           }
         }

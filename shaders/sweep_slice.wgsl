@@ -24,6 +24,17 @@ override SROW: u32 = 1u;
 // Whether the case has bodies: without, the wall-word tests fold away (they cost ~10% of the
 // sweep on an H100, docs/performance.md).
 override HAS_WALLS: bool = true;
+// Velocity nodes per axis (partner slots).
+override M: u32;
+// Start of each face's partner inflow in `bnd` (specular and periodic faces, [face cell]
+// [slot], shaders/partner.wgsl), or NONE: faces x_min, x_max, y_min, y_max, z_min, z_max.
+// Without partner faces the partner reads fold away.
+override PART0: u32 = 0xffffffffu;
+override PART1: u32 = 0xffffffffu;
+override PART2: u32 = 0xffffffffu;
+override PART3: u32 = 0xffffffffu;
+override PART4: u32 = 0xffffffffu;
+override PART5: u32 = 0xffffffffu;
 // Wall words (src/grid/solid.rs): solid cell = SOLID | body; fluid cell =
 // (first wall face << 6) | side mask. Keep in sync with SOLID_BIT and SIDE_BITS there.
 const SOLID: u32 = 0x80000000u;
@@ -33,15 +44,38 @@ const SOLID: u32 = 0x80000000u;
 // (U, base), (s, 0); f^S = pref exp(-c^2/T) (base + (s.c)(2 c^2/T - 5)).
 @group(0) @binding(1) var<storage, read> cells: array<vec4<f32>>;
 // Read-only scalars, packed so the kernel binds four storage buffers (wgpu's downlevel
-// minimum): 1/dx (NX), 1/dy (NY), 1/dz (NZ); then the emission density per face cell of
-// faces x_min, x_max, y_min, y_max, z_min, z_max (from DENS); then per body wall face.
+// minimum): 1/dx (NX), 1/dy (NY), 1/dz (NZ) (0 along a collapsed periodic axis); then the
+// emission density per face cell of faces x_min, x_max, y_min, y_max, z_min, z_max; then
+// per body wall face; then the partner inflow of specular and periodic faces (PART0..5).
 @group(0) @binding(2) var<storage, read> bnd: array<f32>;
 // Per chunk velocity, 1 + SROW rows: (xi, w); the unit-density inflow from its upwind
-// x, y, z faces; then each body's unit Maxwellian, four bodies per row.
+// x, y, z faces and the global velocity index (as f32 bits); then each body's unit
+// Maxwellian, four bodies per row.
 @group(0) @binding(3) var<storage, read> table: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> slices: array<f32>;
 
-// face_offset(): shaders/face_offset.wgsl, appended by the host.
+// face_offset(): shaders/face_offset.wgsl; NONE, slots(), slot(): shaders/partner.wgsl;
+// both appended by the host.
+
+fn part_at(face: u32) -> u32 {
+    switch face {
+        case 0u: { return PART0; }
+        case 1u: { return PART1; }
+        case 2u: { return PART2; }
+        case 3u: { return PART3; }
+        case 4u: { return PART4; }
+        default: { return PART5; }
+    }
+}
+
+// The partner inflow of face cell `idx` at slot `sl`, from the face's data at `at` in bnd.
+fn partner(at: u32, idx: u32, sl: u32) -> f32 {
+    if sl == NONE {
+        // A velocity parallel to the face: its upwind coefficient is zero.
+        return 0.0;
+    }
+    return bnd[at + idx * slots() + sl];
+}
 
 // Start of the face densities in `bnd`.
 fn dens() -> u32 {
@@ -84,12 +118,22 @@ fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     let y_face = dens() + face_offset(select(2u, 3u, neg_y));
     let z_face = dens() + face_offset(select(4u, 5u, neg_z));
     let c = abs(xi.z) * bnd[NX + NY + k];
+    let gv = bitcast<u32>(shape.w);
+    let x_part = part_at(select(0u, 1u, neg_x));
+    let y_part = part_at(select(2u, 3u, neg_y));
+    let z_part = part_at(select(4u, 5u, neg_z));
+    let x_slot = slot(gv, 0u, !neg_x);
+    let y_slot = slot(gv, 1u, !neg_y);
+    let z_slot = slot(gv, 2u, !neg_z);
     for (var jj = 0u; jj < NY; jj++) {
         let j = select(jj, NY - 1u - jj, neg_y);
         let jup = select(j - 1u, j + 1u, neg_y);
         let b = abs(xi.y) * bnd[NX + j];
         // The x-upwind value is the cell just updated; it stays in a register.
         var fx = bnd[x_face + k * NY + j] * shape.x;
+        if x_part != NONE {
+            fx = partner(x_part, k * NY + j, x_slot);
+        }
         for (var ii = 0u; ii < NX; ii++) {
             let i = select(ii, NX - 1u - ii, neg_x);
             let a = abs(xi.x) * bnd[i];
@@ -100,12 +144,18 @@ fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
             var fy: f32;
             if jj == 0u {
                 fy = bnd[y_face + k * NX + i] * shape.y;
+                if y_part != NONE {
+                    fy = partner(y_part, k * NX + i, y_slot);
+                }
             } else {
                 fy = slices[(jup * NX + i) * CH + v];
             }
             var fz: f32;
             if first {
                 fz = bnd[z_face + s] * shape.z;
+                if z_part != NONE {
+                    fz = partner(z_part, s, z_slot);
+                }
             } else {
                 fz = slices[s * CH + v];
             }

@@ -1,10 +1,23 @@
 //! Box-face boundary conditions.
 //!
-//! A face supplies the distribution of molecules entering the domain through it. For every
-//! kind so far this factorises as `ghost(v, face cell) = density[face cell] * shape[v]`:
+//! A face supplies the distribution of molecules entering the domain through it. For walls
+//! and free streams this factorises as `ghost(v, face cell) = density[face cell] * shape[v]`:
 //! a diffuse wall emits its unit-density Maxwellian scaled by the wall density rho_w of that
-//! face cell; a free stream would use a constant density and its own Maxwellian. Kinds that
-//! need per-velocity partner data (specular, periodic) add a variant with its own storage.
+//! face cell; a free stream uses a constant density and its own Maxwellian.
+//!
+//! Specular and periodic faces take per-velocity *partner data* instead: what left the
+//! domain at the partner location (the same face cell with the normal component reversed,
+//! or the same face cell of the opposite face with the same velocity). The partner value of
+//! a velocity is produced by another batch, or at the other end of the z-sweep, so, like
+//! rho_w, it is lagged: iteration n reads what iteration n-1 wrote (the *exits*), remapped
+//! by [`Boundaries::partner_inflow`]. A periodic axis one cell thick needs no partner data:
+//! the cell is its own upwind neighbour along that axis, and the exact upwind update
+//! `f = (a f + R) / (a + D)` reduces to `f = R / D`, so the sweep drops the term
+//! ([`Boundaries::collapsed`]). That turns the 3D solver into a 2D or 1D one, exactly.
+//!
+//! Partner storage of a face is `[face cell][slot]`: the slot numbers the velocities that
+//! cross the face in one direction (see [`slot`]), so one velocity's neighbours in a batch
+//! are neighbours in memory.
 //!
 //! Face cells are numbered along the face's two tangential axes, slow then fast:
 //! x faces (k, j) -> k ny + j; y faces (k, i) -> k nx + i; z faces (j, i) -> j nx + i.
@@ -81,6 +94,35 @@ pub enum FaceKind {
         velocity: [f64; 3],
         temperature: f64,
     },
+    Specular,
+    Periodic,
+}
+
+impl FaceKind {
+    /// Whether the face takes its inflow from partner data.
+    pub fn has_partner(&self) -> bool {
+        matches!(self, FaceKind::Specular | FaceKind::Periodic)
+    }
+}
+
+/// Slot of velocity `v` in the partner storage of a face on `axis`, among the velocities whose
+/// component along it is positive (`positive`) or negative; `None` for the others. With M
+/// nodes per axis, half = floor(M / 2) nodes lie on each side (odd M: the zero node crosses
+/// no face); the slot is the velocity's index with the axis index counted within its half.
+#[inline(always)]
+pub fn slot(m: usize, axis: usize, v: usize, positive: bool) -> Option<usize> {
+    let half = m / 2;
+    let mut idx = [v % m, v / m % m, v / (m * m)];
+    let i = idx[axis];
+    idx[axis] = if positive { i.checked_sub(m - half)? } else { (i < half).then_some(i)? };
+    let mut dims = [m; 3];
+    dims[axis] = half;
+    Some((idx[2] * dims[1] + idx[1]) * dims[0] + idx[0])
+}
+
+/// Partner slots per face cell: the velocities crossing a face in one direction.
+pub fn slots_per_cell(m: usize) -> usize {
+    m * m * (m / 2)
 }
 
 #[derive(Debug, Clone)]
@@ -100,18 +142,27 @@ impl FaceBc {
     /// the face's per-cell densities. Kinds with their own partner data (specular, periodic)
     /// answer here from it.
     #[inline(always)]
-    pub fn inflow(&self, density: &[f64], idx: usize, v: usize) -> f64 {
-        density[idx] * self.shape[v]
+    pub fn inflow(&self, density: &[f64], partner: &[f64], m: usize, idx: usize, v: usize) -> f64 {
+        if partner.is_empty() {
+            density[idx] * self.shape[v]
+        } else {
+            let s = slot(m, self.face.axis(), v, !self.face.is_max()).expect("an entering velocity");
+            partner[idx * slots_per_cell(m) + s]
+        }
     }
 }
 
 #[derive(Debug, Clone)]
 pub struct Boundaries {
     pub faces: Vec<FaceBc>,
+    /// Per axis: periodic and one cell thick, so the sweep drops that axis's upwind term.
+    pub collapsed: [bool; 3],
+    /// Velocity nodes per axis (partner slots).
+    pub m: usize,
 }
 
 impl Boundaries {
-    pub fn new(cfg: &Config, v: &VelocityGrid) -> Self {
+    pub fn new(cfg: &Config, dims: [usize; 3], v: &VelocityGrid) -> Self {
         let faces = cfg
             .boundaries
             .faces()
@@ -130,6 +181,8 @@ impl Boundaries {
                             temperature: fs.temperature,
                         }
                     }
+                    FaceConfig::Specular {} => FaceKind::Specular,
+                    FaceConfig::Periodic {} => FaceKind::Periodic,
                 };
                 let emitted = |x: [f64; 3]| face.normal_speed(x) > 0.0;
                 let shape: Vec<f64> = match kind {
@@ -156,18 +209,105 @@ impl Boundaries {
                             })
                             .collect()
                     }
+                    FaceKind::Specular | FaceKind::Periodic => vec![0.0; v.len()],
                 };
                 let emit_norm =
                     v.xi.iter().zip(&v.w).zip(&shape).map(|((&x, &w), &s)| w * face.normal_speed(x).max(0.0) * s).sum();
                 FaceBc { face, kind, shape, emit_norm }
             })
-            .collect();
-        Self { faces }
+            .collect::<Vec<FaceBc>>();
+        let collapsed = std::array::from_fn(|a| faces[2 * a].kind == FaceKind::Periodic && dims[a] == 1);
+        Self { faces, collapsed, m: v.m }
     }
 
     /// Every face is impermeable, so total mass is an invariant of the exact solution.
     pub fn closed(&self) -> bool {
-        self.faces.iter().all(|f| matches!(f.kind, FaceKind::DiffuseWall { .. }))
+        self.faces.iter().all(|f| !matches!(f.kind, FaceKind::FreeStream { .. }))
+    }
+
+    /// Whether the sweep reads partner data for the velocities entering `face`.
+    pub fn stores_inflow(&self, face: Face) -> bool {
+        self.faces[face.id()].kind.has_partner() && !self.collapsed[face.axis()]
+    }
+
+    /// Whether the sweep records what leaves through `face`: it is specular, or the
+    /// opposite face is periodic (and the axis is not collapsed).
+    pub fn stores_exits(&self, face: Face) -> bool {
+        let opposite = Face::ALL[face.id() ^ 1];
+        !self.collapsed[face.axis()]
+            && (self.faces[face.id()].kind == FaceKind::Specular || self.faces[opposite.id()].kind == FaceKind::Periodic)
+    }
+
+    /// Per face, an empty vector or room for its exits ([`Self::stores_exits`]).
+    pub fn exit_zeros(&self, g: &Grid) -> FaceData {
+        std::array::from_fn(|f| {
+            let face = Face::ALL[f];
+            if self.stores_exits(face) {
+                vec![0.0; face.cells(g) * slots_per_cell(self.m)]
+            } else {
+                Vec::new()
+            }
+        })
+    }
+
+    /// The exits of a domain filled with f_M(rho, u, t): the partner data of the first
+    /// iteration.
+    pub fn uniform_exits(&self, g: &Grid, v: &VelocityGrid, rho: f64, u: [f64; 3], t: f64) -> FaceData {
+        let mut ex = self.exit_zeros(g);
+        let s = slots_per_cell(self.m);
+        for face in Face::ALL {
+            let e = &mut ex[face.id()];
+            if e.is_empty() {
+                continue;
+            }
+            for (vi, &x) in v.xi.iter().enumerate() {
+                if let Some(sl) = slot(self.m, face.axis(), vi, face.is_max()) {
+                    let f = maxwellian(rho, u, t, x);
+                    e.iter_mut().skip(sl).step_by(s).for_each(|y| *y = f);
+                }
+            }
+        }
+        ex
+    }
+
+    /// The partner data each face reads, from the exits of the previous sweep: a specular
+    /// face reads its own exits with the normal component reversed (slot s of the axis half
+    /// maps to half - 1 - s); a periodic face reads the opposite face's exits, slot for slot
+    /// (a velocity entering x_min with xi_x > 0 left x_max with the same velocity).
+    pub fn partner_inflow(&self, exits: &FaceData) -> FaceData {
+        let m = self.m;
+        let half = m / 2;
+        let s = slots_per_cell(m);
+        std::array::from_fn(|f| {
+            let face = Face::ALL[f];
+            if !self.stores_inflow(face) {
+                return Vec::new();
+            }
+            match self.faces[f].kind {
+                FaceKind::Periodic => exits[f ^ 1].clone(),
+                _ => {
+                    let src = &exits[f];
+                    let axis = face.axis();
+                    // Slot -> mirrored slot within one face cell.
+                    let mirror: Vec<usize> = (0..s)
+                        .map(|sl| {
+                            let mut dims = [m; 3];
+                            dims[axis] = half;
+                            let mut idx = [sl % dims[0], sl / dims[0] % dims[1], sl / (dims[0] * dims[1])];
+                            idx[axis] = half - 1 - idx[axis];
+                            (idx[2] * dims[1] + idx[1]) * dims[0] + idx[0]
+                        })
+                        .collect();
+                    let mut out = vec![0.0; src.len()];
+                    for (o, c) in out.chunks_mut(s).zip(src.chunks(s)) {
+                        for (sl, &from) in mirror.iter().enumerate() {
+                            o[sl] = c[from];
+                        }
+                    }
+                    out
+                }
+            }
+        })
     }
 
     /// Incident flux at each face cell when the whole domain holds f_M(rho, u, t): the wall
@@ -192,6 +332,7 @@ impl Boundaries {
             match bc.kind {
                 FaceKind::DiffuseWall { .. } => incident[f].iter().map(|&fl| fl / bc.emit_norm).collect(),
                 FaceKind::FreeStream { density, .. } => vec![density; incident[f].len()],
+                FaceKind::Specular | FaceKind::Periodic => vec![0.0; incident[f].len()],
             }
         })
     }
@@ -224,7 +365,7 @@ mod tests {
         );
         let cfg = Config::from_json(&json).unwrap();
         let v = VelocityGrid::new(9, 4.0, Quadrature::Trapezoid);
-        let b = Boundaries::new(&cfg, &v);
+        let b = Boundaries::new(&cfg, [2, 3, 4], &v);
         let g = Grid::uniform([2, 3, 4], [1.0; 3]);
         let inc = b.uniform_incident(&g, &v, 0.7, [0.0; 3], 1.0);
         let rho = b.densities(&inc);
@@ -232,6 +373,72 @@ mod tests {
             assert_eq!(rho[f].len(), Face::ALL[f].cells(&g));
             for &r in &rho[f] {
                 assert!((r - 0.7).abs() < 1e-14, "{}: {r}", Face::ALL[f].name());
+            }
+        }
+    }
+
+    #[test]
+    fn partner_slots_are_a_bijection_and_remap_to_the_partner_velocity() {
+        for m in [4usize, 5, 6] {
+            let s = slots_per_cell(m);
+            for axis in 0..3 {
+                for positive in [false, true] {
+                    let mut seen = vec![false; s];
+                    for v in 0..m * m * m {
+                        let i = [v % m, v / m % m, v / (m * m)][axis];
+                        let crosses = if positive { 2 * i > m - 1 } else { 2 * i < m - 1 };
+                        match slot(m, axis, v, positive) {
+                            Some(sl) => {
+                                assert!(crosses && !seen[sl], "m {m} axis {axis} v {v}");
+                                seen[sl] = true;
+                            }
+                            None => assert!(!crosses, "m {m} axis {axis} v {v} has no slot"),
+                        }
+                    }
+                    assert!(seen.iter().all(|&x| x));
+                }
+            }
+        }
+        // Exits holding their velocity's index: each entering velocity must read its mirror
+        // image (specular y_min) or itself (periodic x).
+        let wall = r#"{"type": "diffuse_wall", "temperature": 1.0}"#;
+        let json = format!(
+            r#"{{"gas": {{"kn": 1.0}}, "grid": {{"x": {{"min": 0, "max": 1, "cells": 2}},
+            "y": {{"min": 0, "max": 1, "cells": 2}}, "z": {{"min": 0, "max": 1, "cells": 1}}}},
+            "velocity": {{"points": 9}}, "boundaries": {{"x_min": {{"type": "periodic"}},
+            "x_max": {{"type": "periodic"}}, "y_min": {{"type": "specular"}}, "y_max": {wall},
+            "z_min": {wall}, "z_max": {wall}}}}}"#
+        );
+        let cfg = Config::from_json(&json).unwrap();
+        let v = VelocityGrid::new(5, 4.0, Quadrature::Trapezoid);
+        let b = Boundaries::new(&cfg, [2, 2, 1], &v);
+        let g = Grid::uniform([2, 2, 1], [1.0; 3]);
+        let mut ex = b.exit_zeros(&g);
+        assert!(!ex[Face::XMin.id()].is_empty() && !ex[Face::YMin.id()].is_empty() && ex[Face::YMax.id()].is_empty());
+        let s = slots_per_cell(5);
+        for face in Face::ALL {
+            let e = &mut ex[face.id()];
+            for vi in 0..125 {
+                if let Some(sl) = slot(5, face.axis(), vi, face.is_max()) {
+                    for c in 0..e.len() / s {
+                        e[c * s + sl] = vi as f64;
+                    }
+                }
+            }
+        }
+        let inflow = b.partner_inflow(&ex);
+        let none: FaceData = Default::default();
+        for vi in 0..125 {
+            let x = v.xi[vi];
+            if x[1] > 0.0 {
+                let mirror = vi + (4 - 2 * (vi / 5 % 5)) * 5;
+                assert_eq!(v.xi[mirror], [x[0], -x[1], x[2]]);
+                let got = b.faces[Face::YMin.id()].inflow(&none[0], &inflow[Face::YMin.id()], 5, 1, vi);
+                assert_eq!(got, mirror as f64);
+            }
+            if x[0] > 0.0 {
+                let got = b.faces[Face::XMin.id()].inflow(&none[0], &inflow[Face::XMin.id()], 5, 1, vi);
+                assert_eq!(got, vi as f64);
             }
         }
     }

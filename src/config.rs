@@ -190,6 +190,18 @@ pub enum FaceConfig {
     /// Molecules enter with the free-stream Maxwellian (`free_stream`); those that reach
     /// the face leave the domain.
     FreeStream {},
+    /// Specular reflection (a symmetry plane): the molecule leaving with xi re-enters with
+    /// the normal component reversed.
+    Specular {},
+    /// Molecules leaving through this face enter through the opposite one, which must be
+    /// periodic too.
+    Periodic {},
+}
+
+impl FaceConfig {
+    pub fn is_periodic(&self) -> bool {
+        matches!(self, FaceConfig::Periodic {})
+    }
 }
 
 /// The free stream: density, temperature, and either a Mach number with a direction or a
@@ -437,9 +449,9 @@ impl Config {
         crate::model::kn_from_delta(self.delta(), self.gas.omega)
     }
 
-    /// True when every face is a wall, so no mass can enter or leave.
+    /// True when no face lets mass in or out (walls, symmetry planes, periodic pairs).
     pub fn closed(&self) -> bool {
-        self.boundaries.faces().iter().all(|(_, f)| matches!(f, FaceConfig::DiffuseWall { .. }))
+        self.boundaries.faces().iter().all(|(_, f)| !matches!(f, FaceConfig::FreeStream {}))
     }
 
     /// The boxes of all bodies, as cell index ranges [lo, hi) per axis (validated config).
@@ -554,6 +566,23 @@ impl Config {
                         ));
                     }
                     uses_free_stream = true;
+                }
+                FaceConfig::Specular {} => {}
+                FaceConfig::Periodic {} => {
+                    let other = match name {
+                        "x_min" => ("x_max", &self.boundaries.x_max),
+                        "x_max" => ("x_min", &self.boundaries.x_min),
+                        "y_min" => ("y_max", &self.boundaries.y_max),
+                        "y_max" => ("y_min", &self.boundaries.y_min),
+                        "z_min" => ("z_max", &self.boundaries.z_max),
+                        _ => ("z_min", &self.boundaries.z_min),
+                    };
+                    if !other.1.is_periodic() {
+                        return Err(ConfigError::new(
+                            format!("boundaries.{}", other.0),
+                            format!("must be periodic too: {name} is periodic"),
+                        ));
+                    }
                 }
             }
         }

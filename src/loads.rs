@@ -165,6 +165,10 @@ pub fn domain_mass_balance(p: &Problem, incident: &FaceData) -> MassBalance {
     let (mut inflow, mut outflow) = (0.0, 0.0);
     for face in Face::ALL {
         let bc = &p.bounds.faces[face.id()];
+        // Specular and periodic faces carry no net mass once converged.
+        if bc.kind.has_partner() {
+            continue;
+        }
         for (idx, (&out, &rho)) in incident[face.id()].iter().zip(&dens[face.id()]).enumerate() {
             let a = face_cell_area(g, face, idx);
             outflow += a * out;

@@ -415,6 +415,7 @@ fn check(path: &Path, overrides: Overrides) -> Result<(), Failure> {
         match b.kind {
             knudsen::boundary::FaceKind::DiffuseWall { temperature, .. }
             | knudsen::boundary::FaceKind::FreeStream { temperature, .. } => temps.push(temperature),
+            knudsen::boundary::FaceKind::Specular | knudsen::boundary::FaceKind::Periodic => {}
         }
     }
     temps.extend(p.bodies.bodies.iter().map(|b| b.temperature));

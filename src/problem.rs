@@ -22,8 +22,8 @@ impl Problem {
     /// `config` must have passed [`Config::validate`].
     pub fn new(config: &Config) -> Self {
         let vgrid = VelocityGrid::from_config(&config.velocity);
-        let bounds = Boundaries::new(config, &vgrid);
         let grid = Grid::from_config(&config.grid);
+        let bounds = Boundaries::new(config, grid.dims(), &vgrid);
         let bodies = Bodies::new(config, &grid, &vgrid);
         Self {
             grid,
@@ -35,6 +35,13 @@ impl Problem {
             prandtl: config.gas.prandtl,
             config: config.clone(),
         }
+    }
+
+    /// The sweep's 1/width along `axis`: zero along a collapsed periodic axis
+    /// ([`Boundaries::collapsed`]), whose upwind term drops out exactly.
+    pub fn sweep_inv_widths(&self, axis: usize) -> Vec<f64> {
+        let a = [&self.grid.x, &self.grid.y, &self.grid.z][axis];
+        a.widths.iter().map(|w| if self.bounds.collapsed[axis] { 0.0 } else { 1.0 / w }).collect()
     }
 
     /// Sweep coefficients of a cell state.

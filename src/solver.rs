@@ -55,6 +55,8 @@ pub struct RunResult {
     /// The inputs of the next iteration, so a run can be continued (`Restart`).
     pub next_face_density: FaceData,
     pub next_wall_density: Vec<f64>,
+    /// Partner data of the next iteration (specular and periodic faces).
+    pub next_partner: FaceData,
     pub history: Vec<IterationRecord>,
     pub converged: bool,
     pub total_seconds: f64,
@@ -97,14 +99,15 @@ pub fn residuals(old: &[[f64; 5]], new: &[[f64; 5]]) -> [f64; 5] {
 }
 
 /// The state a finished run leaves to continue from: the macroscopic fields (which give
-/// f^S and nu), the box-face and wall densities of the next iteration, and the history so
-/// far. Continuing from it gives the same iterates as one uninterrupted run (up to the
+/// f^S and nu), the box-face and wall densities and partner data of the next iteration, and
+/// the history so far. Continuing from it gives the same iterates as one uninterrupted run (up to the
 /// backend's own round-off: the fields are stored in f64).
 #[derive(Debug, Clone)]
 pub struct Restart {
     pub fields: Vec<Macro>,
     pub face_density: FaceData,
     pub wall_density: Vec<f64>,
+    pub partner: FaceData,
     pub history: Vec<IterationRecord>,
 }
 
@@ -163,6 +166,8 @@ impl<'a> Solver<'a> {
         let mut face_density = p.bounds.densities(&p.bounds.uniform_incident(&p.grid, &p.vgrid, m0.rho, m0.u, m0.t));
         let mut wall_density = p.bodies.densities(&p.bodies.uniform_incident(&p.vgrid, m0.rho, m0.u, m0.t));
         let mut used_wall_density = wall_density.clone();
+        // Specular and periodic faces start from the exits of the uniform initial state.
+        let mut partner = p.bounds.partner_inflow(&p.bounds.uniform_exits(&p.grid, &p.vgrid, m0.rho, m0.u, m0.t));
         let mut history = Vec::new();
         let mut elapsed0 = 0.0;
         if let Some(r) = self.restart.take() {
@@ -174,6 +179,7 @@ impl<'a> Solver<'a> {
             });
             face_density = r.face_density;
             wall_density = r.wall_density;
+            partner = r.partner;
             used_wall_density = wall_density.clone();
             elapsed0 = r.history.last().map_or(0.0, |h| h.elapsed);
             history = r.history;
@@ -193,7 +199,10 @@ impl<'a> Solver<'a> {
         for iteration in first..first + max_iterations {
             let t0 = Instant::now();
             self.backend
-                .sweep(&SweepInput { eq: &eq, face_density: &face_density, wall_density: &wall_density }, &mut out)?;
+                .sweep(
+                    &SweepInput { eq: &eq, face_density: &face_density, wall_density: &wall_density, partner: &partner },
+                    &mut out,
+                )?;
             let t_sweep = t0.elapsed().as_secs_f64();
 
             if rescale {
@@ -204,6 +213,7 @@ impl<'a> Solver<'a> {
                 out.raw.iter_mut().for_each(|m| m.iter_mut().for_each(|x| *x *= factor));
                 out.incident.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x *= factor));
                 out.wall.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x *= factor));
+                out.exits.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x *= factor));
             }
 
             let new_conserved: Vec<[f64; 5]> = out.raw.par_iter().map(conserved_from_raw).collect();
@@ -230,6 +240,7 @@ impl<'a> Solver<'a> {
                 );
             }
             face_density = p.bounds.densities(&out.incident);
+            partner = p.bounds.partner_inflow(&out.exits);
             used_wall_density = std::mem::replace(&mut wall_density, p.bodies.densities(&out.wall));
 
             log::debug!(
@@ -267,6 +278,7 @@ impl<'a> Solver<'a> {
             wall_density: used_wall_density,
             next_face_density: face_density,
             next_wall_density: wall_density,
+            next_partner: partner,
             history,
             converged,
             total_seconds: elapsed0 + start.elapsed().as_secs_f64(),

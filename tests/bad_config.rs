@@ -19,6 +19,18 @@ fn cases() -> Vec<(&'static str, serde_json::Value, &'static str, &'static str)>
         v
     };
     vec![
+        (
+            "periodic on one side only",
+            with(&|v| v["boundaries"]["x_min"] = serde_json::json!({"type": "periodic"})),
+            "boundaries.x_max",
+            "must be periodic too",
+        ),
+        (
+            "specular face with a temperature",
+            with(&|v| v["boundaries"]["z_max"] = serde_json::json!({"type": "specular", "temperature": 1.0})),
+            "boundaries.z_max",
+            "unknown field `temperature`",
+        ),
         ("unknown top-level key", with(&|v| v["solvr"] = serde_json::json!({})), "solvr", "unknown field `solvr`"),
         ("unknown nested key", with(&|v| v["gas"]["kns"] = serde_json::json!(1.0)), "gas.kns", "unknown field `kns`"),
         ("zero cells", with(&|v| v["grid"]["y"]["cells"] = serde_json::json!(0)), "grid.y.cells", "at least 1"),

@@ -3,18 +3,19 @@
 mod common;
 use common::*;
 
-/// Planar Couette flow reduced to 1D: 40 cells across the gap H = 1, and one cell 1000 wide
-/// along x and z, so the far x and z walls touch the gas only through upwind coefficients
-/// |xi|/1000 (a ~1e-3 relative effect). Walls at y = 0, 1 move at -U/2, +U/2 with U = 0.1.
+/// Planar Couette flow reduced to 1D: 40 cells across the gap H = 1, and x and z periodic
+/// and one cell thick (an exact reduction, src/boundary.rs). Walls at y = 0, 1 move at
+/// -U/2, +U/2 with U = 0.1.
 fn couette(prandtl: f64, points: usize) -> serde_json::Value {
-    let far = serde_json::json!({"min": -500.0, "max": 500.0, "cells": 1});
+    let far = serde_json::json!({"min": 0.0, "max": 1.0, "cells": 1});
+    let periodic = serde_json::json!({"type": "periodic"});
     let wall = |u: f64| serde_json::json!({"type": "diffuse_wall", "temperature": 1.0, "velocity": [u, 0.0, 0.0]});
     serde_json::json!({
         "gas": {"delta": 1.0, "prandtl": prandtl},
         "grid": {"x": far, "y": {"min": 0.0, "max": 1.0, "cells": 40}, "z": far},
         "velocity": {"points": points},
-        "boundaries": {"x_min": wall(0.0), "x_max": wall(0.0), "y_min": wall(-0.05), "y_max": wall(0.05),
-                       "z_min": wall(0.0), "z_max": wall(0.0)},
+        "boundaries": {"x_min": periodic, "x_max": periodic, "y_min": wall(-0.05), "y_max": wall(0.05),
+                       "z_min": periodic, "z_max": periodic},
         "solver": {"tolerance": 1e-8, "max_iterations": 400}
     })
 }

@@ -1,6 +1,7 @@
 // Shared by the CUDA kernels; prepended by the host (src/backend/cuda/kernels.rs). The grid
 // sizes and table strides arrive as -D definitions (NX, NY, NZ, CH, SROW, HAS_WALLS, M,
-// STEP), the CUDA counterpart of the WGSL `override` constants, so index arithmetic folds.
+// STEP, PART0..5, EXIT0..5), the CUDA counterpart of the WGSL `override` constants, so index
+// arithmetic folds.
 
 // Wall words (src/grid/solid.rs). Keep in sync with SOLID_BIT there.
 #define SOLID 0x80000000u
@@ -20,4 +21,28 @@ __device__ __forceinline__ unsigned face_offset(unsigned face) {
         case 4u: return 2u * nyz + 2u * nxz;
         default: return 2u * nyz + 2u * nxz + NX * NY;
     }
+}
+
+// Partner data of specular and periodic faces (shaders/partner.wgsl, src/boundary.rs::slot).
+#define NONE 0xffffffffu
+
+__device__ __forceinline__ unsigned slots() { return M * M * (M / 2u); }
+
+// Slot of global velocity g among those whose component along `axis` is positive (or
+// negative); NONE for the others.
+__device__ __forceinline__ unsigned slot(unsigned g, unsigned axis, bool positive) {
+    const unsigned half = M / 2u;
+    unsigned idx[3] = {g % M, (g / M) % M, g / (M * M)};
+    const unsigned i = idx[axis];
+    if (positive) {
+        if (i < M - half) {
+            return NONE;
+        }
+        idx[axis] = i - (M - half);
+    } else if (i >= half) {
+        return NONE;
+    }
+    unsigned dims[3] = {M, M, M};
+    dims[axis] = half;
+    return (idx[2] * dims[1] + idx[1]) * dims[0] + idx[0];
 }

@@ -8,6 +8,40 @@
 #define NACC 19u
 #define MSTRIDE 16u
 
+// Record f of velocity g at slice cell (i, j) of slice k for every face that keeps exits and
+// that g leaves through there (moment_slice.wgsl::record_exits).
+__device__ __forceinline__ void record_exits(float* __restrict__ incident, unsigned g, unsigned i, unsigned j,
+                                             unsigned k, float f) {
+    if (g == GHOST) {
+        return;
+    }
+    const unsigned s = j * NX + i;
+    if (i == 0u && EXIT0 != NONE) {
+        const unsigned sl = slot(g, 0u, false);
+        if (sl != NONE) incident[EXIT0 + (k * NY + j) * slots() + sl] = f;
+    }
+    if (i == NX - 1u && EXIT1 != NONE) {
+        const unsigned sl = slot(g, 0u, true);
+        if (sl != NONE) incident[EXIT1 + (k * NY + j) * slots() + sl] = f;
+    }
+    if (j == 0u && EXIT2 != NONE) {
+        const unsigned sl = slot(g, 1u, false);
+        if (sl != NONE) incident[EXIT2 + (k * NX + i) * slots() + sl] = f;
+    }
+    if (j == NY - 1u && EXIT3 != NONE) {
+        const unsigned sl = slot(g, 1u, true);
+        if (sl != NONE) incident[EXIT3 + (k * NX + i) * slots() + sl] = f;
+    }
+    if (k == 0u && EXIT4 != NONE) {
+        const unsigned sl = slot(g, 2u, false);
+        if (sl != NONE) incident[EXIT4 + s * slots() + sl] = f;
+    }
+    if (k == NZ - 1u && EXIT5 != NONE) {
+        const unsigned sl = slot(g, 2u, true);
+        if (sl != NONE) incident[EXIT5 + s * slots() + sl] = f;
+    }
+}
+
 extern "C" __global__ void moment_slice(unsigned step, unsigned count, unsigned split,
                                         const unsigned* __restrict__ vidx, const float4* __restrict__ slices,
                                         float* __restrict__ moments, float* __restrict__ incident) {
@@ -75,6 +109,9 @@ extern "C" __global__ void moment_slice(unsigned step, unsigned count, unsigned 
                 if (on_z) {
                     acc[17] += wf * fmaxf(-z, 0.0f);
                     acc[18] += wf * fmaxf(z, 0.0f);
+                }
+                if (on_x || on_y || on_z) {
+                    record_exits(incident, g, i, j, k, fl[lane]);
                 }
             }
         }

@@ -23,6 +23,23 @@ __device__ float wall_emission(const float4* __restrict__ cells, const float* __
     return bnd[wall_base() + w] * r[body % 4u];
 }
 
+__device__ __forceinline__ unsigned part_at(unsigned face) {
+    switch (face) {
+        case 0u: return PART0;
+        case 1u: return PART1;
+        case 2u: return PART2;
+        case 3u: return PART3;
+        case 4u: return PART4;
+        default: return PART5;
+    }
+}
+
+// The partner inflow of face cell `idx` at slot `sl`, from the face's data at `at` in bnd.
+__device__ __forceinline__ float partner(const float* __restrict__ bnd, unsigned at, unsigned idx, unsigned sl) {
+    // A velocity parallel to the face: its upwind coefficient is zero.
+    return sl == NONE ? 0.0f : bnd[at + idx * slots() + sl];
+}
+
 extern "C" __global__ void sweep_slice(unsigned step, unsigned count, unsigned split,
                                        const float4* __restrict__ cells, const float* __restrict__ bnd,
                                        const float4* __restrict__ table, float* __restrict__ slices) {
@@ -41,19 +58,29 @@ extern "C" __global__ void sweep_slice(unsigned step, unsigned count, unsigned s
     const unsigned y_face = dens() + face_offset(neg_y ? 3u : 2u);
     const unsigned z_face = dens() + face_offset(neg_z ? 5u : 4u);
     const float c = fabsf(vel.z) * bnd[NX + NY + k];
+    const unsigned gv = __float_as_uint(shape.w);
+    const unsigned x_part = part_at(neg_x ? 1u : 0u);
+    const unsigned y_part = part_at(neg_y ? 3u : 2u);
+    const unsigned z_part = part_at(neg_z ? 5u : 4u);
+    const unsigned x_slot = slot(gv, 0u, !neg_x);
+    const unsigned y_slot = slot(gv, 1u, !neg_y);
+    const unsigned z_slot = slot(gv, 2u, !neg_z);
     for (unsigned jj = 0u; jj < NY; jj++) {
         const unsigned j = neg_y ? NY - 1u - jj : jj;
         const unsigned jup = neg_y ? j + 1u : j - 1u;
         const float b = fabsf(vel.y) * bnd[NX + j];
         // The x-upwind value is the cell just updated; it stays in a register.
-        float fx = bnd[x_face + k * NY + j] * shape.x;
+        float fx = x_part != NONE ? partner(bnd, x_part, k * NY + j, x_slot) : bnd[x_face + k * NY + j] * shape.x;
         for (unsigned ii = 0u; ii < NX; ii++) {
             const unsigned i = neg_x ? NX - 1u - ii : ii;
             const float a = fabsf(vel.x) * bnd[i];
             const unsigned s = j * NX + i;
             // Upwind loads first, then the cell's own data (sweep_slice.wgsl says why).
-            float fy = jj == 0u ? bnd[y_face + k * NX + i] * shape.y : slices[(jup * NX + i) * CH + v];
-            float fz = first ? bnd[z_face + s] * shape.z : slices[s * CH + v];
+            float fy = jj == 0u ? (y_part != NONE ? partner(bnd, y_part, k * NX + i, y_slot)
+                                                  : bnd[y_face + k * NX + i] * shape.y)
+                                : slices[(jup * NX + i) * CH + v];
+            float fz = first ? (z_part != NONE ? partner(bnd, z_part, s, z_slot) : bnd[z_face + s] * shape.z)
+                             : slices[s * CH + v];
             const unsigned cell = k * NX * NY + s;
             const float4 e0 = cells[3u * cell];
             const unsigned word = HAS_WALLS ? __float_as_uint(e0.w) : 0u;

@@ -20,7 +20,7 @@
 
 use super::{Backend, SweepInput, SweepOutput, CPU_BYTES_PER_VALUE};
 use crate::body::{add_wall_sums, WALL_SUMS};
-use crate::boundary::{Face, FaceData};
+use crate::boundary::{slot, slots_per_cell, Face, FaceData};
 use crate::grid::solid::{wall_of, SOLID_BIT};
 use crate::grid::Octant;
 use crate::model::{accumulate_raw, NRAW};
@@ -132,7 +132,7 @@ impl Backend for CpuBackend {
                     sweep_slice(p, input, gauss, v as usize, batch.octant, k, step == 0, f);
                 });
                 moment_slice(p, batch, k, slices, &mut out.raw[k * nxy..(k + 1) * nxy]);
-                wall_flux_slice(p, batch, k, slices, &mut out.incident);
+                wall_flux_slice(p, batch, k, slices, &mut out.incident, &mut out.exits);
                 wall_load_slice(p, batch, k, slices, &mut out.wall);
             }
         }
@@ -169,13 +169,17 @@ pub fn sweep_slice(
     let (nx, ny) = (g.nx(), g.ny());
     let xi = p.vgrid.xi[v];
     let [fx_face, fy_face, fz_face] = upwind_faces(oct);
-    let ghost = |face: Face, idx: usize| p.bounds.faces[face.id()].inflow(&inp.face_density[face.id()], idx, v);
+    let m = p.vgrid.m;
+    let ghost = |face: Face, idx: usize| {
+        p.bounds.faces[face.id()].inflow(&inp.face_density[face.id()], &inp.partner[face.id()], m, idx, v)
+    };
+    // A collapsed periodic axis has no upwind term (boundary.rs).
+    let speed: [f64; 3] = std::array::from_fn(|a| if p.bounds.collapsed[a] { 0.0 } else { xi[a].abs() });
     let solids = &p.bodies.solids;
     let words = &solids.words[if solids.any() { k * nx * ny..(k + 1) * nx * ny } else { 0..0 }];
     let emission = |w: usize| inp.wall_density[w] * p.bodies.bodies[solids.walls[w].body as usize].shape[v];
-    let c = xi[2].abs() / g.z.widths[k];
+    let c = speed[2] / g.z.widths[k];
     let eq = &inp.eq[k * nx * ny..(k + 1) * nx * ny];
-    let m = p.vgrid.m;
     let slab = k * nx * ny..(k + 1) * nx * ny;
     let rows = gauss.map(|t| {
         let (ix, iy, iz) = (v % m, v / m % m, v / (m * m));
@@ -184,11 +188,11 @@ pub fn sweep_slice(
     for jj in 0..ny {
         let j = if oct.negative(1) { ny - 1 - jj } else { jj };
         let jup = if oct.negative(1) { j + 1 } else { j.wrapping_sub(1) };
-        let b = xi[1].abs() / g.y.widths[j];
+        let b = speed[1] / g.y.widths[j];
         for ii in 0..nx {
             let i = if oct.negative(0) { nx - 1 - ii } else { ii };
             let iup = if oct.negative(0) { i + 1 } else { i.wrapping_sub(1) };
-            let a = xi[0].abs() / g.x.widths[i];
+            let a = speed[0] / g.x.widths[i];
             let s = j * nx + i;
             let mut fx = if ii == 0 { ghost(fx_face, k * ny + j) } else { f[j * nx + iup] };
             let mut fy = if jj == 0 { ghost(fy_face, k * nx + i) } else { f[jup * nx + i] };
@@ -245,37 +249,61 @@ pub fn moment_slice(p: &Problem, batch: &Batch, _k: usize, slices: &[f64], raw_s
     });
 }
 
-/// Add slice `k` of the batch to the incident flux of every face cell it touches.
+/// Add slice `k` of the batch to the incident flux of every face cell it touches, and record
+/// the outgoing values of faces that keep exits (partner data, boundary.rs).
 /// A batch moves into at most one face per axis (its octant's downwind faces).
-pub fn wall_flux_slice(p: &Problem, batch: &Batch, k: usize, slices: &[f64], incident: &mut FaceData) {
+pub fn wall_flux_slice(
+    p: &Problem,
+    batch: &Batch,
+    k: usize,
+    slices: &[f64],
+    incident: &mut FaceData,
+    exits: &mut FaceData,
+) {
     let g = &p.grid;
     let (nx, ny, nz) = (g.nx(), g.ny(), g.nz());
     let nxy = nx * ny;
+    let m = p.vgrid.m;
+    let per_cell = slots_per_cell(m);
     for face in downwind_faces(batch.octant) {
-        // Face cells of this face in slice k, and the slice cell each one sits against.
-        let (target, cell_of): (&mut [f64], Box<dyn Fn(usize) -> usize + Sync>) = match face.axis() {
+        // Face cells of this face in slice k (from `first`), and the slice cell each one
+        // sits against.
+        let (first, count, cell_of): (usize, usize, Box<dyn Fn(usize) -> usize + Sync>) = match face.axis() {
             0 => {
                 let ib = if face.is_max() { nx - 1 } else { 0 };
-                (&mut incident[face.id()][k * ny..(k + 1) * ny], Box::new(move |j| j * nx + ib))
+                (k * ny, ny, Box::new(move |j| j * nx + ib))
             }
             1 => {
                 let jb = if face.is_max() { ny - 1 } else { 0 };
-                (&mut incident[face.id()][k * nx..(k + 1) * nx], Box::new(move |i| jb * nx + i))
+                (k * nx, nx, Box::new(move |i| jb * nx + i))
             }
             _ => {
                 let kb = if face.is_max() { nz - 1 } else { 0 };
                 if k != kb {
                     continue;
                 }
-                (&mut incident[face.id()][..], Box::new(|s| s))
+                (0, nxy, Box::new(|s| s))
             }
         };
+        let target = &mut incident[face.id()][first..first + count];
         target.par_iter_mut().enumerate().for_each(|(t, acc)| {
             let s = cell_of(t);
             for (b, &v) in batch.velocities.iter().enumerate() {
                 let v = v as usize;
                 let speed = (-face.normal_speed(p.vgrid.xi[v])).max(0.0);
                 *acc += p.vgrid.w[v] * speed * slices[b * nxy + s];
+            }
+        });
+        let ex = &mut exits[face.id()];
+        if ex.is_empty() {
+            continue;
+        }
+        ex[first * per_cell..(first + count) * per_cell].par_chunks_mut(per_cell).enumerate().for_each(|(t, row)| {
+            let s = cell_of(t);
+            for (b, &v) in batch.velocities.iter().enumerate() {
+                if let Some(sl) = slot(m, face.axis(), v as usize, face.is_max()) {
+                    row[sl] = slices[b * nxy + s];
+                }
             }
         });
     }
@@ -359,7 +387,8 @@ mod tests {
             dens[f.id()].iter_mut().for_each(|d| *d = 1.0 / shape);
         }
         let mut f = vec![0.0; 4];
-        let inp = SweepInput { eq: &eq, face_density: &dens, wall_density: &[] };
+        let partner = face_zeros(&p.grid).map(|_| Vec::new());
+        let inp = SweepInput { eq: &eq, face_density: &dens, wall_density: &[], partner: &partner };
         sweep_slice(&p, &inp, None, v, oct, 0, true, &mut f);
         // The Gaussian tables give the same update to round-off.
         let mut tables = GaussTables::default();

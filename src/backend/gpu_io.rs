@@ -5,7 +5,7 @@ use super::wgpu::layout::{CellCoeffs, MSTRIDE};
 use super::wgpu::schedule::GpuSchedule;
 use super::{PlanSummary, SweepInput, SweepOutput};
 use crate::body::WALL_SUMS;
-use crate::boundary::Face;
+use crate::boundary::{slots_per_cell, Face};
 use crate::problem::Problem;
 use rayon::prelude::*;
 
@@ -19,11 +19,20 @@ pub struct DeviceTables {
     pub walls: Vec<[u32; 4]>,
     /// Start of each box face's cells in the face arrays, and their total.
     pub face_offsets: [usize; 7],
+    /// Start of each face's partner inflow in `bnd`, or NONE (shaders/partner.wgsl).
+    pub part_at: [u32; 6],
+    /// Start of each face's exits in `incident` (after the incident fluxes), or NONE.
+    pub exit_at: [u32; 6],
+    /// Floats in `incident`: the incident fluxes, then the exits.
+    pub incident_len: usize,
     /// Wall faces per z-slice.
     pub slice_walls: Vec<usize>,
 }
 
-pub fn device_tables(p: &Problem) -> DeviceTables {
+/// "No partner data" in `part_at` and `exit_at` (shaders/partner.wgsl: NONE).
+pub const NONE: u32 = u32::MAX;
+
+pub fn device_tables(p: &Problem) -> anyhow::Result<DeviceTables> {
     let g = &p.grid;
     let nz = g.nz();
     let mut face_offsets = [0usize; 7];
@@ -31,16 +40,38 @@ pub fn device_tables(p: &Problem) -> DeviceTables {
         face_offsets[f.id() + 1] = face_offsets[f.id()] + f.cells(g);
     }
     let solids = &p.bodies.solids;
-    let mut bnd: Vec<f32> =
-        [&g.x.widths, &g.y.widths, &g.z.widths].iter().flat_map(|w| w.iter().map(|d| (1.0 / d) as f32)).collect();
+    // A collapsed periodic axis has 1/width 0: its upwind term drops (boundary.rs).
+    let mut bnd: Vec<f32> = (0..3).flat_map(|a| p.sweep_inv_widths(a)).map(|x| x as f32).collect();
     let dens_at = bnd.len();
-    bnd.resize(dens_at + face_offsets[6] + solids.walls.len(), 0.0);
+    // Partner inflow after the wall densities, exits after the incident fluxes; offsets are
+    // 32-bit in the kernels.
+    let per_face = |f: Face| f.cells(g) as u64 * slots_per_cell(p.vgrid.m) as u64;
+    let mut at = (dens_at + face_offsets[6] + solids.walls.len()) as u64;
+    let mut part_at = [NONE; 6];
+    let mut ex = face_offsets[6] as u64;
+    let mut exit_at = [NONE; 6];
+    for f in Face::ALL {
+        if p.bounds.stores_inflow(f) {
+            part_at[f.id()] = at as u32;
+            at += per_face(f);
+        }
+        if p.bounds.stores_exits(f) {
+            exit_at[f.id()] = ex as u32;
+            ex += per_face(f);
+        }
+    }
+    anyhow::ensure!(
+        at < NONE as u64 && ex < NONE as u64,
+        "the specular/periodic partner data ({} values) exceeds the GPU kernels' 32-bit indexing; use the CPU backend or fewer velocity points",
+        at.max(ex)
+    );
+    bnd.resize(at as usize, 0.0);
     let range = |k: usize| solids.slice_walls.get(k).cloned().unwrap_or(0..0);
     let mut walls: Vec<[u32; 4]> = (0..nz).map(|k| [range(k).start as u32, range(k).len() as u32, 0, 0]).collect();
     let nxy = g.slice_cells() as u32;
     walls.extend(solids.walls.iter().enumerate().map(|(n, w)| [w.cell % nxy, w.side.id() as u32, n as u32, 0]));
     let slice_walls = (0..nz).map(|k| range(k).len()).collect();
-    DeviceTables { bnd, dens_at, walls, face_offsets, slice_walls }
+    Ok(DeviceTables { bnd, dens_at, walls, face_offsets, part_at, exit_at, incident_len: ex as usize, slice_walls })
 }
 
 /// The cell coefficients of an iteration with each cell's wall word.
@@ -49,18 +80,29 @@ pub fn cell_records(p: &Problem, input: &SweepInput) -> Vec<CellCoeffs> {
     input.eq.par_iter().enumerate().map(|(c, e)| CellCoeffs::from_eq(e, words.get(c).copied().unwrap_or(0))).collect()
 }
 
-/// The face densities, then the wall densities, as uploaded after `dens_at` in `bnd`.
+/// The face densities, the wall densities, then the partner inflows, as uploaded after
+/// `dens_at` in `bnd`.
 pub fn densities(input: &SweepInput) -> Vec<f32> {
     input
         .face_density
         .iter()
         .flat_map(|f| f.iter().map(|&x| x as f32))
         .chain(input.wall_density.iter().map(|&x| x as f32))
+        .chain(input.partner.iter().flat_map(|f| f.iter().map(|&x| x as f32)))
         .collect()
 }
 
-/// Read back: raw moments (MSTRIDE floats per cell), box-face incident fluxes, wall sums.
-pub fn unpack(out: &mut SweepOutput, moments: &[f32], incident: &[f32], wall_sums: &[f32], face_offsets: &[usize; 7]) {
+/// Read back: raw moments (MSTRIDE floats per cell), box-face incident fluxes and exits,
+/// wall sums.
+pub fn unpack(out: &mut SweepOutput, moments: &[f32], incident: &[f32], wall_sums: &[f32], t: &DeviceTables) {
+    let face_offsets = &t.face_offsets;
+    for (f, ex) in out.exits.iter_mut().enumerate() {
+        if t.exit_at[f] != NONE {
+            let at = t.exit_at[f] as usize;
+            let n = ex.len();
+            ex.par_iter_mut().zip(&incident[at..at + n]).for_each(|(d, &s)| *d = s as f64);
+        }
+    }
     out.raw.par_iter_mut().zip(moments.par_chunks(MSTRIDE)).for_each(|(m, d)| {
         for (x, &y) in m.iter_mut().zip(d) {
             *x = y as f64;

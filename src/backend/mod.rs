@@ -39,21 +39,26 @@ impl BatchPlan {
 use crate::problem::Problem;
 
 /// What an iteration reads: per-cell sweep coefficients (cell order); per box-face cell,
-/// the density of the distribution the face emits; per body wall face, its wall density.
+/// the density of the distribution the face emits; per body wall face, its wall density;
+/// per specular or periodic face, its partner data (`[face cell][slot]`, empty for other
+/// faces; crate::boundary).
 pub struct SweepInput<'a> {
     pub eq: &'a [EqCoeffs],
     pub face_density: &'a FaceData,
     pub wall_density: &'a [f64],
+    pub partner: &'a FaceData,
 }
 
 /// What an iteration produces: raw moments per cell (zero in solid cells), the incident flux
 /// per box-face cell, sum over velocities moving into the face of w |xi . n| f, and per body
-/// wall face the incident sums of [`crate::body::WALL_SUMS`].
+/// wall face the incident sums of [`crate::body::WALL_SUMS`]; per face that keeps them, the
+/// exits: the distribution leaving through each face cell, `[face cell][slot]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepOutput {
     pub raw: Vec<[f64; NRAW]>,
     pub incident: FaceData,
     pub wall: Vec<[f64; WALL_SUMS]>,
+    pub exits: FaceData,
 }
 
 impl SweepOutput {
@@ -62,6 +67,7 @@ impl SweepOutput {
             raw: vec![[0.0; NRAW]; p.grid.cells()],
             incident: face_zeros(&p.grid),
             wall: vec![[0.0; WALL_SUMS]; p.bodies.solids.walls.len()],
+            exits: p.bounds.exit_zeros(&p.grid),
         }
     }
 
@@ -69,6 +75,7 @@ impl SweepOutput {
         self.raw.iter_mut().for_each(|m| *m = [0.0; NRAW]);
         self.incident.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x = 0.0));
         self.wall.iter_mut().for_each(|m| *m = [0.0; WALL_SUMS]);
+        self.exits.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x = 0.0));
     }
 }
 

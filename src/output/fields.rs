@@ -115,6 +115,15 @@ fn write_h5(path: &Path, p: &Problem, r: &RunResult) -> anyhow::Result<()> {
     rs.new_dataset::<f64>().shape([fd.len()]).create("face_density")?.write_raw(&fd)?;
     let wd = &r.next_wall_density;
     rs.new_dataset::<f64>().shape([wd.len()]).create("wall_density")?.write_raw(wd)?;
+    for (face, data) in crate::boundary::Face::ALL.iter().zip(&r.next_partner) {
+        if !data.is_empty() {
+            let per = crate::boundary::slots_per_cell(p.vgrid.m);
+            rs.new_dataset::<f64>()
+                .shape([data.len() / per, per])
+                .create(format!("partner_{}", face.name()).as_str())?
+                .write_raw(data)?;
+        }
+    }
     for (name, axis) in [("x", &g.x), ("y", &g.y), ("z", &g.z)] {
         file.new_dataset::<f64>().shape([axis.len()]).create(name)?.write_raw(&axis.centres)?;
         file.new_dataset::<f64>()
@@ -290,10 +299,20 @@ pub fn read_restart(dir: &Path, p: &Problem) -> anyhow::Result<crate::solver::Re
         at += sizes[f];
         v
     });
+    let mut partner: crate::boundary::FaceData = Default::default();
+    for face in crate::boundary::Face::ALL {
+        if p.bounds.stores_inflow(face) {
+            let name = format!("restart/partner_{}", face.name());
+            let ds = file.dataset(&name).with_context(|| format!("{}: no `{name}`", path.display()))?;
+            let want = face.cells(&p.grid) * crate::boundary::slots_per_cell(p.vgrid.m);
+            anyhow::ensure!(ds.size() == want, "{}: `{name}` does not match this grid", path.display());
+            partner[face.id()] = ds.read_raw()?;
+        }
+    }
     let csv = path.with_file_name("residuals.csv");
     let history = match std::fs::read_to_string(&csv) {
         Ok(text) => super::csv::parse_residuals_csv(&text).with_context(|| format!("reading {}", csv.display()))?,
         Err(_) => Vec::new(),
     };
-    Ok(crate::solver::Restart { fields, face_density, wall_density, history })
+    Ok(crate::solver::Restart { fields, face_density, wall_density, partner, history })
 }

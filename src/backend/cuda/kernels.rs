@@ -22,10 +22,13 @@ pub struct Sizes {
     pub has_walls: bool,
     pub m: u32,
     pub step: f32,
+    /// Partner inflow starts in `bnd` and exit starts in `incident` (gpu_io::NONE: none).
+    pub part_at: [u32; 6],
+    pub exit_at: [u32; 6],
 }
 
 impl Sizes {
-    pub fn of(p: &Problem, chunk_stride: usize) -> Self {
+    pub fn of(p: &Problem, chunk_stride: usize, t: &crate::backend::gpu_io::DeviceTables) -> Self {
         let [nx, ny, nz] = p.grid.dims();
         Self {
             nx: nx as u32,
@@ -36,11 +39,13 @@ impl Sizes {
             has_walls: p.bodies.solids.any(),
             m: p.vgrid.m as u32,
             step: (p.vgrid.half_width / (p.vgrid.m - 1) as f64) as f32,
+            part_at: t.part_at,
+            exit_at: t.exit_at,
         }
     }
 
     pub fn defines(&self) -> Vec<String> {
-        vec![
+        let mut d = vec![
             format!("-DNX={}u", self.nx),
             format!("-DNY={}u", self.ny),
             format!("-DNZ={}u", self.nz),
@@ -50,7 +55,12 @@ impl Sizes {
             format!("-DM={}u", self.m),
             // `{:?}` prints the shortest decimal that reads back as the same f32.
             format!("-DSTEP={:?}f", self.step),
-        ]
+        ];
+        for f in 0..6 {
+            d.push(format!("-DPART{f}={}u", self.part_at[f]));
+            d.push(format!("-DEXIT{f}={}u", self.exit_at[f]));
+        }
+        d
     }
 }
 
@@ -94,7 +104,30 @@ pub fn compile(ctx: &Arc<CudaContext>, sizes: &Sizes) -> anyhow::Result<Arc<Cuda
 /// and a small box without bodies.
 pub fn check_sizes() -> Vec<Sizes> {
     vec![
-        Sizes { nx: 191, ny: 181, nz: 181, chunk_stride: 110592, srow: 2, has_walls: true, m: 48, step: 4.0 / 47.0 },
-        Sizes { nx: 6, ny: 5, nz: 4, chunk_stride: 1728, srow: 1, has_walls: false, m: 12, step: 4.0 / 11.0 },
+        Sizes {
+            nx: 191,
+            ny: 181,
+            nz: 181,
+            chunk_stride: 110592,
+            srow: 2,
+            has_walls: true,
+            m: 48,
+            step: 4.0 / 47.0,
+            part_at: [u32::MAX; 6],
+            exit_at: [u32::MAX; 6],
+        },
+        // Specular y_min and z_min (a quarter domain), with their exits.
+        Sizes {
+            nx: 6,
+            ny: 5,
+            nz: 4,
+            chunk_stride: 1728,
+            srow: 1,
+            has_walls: false,
+            m: 12,
+            step: 4.0 / 11.0,
+            part_at: [u32::MAX, u32::MAX, 500, u32::MAX, 30000, u32::MAX],
+            exit_at: [u32::MAX, u32::MAX, 200, u32::MAX, 30000, u32::MAX],
+        },
     ]
 }

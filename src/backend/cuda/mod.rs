@@ -84,7 +84,8 @@ pub struct CudaBackend {
     tables: Vec<Vec<CudaSlice<f32>>>,
     vidx: Vec<Vec<CudaSlice<u32>>>,
     slice_walls: Vec<usize>,
-    face_offsets: [usize; 7],
+    /// Face, partner and exit layout (gpu_io).
+    layout: gpu_io::DeviceTables,
 }
 
 /// Threads per block: the WGSL workgroup sizes (layout.rs).
@@ -105,14 +106,14 @@ impl CudaBackend {
         let sched =
             schedule::schedule(&p.vgrid.octant_members(), &p.vgrid.xi, p.grid.dims(), budget, &limits(total), None)
                 .map_err(|e| anyhow!("{name} cannot run this case: {e}"))?;
-        let sizes = kernels::Sizes::of(p, sched.chunk_stride);
+        let t = gpu_io::device_tables(p)?;
+        let sizes = kernels::Sizes::of(p, sched.chunk_stride, &t);
         let module = kernels::compile(&ctx, &sizes).context("compiling the CUDA kernels with NVRTC")?;
         let load = |n: &str| module.load_function(n).with_context(|| format!("loading kernel {n}"));
         let (sweep, moment, wall_load) = (load("sweep_slice")?, load("moment_slice")?, load("wall_load_slice")?);
         let stream = ctx.default_stream();
 
         let g = &p.grid;
-        let t = gpu_io::device_tables(p);
         let nwalls = p.bodies.solids.walls.len();
         // One element at least: cudarc does not allocate empty buffers.
         let mut walls: Vec<u32> = t.walls.iter().flatten().copied().collect();
@@ -137,7 +138,7 @@ impl CudaBackend {
             bnd: stream.clone_htod(&t.bnd)?,
             dens_at: t.dens_at,
             moments: alloc(g.cells() * MSTRIDE).context("allocating the moment sums")?,
-            incident: alloc(t.face_offsets[6])?,
+            incident: alloc(t.incident_len)?,
             wall_sums: alloc(nwalls * WALL_SUMS)?,
             walls: stream.clone_htod(&walls)?,
             slices: (0..sched.slice_buffers)
@@ -146,8 +147,8 @@ impl CudaBackend {
                 .context("allocating the slices; lower --memory-budget-mib")?,
             tables,
             vidx,
-            slice_walls: t.slice_walls,
-            face_offsets: t.face_offsets,
+            slice_walls: t.slice_walls.clone(),
+            layout: t,
             problem,
             name,
             stream,
@@ -245,7 +246,7 @@ impl Backend for CudaBackend {
         let incident = stream.clone_dtoh(&self.incident)?;
         let wall_sums = stream.clone_dtoh(&self.wall_sums)?;
         stream.synchronize().context("waiting for the GPU")?;
-        gpu_io::unpack(out, &moments, &incident, &wall_sums, &self.face_offsets);
+        gpu_io::unpack(out, &moments, &incident, &wall_sums, &self.layout);
         log::debug!("cuda sweep: {:.4} s", t0.elapsed().as_secs_f64());
         Ok(())
     }

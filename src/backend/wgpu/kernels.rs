@@ -19,7 +19,14 @@ pub struct Sizes {
     pub srow: u32,
     /// The case has bodies (sweep_slice's HAS_WALLS).
     pub walls: bool,
+    /// Partner inflow starts in `bnd` (PART0..5) and exit starts in `incident` (EXIT0..5),
+    /// or gpu_io::NONE.
+    pub part_at: [u32; 6],
+    pub exit_at: [u32; 6],
 }
+
+const PART: [&str; 6] = ["PART0", "PART1", "PART2", "PART3", "PART4", "PART5"];
+const EXIT: [&str; 6] = ["EXIT0", "EXIT1", "EXIT2", "EXIT3", "EXIT4", "EXIT5"];
 
 impl Sizes {
     /// The pipeline-overridable constants knudsen sets for `kernel` (an entry point name).
@@ -31,8 +38,15 @@ impl Sizes {
             ("CH", self.chunk_stride as f64),
         ];
         match kernel {
-            "moment_slice" => c.extend([("M", self.m as f64), ("STEP", self.step as f64)]),
-            "sweep_slice" => c.extend([("SROW", self.srow as f64), ("HAS_WALLS", f64::from(u8::from(self.walls)))]),
+            "moment_slice" => {
+                c.extend([("M", self.m as f64), ("STEP", self.step as f64)]);
+                c.extend(EXIT.iter().zip(self.exit_at).map(|(&n, x)| (n, x as f64)));
+            }
+            "sweep_slice" => {
+                c.extend([("SROW", self.srow as f64), ("HAS_WALLS", f64::from(u8::from(self.walls)))]);
+                c.push(("M", self.m as f64));
+                c.extend(PART.iter().zip(self.part_at).map(|(&n, x)| (n, x as f64)));
+            }
             "wall_load_slice" => c.push(("SROW", self.srow as f64)),
             _ => {}
         }

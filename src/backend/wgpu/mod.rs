@@ -69,7 +69,8 @@ pub struct WgpuBackend {
     sweep_groups: Vec<Vec<wgpu::BindGroup>>,
     moment_groups: Vec<Vec<wgpu::BindGroup>>,
     wall_groups: Vec<Vec<wgpu::BindGroup>>,
-    face_offsets: [usize; 7],
+    /// Face, partner and exit layout (gpu_io).
+    tables_layout: super::gpu_io::DeviceTables,
     /// Which stages run: (sweep, moment). Both, unless KNUDSEN_STAGES=sweep or =moment asks
     /// for one alone to time it; then every iteration after the first returns the first
     /// iteration's moments, and the results are meaningless.
@@ -107,6 +108,17 @@ impl WgpuBackend {
             opts.max_slice_binding,
         )
         .map_err(|e| anyhow!("{} cannot run this case: {e}", info.name))?;
+        let tables = super::gpu_io::device_tables(p)?;
+        let max_binding = requested.max_storage_buffer_binding_size;
+        for (what, floats) in [("bnd", tables.bnd.len()), ("incident", tables.incident_len)] {
+            anyhow::ensure!(
+                floats as u64 * 4 <= max_binding,
+                "{}: the `{what}` buffer ({} MiB, mostly specular/periodic partner data) exceeds the adapter's {} MiB storage binding limit; use the CUDA or CPU backend, or fewer velocity points",
+                info.name,
+                (floats as u64 * 4) >> 20,
+                max_binding >> 20
+            );
+        }
         let (device, queue) =
             device::open(adapter, Some(requested.clone()), !opts.no_subgroups).map_err(|e| anyhow!(e))?;
         let subgroups = device.features().contains(wgpu::Features::SUBGROUP);
@@ -119,6 +131,7 @@ impl WgpuBackend {
             info.clone(),
             subgroups,
             sched,
+            tables,
             requested.max_compute_workgroups_per_dimension,
         );
         if let Some(e) = pollster::block_on(validation.pop()) {
@@ -130,6 +143,7 @@ impl WgpuBackend {
         Ok(built)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn build(
         problem: Arc<Problem>,
         device: wgpu::Device,
@@ -137,6 +151,7 @@ impl WgpuBackend {
         info: wgpu::AdapterInfo,
         subgroups: bool,
         sched: GpuSchedule,
+        tables: super::gpu_io::DeviceTables,
         max_per_dim: u32,
     ) -> Self {
         let p = &*problem;
@@ -152,6 +167,8 @@ impl WgpuBackend {
             step: (p.vgrid.half_width / (p.vgrid.m - 1) as f64) as f32,
             srow: shape_rows(p) as u32,
             walls: p.bodies.solids.any(),
+            part_at: tables.part_at,
+            exit_at: tables.exit_at,
         };
         let sweep = kernels::sweep_slice_kernel(&device, &sizes);
         let moment = kernels::moment_slice_kernel(&device, &sizes, subgroups);
@@ -171,8 +188,7 @@ impl WgpuBackend {
         };
 
         let cells = make("cells", (g.cells() * std::mem::size_of::<CellCoeffs>()) as u64, storage);
-        let tables = super::gpu_io::device_tables(p);
-        let face_offsets = tables.face_offsets;
+        let incident_len = tables.incident_len;
         let nwalls = p.bodies.solids.walls.len();
         let dens_at = tables.dens_at;
         let bnd = init("bnd", bytemuck::cast_slice(&tables.bnd), storage);
@@ -181,10 +197,10 @@ impl WgpuBackend {
         let wall_sums = make("wall_sums", wall_sums_bytes, storage | wgpu::BufferUsages::COPY_SRC);
         let moments_bytes = (g.cells() * MSTRIDE * 4) as u64;
         let moments = make("moments", moments_bytes, storage | wgpu::BufferUsages::COPY_SRC);
-        let incident = make("incident", face_offsets[6] as u64 * 4, storage | wgpu::BufferUsages::COPY_SRC);
+        let incident = make("incident", incident_len as u64 * 4, storage | wgpu::BufferUsages::COPY_SRC);
         let staging = make(
             "staging",
-            moments_bytes + face_offsets[6] as u64 * 4 + wall_sums_bytes,
+            moments_bytes + incident_len as u64 * 4 + wall_sums_bytes,
             wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         );
         let slice_bytes = (sched.chunk_stride * sched.slice_cells * 4) as u64;
@@ -232,7 +248,7 @@ impl WgpuBackend {
             moment_groups.push(mg);
             wall_groups.push(wg);
         }
-        let slice_walls = tables.slice_walls;
+        let slice_walls = tables.slice_walls.clone();
         let slice_buffers = slices;
         keep.push(params);
         Self {
@@ -257,7 +273,7 @@ impl WgpuBackend {
             sweep_groups,
             moment_groups,
             wall_groups,
-            face_offsets,
+            tables_layout: tables,
             stages: match std::env::var("KNUDSEN_STAGES").as_deref() {
                 Ok("sweep") => (true, false),
                 Ok("moment") => (false, true),
@@ -351,26 +367,29 @@ pub fn shape_rows(p: &Problem) -> usize {
 }
 
 /// sweep_slice's velocity table: per chunk velocity, 1 + `shape_rows` rows: (xi, w); the
-/// unit-density inflow from its upwind x, y, z faces; then each body's unit Maxwellian, four
-/// per row. A GHOST slot copies the velocity before it (the same octant) with zero weight and
-/// zero inflow.
+/// unit-density inflow from its upwind x, y, z faces and the global velocity index (f32
+/// bits, for partner slots); then each body's unit Maxwellian, four per row. A GHOST slot
+/// copies the velocity before it (the same octant) with zero weight and zero inflow.
 pub fn velocity_table(p: &Problem, velocities: &[u32]) -> Vec<[f32; 4]> {
     let rows = shape_rows(p);
     let mut last = [0.0f32; 3];
+    let mut last_index = 0u32;
     let mut table = Vec::with_capacity(velocities.len() * (rows + 1));
     for &v in velocities {
         if v == schedule::GHOST {
             table.push([last[0], last[1], last[2], 0.0]);
-            table.extend(std::iter::repeat_n([0.0; 4], rows));
+            table.push([0.0, 0.0, 0.0, f32::from_bits(last_index)]);
+            table.extend(std::iter::repeat_n([0.0; 4], rows - 1));
             continue;
         }
+        last_index = v;
         let v = v as usize;
         let x = p.vgrid.xi[v];
         let faces = super::cpu::upwind_faces(Octant::of(x));
         let shape = |a: usize| p.bounds.faces[faces[a].id()].shape[v] as f32;
         last = [x[0] as f32, x[1] as f32, x[2] as f32];
         table.push([last[0], last[1], last[2], p.vgrid.w[v] as f32]);
-        table.push([shape(0), shape(1), shape(2), 0.0]);
+        table.push([shape(0), shape(1), shape(2), f32::from_bits(v as u32)]);
         for r in 1..rows {
             table
                 .push(std::array::from_fn(|q| p.bodies.bodies.get(4 * (r - 1) + q).map_or(0.0, |b| b.shape[v] as f32)));
@@ -478,7 +497,7 @@ impl Backend for WgpuBackend {
             let data: &[f32] = bytemuck::cast_slice(&view);
             let (moments, rest) = data.split_at(mbytes as usize / 4);
             let sums = &data[wall_at as usize / 4..];
-            super::gpu_io::unpack(out, moments, rest, sums, &self.face_offsets);
+            super::gpu_io::unpack(out, moments, rest, sums, &self.tables_layout);
         }
         self.staging.unmap();
         log::debug!(

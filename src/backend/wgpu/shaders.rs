@@ -6,14 +6,15 @@ const REDUCE_WORKGROUP: &str = include_str!("../../../shaders/reduce_workgroup.w
 const REDUCE_SUBGROUP: &str = include_str!("../../../shaders/reduce_subgroup.wgsl");
 const WALL_LOAD: &str = include_str!("../../../shaders/wall_load_slice.wgsl");
 const FACE_OFFSET: &str = include_str!("../../../shaders/face_offset.wgsl");
+const PARTNER: &str = include_str!("../../../shaders/partner.wgsl");
 
 pub fn sweep_source() -> String {
-    format!("{SWEEP}\n{FACE_OFFSET}")
+    format!("{SWEEP}\n{FACE_OFFSET}\n{PARTNER}")
 }
 
 /// The moment kernel with the subgroup reduction, or the workgroup-memory tree.
 pub fn moment_source(subgroups: bool) -> String {
-    format!("{MOMENT}\n{FACE_OFFSET}\n{}", if subgroups { REDUCE_SUBGROUP } else { REDUCE_WORKGROUP })
+    format!("{MOMENT}\n{FACE_OFFSET}\n{PARTNER}\n{}", if subgroups { REDUCE_SUBGROUP } else { REDUCE_WORKGROUP })
 }
 
 pub fn wall_load_source() -> String {

@@ -14,7 +14,14 @@ pub struct Consts {
     pub srow: u32,
     /// HAS_WALLS.
     pub has_walls: bool,
+    /// Velocity nodes per axis (M).
+    pub m: u32,
+    /// PART0..5 (sweep_slice) and EXIT0..5 (moment_slice); u32::MAX for none.
+    pub part_at: [u32; 6],
+    pub exit_at: [u32; 6],
 }
+
+const NONE: u32 = u32::MAX;
 
 impl Consts {
     fn dens(&self) -> u32 {
@@ -23,6 +30,30 @@ impl Consts {
 
     fn wall_base(&self) -> u32 {
         self.dens() + 2 * (self.ny * self.nz + self.nx * self.nz + self.nx * self.ny)
+    }
+
+    /// Twin of partner.wgsl's `slots`.
+    fn slots(&self) -> u32 {
+        self.m * self.m * (self.m / 2)
+    }
+
+    /// Twin of partner.wgsl's `slot`.
+    fn slot(&self, g: u32, axis: u32, positive: bool) -> u32 {
+        let m = self.m;
+        let half = m / 2;
+        let mut idx = [g % m, (g / m) % m, g / (m * m)];
+        let i = idx[axis as usize];
+        if positive {
+            if i < m - half {
+                return NONE;
+            }
+            idx[axis as usize] = i - (m - half);
+        } else if i >= half {
+            return NONE;
+        }
+        let mut dims = [m, m, m];
+        dims[axis as usize] = half;
+        (idx[2] * dims[1] + idx[1]) * dims[0] + idx[0]
     }
 
     fn face_offset(&self, face: u32) -> u32 {
@@ -44,7 +75,7 @@ impl Consts {
 pub struct SweepBindings<'a> {
     pub params: StepParams,
     pub cells: &'a [CellCoeffs],
-    /// Inverse widths, then face densities, then wall densities.
+    /// Inverse widths, then face densities, then wall densities, then partner inflows.
     pub bnd: &'a [f32],
     /// Per velocity 1 + SROW rows: (xi, w), face shapes, body shapes.
     pub table: &'a [[f32; 4]],
@@ -91,21 +122,50 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
     let y_face = k_.dens() + k_.face_offset(select(2, 3, neg_y));
     let z_face = k_.dens() + k_.face_offset(select(4, 5, neg_z));
     let c = xi[2].abs() * b.bnd[(nx + ny + k) as usize];
+    let gv = shape[3].to_bits();
+    let x_part = k_.part_at[select(0, 1, neg_x)];
+    let y_part = k_.part_at[select(2, 3, neg_y)];
+    let z_part = k_.part_at[select(4, 5, neg_z)];
+    let x_slot = k_.slot(gv, 0, !neg_x);
+    let y_slot = k_.slot(gv, 1, !neg_y);
+    let z_slot = k_.slot(gv, 2, !neg_z);
+    let partner = |at: u32, idx: u32, sl: u32| {
+        if sl == NONE {
+            0.0
+        } else {
+            b.bnd[(at + idx * k_.slots() + sl) as usize]
+        }
+    };
     for jj in 0..ny {
         let j = select(jj, ny - 1 - jj, neg_y);
         let jup = select(j.wrapping_sub(1), j + 1, neg_y);
         let bb = xi[1].abs() * b.bnd[(nx + j) as usize];
         let mut fx = b.bnd[(x_face + k * ny + j) as usize] * shape[0];
+        if x_part != NONE {
+            fx = partner(x_part, k * ny + j, x_slot);
+        }
         for ii in 0..nx {
             let i = select(ii, nx - 1 - ii, neg_x);
             let a = xi[0].abs() * b.bnd[i as usize];
             let s = j * nx + i;
             let mut fy = if jj == 0 {
-                b.bnd[(y_face + k * nx + i) as usize] * shape[1]
+                if y_part != NONE {
+                    partner(y_part, k * nx + i, y_slot)
+                } else {
+                    b.bnd[(y_face + k * nx + i) as usize] * shape[1]
+                }
             } else {
                 slices[((jup * nx + i) * ch + v) as usize]
             };
-            let mut fz = if first { b.bnd[(z_face + s) as usize] * shape[2] } else { slices[(s * ch + v) as usize] };
+            let mut fz = if first {
+                if z_part != NONE {
+                    partner(z_part, s, z_slot)
+                } else {
+                    b.bnd[(z_face + s) as usize] * shape[2]
+                }
+            } else {
+                slices[(s * ch + v) as usize]
+            };
             let cell = k * nx * ny + s;
             let e = &b.cells[cell as usize].rows;
             let word = select(0, e[0][3].to_bits(), k_.has_walls);
@@ -209,6 +269,9 @@ pub fn moment_slice(
                 acc[17] += wf * (-z).max(0.0);
                 acc[18] += wf * z.max(0.0);
             }
+            if on_x || on_y || on_z {
+                record_exits(k_, g, i, j, k, slices[(s * ch + v) as usize], incident);
+            }
         }
         let cell = (k * nx * ny + s) as usize;
         for m in 0..13 {
@@ -232,6 +295,39 @@ pub fn moment_slice(
         if k == nz - 1 {
             incident[(k_.face_offset(5) + s) as usize] += acc[18];
         }
+    }
+}
+
+/// Twin of moment_slice.wgsl's `record_exits`.
+fn record_exits(k_: &Consts, g: u32, i: u32, j: u32, k: u32, f: f32, incident: &mut [f32]) {
+    if g == u32::MAX {
+        return;
+    }
+    let (nx, ny, nz) = (k_.nx, k_.ny, k_.nz);
+    let s = j * nx + i;
+    let e = &k_.exit_at;
+    let mut put = |at: u32, idx: u32, sl: u32| {
+        if sl != NONE {
+            incident[(at + idx * k_.slots() + sl) as usize] = f;
+        }
+    };
+    if i == 0 && e[0] != NONE {
+        put(e[0], k * ny + j, k_.slot(g, 0, false));
+    }
+    if i == nx - 1 && e[1] != NONE {
+        put(e[1], k * ny + j, k_.slot(g, 0, true));
+    }
+    if j == 0 && e[2] != NONE {
+        put(e[2], k * nx + i, k_.slot(g, 1, false));
+    }
+    if j == ny - 1 && e[3] != NONE {
+        put(e[3], k * nx + i, k_.slot(g, 1, true));
+    }
+    if k == 0 && e[4] != NONE {
+        put(e[4], s, k_.slot(g, 2, false));
+    }
+    if k == nz - 1 && e[5] != NONE {
+        put(e[5], s, k_.slot(g, 2, true));
     }
 }
 
