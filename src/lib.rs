@@ -56,3 +56,4 @@ pub mod output;
 pub mod plan;
 pub mod problem;
 pub mod solver;
+pub mod validate;

@@ -64,6 +64,20 @@ enum Command {
         #[arg(long)]
         source: Option<PathBuf>,
     },
+    /// Run the validation suite (configs/validation/*.json, or the files given) and write
+    /// measured against reference for every case to OUT/results-<subset>.json. Exit 1 if
+    /// any case fails its tolerance.
+    Validate {
+        /// Suite files (default: every configs/validation/*.json).
+        files: Vec<PathBuf>,
+        /// Only the fast subset (what CI runs).
+        #[arg(long)]
+        fast: bool,
+        #[arg(long, value_enum, default_value = "cpu")]
+        backend: BackendChoice,
+        #[arg(long, default_value = "out/validation")]
+        out: PathBuf,
+    },
     /// List every GPU adapter with its backend, type, key limits and features.
     Info,
     /// Validate a case and print its derived quantities without running it.
@@ -99,6 +113,7 @@ fn main() -> ExitCode {
             run(&config, backend, out, threads, restart, overrides)
         }
         Command::Info => info(),
+        Command::Validate { files, fast, backend, out } => validate(files, fast, backend, &out),
         Command::NvrtcCheck { source } => nvrtc_check(source.as_deref()),
         Command::Compare { a, b } => compare(&a, &b),
         Command::Slice { result, field, axis, at, out } => {
@@ -379,6 +394,57 @@ fn nvrtc_check(source: Option<&Path>) -> Result<(), Failure> {
 #[cfg(not(feature = "cuda"))]
 fn nvrtc_check(_: Option<&Path>) -> Result<(), Failure> {
     Err(Failure::BadInput(knudsen::backend::cuda_available().unwrap_err()))
+}
+
+fn validate(files: Vec<PathBuf>, fast: bool, backend: BackendChoice, out: &Path) -> Result<(), Failure> {
+    use knudsen::validate::{run_suite, Suite};
+    let files = if files.is_empty() {
+        let dir = Path::new("configs/validation");
+        let mut list: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| Failure::BadInput(format!("{}: {e} (run from the repository root or name the files)", dir.display())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        list.sort();
+        list
+    } else {
+        files
+    };
+    // Every file is read and checked before anything runs.
+    let suites: Vec<Suite> =
+        files.iter().map(|f| Suite::from_file(f)).collect::<anyhow::Result<_>>().map_err(|e| Failure::BadInput(format!("{e:#}")))?;
+    let subset = if fast { "fast" } else { "full" };
+    std::fs::create_dir_all(out).map_err(|e| Failure::Run(anyhow::anyhow!("creating {}: {e}", out.display())))?;
+    let mut results = Vec::new();
+    for s in &suites {
+        println!("{} [{}]", s.title, s.name);
+        let r = run_suite(s, subset, backend, &mut |line| println!("{line}")).map_err(Failure::Run)?;
+        if let Some(p) = r.observed_order {
+            println!(
+                "  observed order {p:.3}, Richardson error of the finest {:.3e} ({:.3}%)",
+                r.richardson_error.unwrap(),
+                100.0 * r.richardson_relative.unwrap()
+            );
+        }
+        println!("  {}", if r.pass { "PASS".to_string() } else { format!("FAIL: {}", r.failures.join("; ")) });
+        results.push(r);
+    }
+    let path = out.join(format!("results-{subset}.json"));
+    let doc = serde_json::json!({
+        "knudsen": env!("CARGO_PKG_VERSION"),
+        "subset": subset,
+        "suites": results,
+    });
+    knudsen::output::write_atomic_bytes(&path, serde_json::to_string_pretty(&doc).unwrap().as_bytes())
+        .map_err(Failure::Run)?;
+    let failed: Vec<&str> = results.iter().filter(|r| !r.pass).map(|r| r.name.as_str()).collect();
+    println!("results in {}", path.display());
+    if failed.is_empty() {
+        println!("all {} suites pass", results.len());
+        Ok(())
+    } else {
+        Err(Failure::Run(anyhow::anyhow!("{} of {} suites failed: {}", failed.len(), results.len(), failed.join(", "))))
+    }
 }
 
 fn compare(a: &Path, b: &Path) -> Result<(), Failure> {

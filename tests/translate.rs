@@ -17,8 +17,31 @@ use naga::ir::ShaderStage;
 /// foldings are exercised.
 fn cases() -> Vec<Sizes> {
     vec![
-        Sizes { nx: 191, ny: 181, nz: 181, chunk_stride: 110592, m: 48, step: 4.0 / 47.0, srow: 2, walls: true },
-        Sizes { nx: 6, ny: 5, nz: 4, chunk_stride: 1728, m: 12, step: 4.0 / 11.0, srow: 1, walls: false },
+        Sizes {
+            nx: 191,
+            ny: 181,
+            nz: 181,
+            chunk_stride: 110592,
+            m: 48,
+            step: 4.0 / 47.0,
+            srow: 2,
+            walls: true,
+            part_at: [u32::MAX; 6],
+            exit_at: [u32::MAX; 6],
+        },
+        // A quarter domain: specular y_min and z_min with partner data and exits.
+        Sizes {
+            nx: 6,
+            ny: 5,
+            nz: 4,
+            chunk_stride: 1728,
+            m: 12,
+            step: 4.0 / 11.0,
+            srow: 1,
+            walls: false,
+            part_at: [u32::MAX, u32::MAX, 500, u32::MAX, 30000, u32::MAX],
+            exit_at: [u32::MAX, u32::MAX, 200, u32::MAX, 30000, u32::MAX],
+        },
     ]
 }
 

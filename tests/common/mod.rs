@@ -15,6 +15,13 @@ pub fn backends() -> Vec<BackendChoice> {
     if gpu_adapter().is_some() {
         list.push(BackendChoice::Wgpu);
     }
+    // CUDA where the binary has it and an NVIDIA driver answers (the device machine; CI
+    // has no NVIDIA GPU and checks the CUDA kernels by compiling them, tests/cuda_nvrtc.rs).
+    match knudsen::backend::cuda_available() {
+        Ok(()) => list.push(BackendChoice::Cuda),
+        Err(why) if cfg!(feature = "cuda") => eprintln!("note: CUDA backend not tested here: {why}"),
+        Err(_) => {}
+    }
     list
 }
 

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Write docs/validation.md and its plots (docs/img/validation-*.png) from the results of
+`knudsen validate` (out/validation/results-full.json by default).
+
+    python3 docs/validation/report.py [results.json]
+
+Needs matplotlib (tests/deps.sh installs it). Every number in the report comes from the
+results file; rerunning `knudsen validate` and this script regenerates it.
+"""
+import json
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SQPI = math.sqrt(math.pi)
+
+INTRO = """# Validation
+
+Every number on this page comes from `knudsen validate` (the suites in
+`configs/validation/*.json`) and is rendered by `docs/validation/report.py`:
+
+```sh
+cargo run --release -- validate            # all suites, the full subset: {results}
+python3 docs/validation/report.py          # this page and docs/img/validation-*.png
+```
+
+`knudsen validate --fast` runs the fast subset; the test suite runs it (`tests/validation.rs`),
+so CI checks it on every change. Each case states the measured value, the reference, the
+relative difference and the tolerance, and passes or fails by it; the command exits with
+status 1 if any case fails.
+
+Results below: {stamp}.
+
+## Planar flows
+
+The planar cases run the 3D solver on one column of cells: x and z are periodic and one cell
+thick, so the sweep drops their upwind terms exactly (`docs/model.md`, "Specular and periodic
+faces") and the problem is the 1D one between two diffuse walls normal to y. Walls move at
+-/+U/2 along x with U = 0.01 v0 (Couette), or rest at T0 (1 -/+ eps/2) with eps = 0.01
+(Fourier): small enough for the linearised references. delta = p0 H / (mu0 v0).
+The CPU backend (f64) runs them to a residual of 1e-10.
+
+Resolution: first-order upwind in space converges at order 1 and the uniform velocity grid
+at order 2 (the distribution has a kink at xi_y = 0 that the grid does not resolve). The
+resolution of each point (cells across the gap, velocity points per axis) is in its row; the
+refinement study that justifies it is the section "Resolution of the planar cases" below.
+"""
+
+
+def fmt_set(s):
+    return ", ".join(f"{k.split('.')[-1] if k != 'gas.delta' else 'delta'} = {v}" for k, v in s.items()) or "base case"
+
+
+def table(suite):
+    kind = suite["kind"]
+    rows = []
+    if kind == "reference":
+        rows.append("| case | measured | reference | difference | tolerance | source | result |")
+        rows.append("|---|---|---|---|---|---|---|")
+        for p in suite["points"]:
+            rows.append(
+                f"| {fmt_set(p['set'])} | {p['measured']:.5f} | {p['reference']:.5f} | "
+                f"{100 * p['relative_error']:+.2f}% | {100 * p['tolerance']:.1f}% | {p['source']} | "
+                f"{'pass' if p['pass'] else 'FAIL'} |"
+            )
+    elif kind == "convergence":
+        rows.append("| case | measured | change from previous |")
+        rows.append("|---|---|---|")
+        prev = None
+        for p in suite["points"]:
+            d = "" if prev is None else f"{p['measured'] - prev:+.3e}"
+            rows.append(f"| {fmt_set(p['set'])} | {p['measured']:.6f} | {d} |")
+            prev = p["measured"]
+    else:
+        rows.append("| case | measured | difference from the first | result |")
+        rows.append("|---|---|---|---|")
+        for p in suite["points"]:
+            e = p.get("relative_error")
+            rows.append(
+                f"| {p.get('note') or fmt_set(p['set'])} | {p['measured']:.6f} | "
+                f"{'' if e is None else f'{100 * e:+.4f}%'} | {'' if p['pass'] is None else ('pass' if p['pass'] else 'FAIL')} |"
+            )
+    return "\n".join(rows)
+
+
+def curve(spec, xs):
+    c = spec.get("curve") or {}
+    if c.get("kind") == "couette_slip":
+        return "Navier-Stokes with slip", [SQPI / (x + 2 * c["sigma_p"]) for x in xs]
+    if c.get("kind") == "fourier_jump":
+        return "Navier-Stokes with jump", [c["factor"] * SQPI / (x + 2 * c["zeta_t"]) for x in xs]
+    return None, None
+
+
+def plot(suite, path):
+    spec = suite.get("plot") or {}
+    key = spec.get("x")
+    pts = suite["points"]
+    if key is None:
+        return False
+    xs = [p["set"][key] for p in pts]
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    ax.plot(xs, [p["measured"] for p in pts], "o", label="knudsen", zorder=3)
+    if suite["kind"] == "reference":
+        ax.plot(xs, [p["reference"] for p in pts], "x", color="k", label="reference", zorder=4)
+        lo, hi = min(xs), max(xs)
+        n = 200
+        grid = [lo * (hi / lo) ** (i / (n - 1)) for i in range(n)] if spec.get("log_x") else xs
+        name, ys = curve(spec, grid)
+        if name:
+            keep = [(g, y) for g, y in zip(grid, ys) if g >= 1.0]
+            ax.plot([g for g, _ in keep], [y for _, y in keep], "--", color="grey", label=name)
+        ax.axhline(1.0, color="grey", lw=0.6, ls=":")
+    if suite["kind"] == "convergence" and len(pts) >= 3:
+        ax.set_ylabel("measured")
+    if spec.get("log_x"):
+        ax.set_xscale("log")
+    if spec.get("log_y"):
+        ax.set_yscale("log")
+    ax.set_xlabel(key.replace("gas.delta", "delta"))
+    ax.set_title(suite["title"], fontsize=8)
+    ax.grid(True, which="both", lw=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def convergence_plot(suite, path):
+    pts = suite["points"]
+    key = suite["plot"]["x"]
+    xs = [p["set"][key] for p in pts]
+    q = [p["measured"] for p in pts]
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    d = [abs(q[i] - q[i + 1]) for i in range(len(q) - 1)]
+    ax.loglog(xs[1:], d, "o-", label="|q(n) - q(n/2)|")
+    if len(d) >= 1:
+        p = suite.get("observed_order") or 1.0
+        ax.loglog(xs[1:], [d[0] * (xs[1] / x) ** p for x in xs[1:]], "--", color="grey", label=f"slope -{p:.2f}")
+    ax.set_xlabel(key)
+    ax.set_ylabel("change between successive grids")
+    ax.set_title(suite["title"], fontsize=8)
+    ax.grid(True, which="both", lw=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main():
+    results = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "out", "validation", "results-full.json")
+    doc = json.load(open(results))
+    suites = {s["name"]: s for s in doc["suites"]}
+    img = os.path.join(ROOT, "docs", "img")
+    os.makedirs(img, exist_ok=True)
+    backends = sorted({p["backend"] for s in doc["suites"] for p in s["points"]})
+    seconds = sum(p["seconds"] for s in doc["suites"] for p in s["points"])
+    stamp = (
+        f"subset `{doc['subset']}`, backend {', '.join(backends)}, {len(doc['suites'])} suites, "
+        f"{sum(len(s['points']) for s in doc['suites'])} runs, {seconds / 60:.1f} min of solver time; "
+        f"{sum(1 for s in doc['suites'] if s['pass'])} of {len(doc['suites'])} suites pass"
+    )
+    out = [INTRO.format(results=os.path.relpath(results, ROOT), stamp=stamp)]
+    order = ["couette-bgk", "fourier-s", "fourier-bgk", "couette-refinement", "couette-velocity", "cube-quarter", "cavity-grid", "cavity-velocity"]
+    names = [n for n in order if n in suites] + [n for n in suites if n not in order]
+    sections = {
+        "couette-refinement": "## Resolution of the planar cases",
+        "cube-quarter": "## Symmetry planes",
+        "cavity-grid": "## Grid convergence",
+    }
+    for name in names:
+        s = suites[name]
+        if name in sections:
+            out.append(sections[name] + "\n")
+        out.append(f"### {s['title']}\n")
+        out.append(f"Suite `{name}` ({s['kind']}): **{'pass' if s['pass'] else 'FAIL'}**.\n")
+        if s["failures"]:
+            out.append("Failures: " + "; ".join(s["failures"]) + "\n")
+        out.append(table(s) + "\n")
+        if s["kind"] == "convergence" and s.get("observed_order") is not None:
+            out.append(
+                f"Observed order from the last three: **{s['observed_order']:.2f}** "
+                f"(accepted {s['order_range'][0]} to {s['order_range'][1]}); Richardson estimate of the "
+                f"finest point's error: {s['richardson_error']:.3e} ({100 * s['richardson_relative']:.2f}% of its value).\n"
+            )
+        png = f"validation-{name}.png"
+        if s["kind"] == "convergence":
+            convergence_plot(s, os.path.join(img, png))
+            out.append(f"![{name}](img/{png})\n")
+        elif plot(s, os.path.join(img, png)):
+            out.append(f"![{name}](img/{png})\n")
+        if s["sources"]:
+            out.append("References:\n")
+            used = {p.get("source") for p in s["points"]}
+            for k, v in s["sources"].items():
+                if k in used:
+                    out.append(f"- `{k}`: {v}")
+            out.append("")
+    text = "\n".join(out).rstrip() + "\n"
+    with open(os.path.join(ROOT, "docs", "validation.md"), "w") as f:
+        f.write(text)
+    print(f"wrote docs/validation.md and {len(names)} plots from {results}")
+
+
+if __name__ == "__main__":
+    main()
