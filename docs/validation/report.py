@@ -2,7 +2,7 @@
 """Write docs/validation.md and its plots (docs/img/validation-*.png) from the results of
 `knudsen validate` (out/validation/results-full.json by default).
 
-    python3 docs/validation/report.py [results.json]
+    python3 docs/validation/report.py [results.json ...]
 
 Needs matplotlib (tests/deps.sh installs it). Every number in the report comes from the
 results file; rerunning `knudsen validate` and this script regenerates it.
@@ -155,8 +155,11 @@ def convergence_plot(suite, path):
 
 
 def main():
-    results = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "out", "validation", "results-full.json")
-    doc = json.load(open(results))
+    # One results file, or several (one suite each) merged.
+    paths = sys.argv[1:] or [os.path.join(ROOT, "out", "validation", "results-full.json")]
+    docs = [json.load(open(p)) for p in paths]
+    doc = {"subset": docs[0]["subset"], "suites": [s for d in docs for s in d["suites"]]}
+    results = paths[0] if len(paths) == 1 else os.path.dirname(paths[0])
     suites = {s["name"]: s for s in doc["suites"]}
     img = os.path.join(ROOT, "docs", "img")
     os.makedirs(img, exist_ok=True)
