@@ -419,12 +419,14 @@ fn validate(files: Vec<PathBuf>, fast: bool, backend: BackendChoice, out: &Path)
     for s in &suites {
         println!("{} [{}]", s.title, s.name);
         let r = run_suite(s, subset, backend, &mut |line| println!("{line}")).map_err(Failure::Run)?;
-        if let Some(p) = r.observed_order {
-            println!(
+        match (r.observed_order, r.richardson_relative) {
+            (Some(p), Some(rel)) => println!(
                 "  observed order {p:.3}, Richardson error of the finest {:.3e} ({:.3}%)",
                 r.richardson_error.unwrap(),
-                100.0 * r.richardson_relative.unwrap()
-            );
+                100.0 * rel
+            ),
+            (None, Some(rel)) => println!("  not monotone; last relative change {:.3}%", 100.0 * rel),
+            _ => {}
         }
         println!("  {}", if r.pass { "PASS".to_string() } else { format!("FAIL: {}", r.failures.join("; ")) });
         results.push(r);

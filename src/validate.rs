@@ -280,14 +280,29 @@ pub fn run_suite(
             } else {
                 let q: Vec<f64> = points[points.len() - 3..].iter().map(|p| p.measured).collect();
                 let (d1, d2) = (q[0] - q[1], q[1] - q[2]);
-                let p = (d1 / d2).log2();
-                order = Some(p);
-                let e = d2 / (2f64.powf(p) - 1.0);
-                rich = Some(e);
-                rich_rel = Some(e / q[2].abs());
-                let [lo, hi] = suite.order.unwrap();
-                if !(p >= lo && p <= hi) {
-                    failures.push(format!("observed order {p:.3} outside [{lo}, {hi}]"));
+                if d1 * d2 > 0.0 {
+                    let p = (d1 / d2).log2();
+                    order = Some(p);
+                    let e = d2 / (2f64.powf(p) - 1.0);
+                    rich = Some(e);
+                    rich_rel = Some(e / q[2].abs());
+                    let [lo, hi] = suite.order.unwrap();
+                    if !(p >= lo && p <= hi) {
+                        failures.push(format!("observed order {p:.3} outside [{lo}, {hi}]"));
+                    }
+                } else {
+                    // Not monotone: no order; the last change bounds the error, and passes
+                    // only under the suite's `tolerance`.
+                    let change = (d2 / q[2]).abs();
+                    rich_rel = Some(change);
+                    rich = Some(d2.abs());
+                    match suite.tolerance {
+                        Some(tol) if change <= tol => {}
+                        _ => failures.push(format!(
+                            "not monotone (changes {d1:.3e}, {d2:.3e}); last relative change {change:.2e} above the suite tolerance {:?}",
+                            suite.tolerance
+                        )),
+                    }
                 }
             }
         }

@@ -187,6 +187,11 @@ def main():
         if s["failures"]:
             out.append("Failures: " + "; ".join(s["failures"]) + "\n")
         out.append(table(s) + "\n")
+        if s["kind"] == "convergence" and s.get("observed_order") is None and s.get("richardson_relative") is not None:
+            out.append(
+                f"The changes alternate in sign, so there is no observed order; the last change, "
+                f"{100 * s['richardson_relative']:.3f}% of the finest value, bounds its error.\n"
+            )
         if s["kind"] == "convergence" and s.get("observed_order") is not None:
             out.append(
                 f"Observed order from the last three: **{s['observed_order']:.2f}** "
