@@ -235,7 +235,8 @@ impl Boundaries {
     pub fn stores_exits(&self, face: Face) -> bool {
         let opposite = Face::ALL[face.id() ^ 1];
         !self.collapsed[face.axis()]
-            && (self.faces[face.id()].kind == FaceKind::Specular || self.faces[opposite.id()].kind == FaceKind::Periodic)
+            && (self.faces[face.id()].kind == FaceKind::Specular
+                || self.faces[opposite.id()].kind == FaceKind::Periodic)
     }
 
     /// Per face, an empty vector or room for its exits ([`Self::stores_exits`]).

@@ -401,7 +401,9 @@ fn validate(files: Vec<PathBuf>, fast: bool, backend: BackendChoice, out: &Path)
     let files = if files.is_empty() {
         let dir = Path::new("configs/validation");
         let mut list: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(|e| Failure::BadInput(format!("{}: {e} (run from the repository root or name the files)", dir.display())))?
+            .map_err(|e| {
+                Failure::BadInput(format!("{}: {e} (run from the repository root or name the files)", dir.display()))
+            })?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "json"))
             .collect();
@@ -411,8 +413,11 @@ fn validate(files: Vec<PathBuf>, fast: bool, backend: BackendChoice, out: &Path)
         files
     };
     // Every file is read and checked before anything runs.
-    let suites: Vec<Suite> =
-        files.iter().map(|f| Suite::from_file(f)).collect::<anyhow::Result<_>>().map_err(|e| Failure::BadInput(format!("{e:#}")))?;
+    let suites: Vec<Suite> = files
+        .iter()
+        .map(|f| Suite::from_file(f))
+        .collect::<anyhow::Result<_>>()
+        .map_err(|e| Failure::BadInput(format!("{e:#}")))?;
     let subset = if fast { "fast" } else { "full" };
     std::fs::create_dir_all(out).map_err(|e| Failure::Run(anyhow::anyhow!("creating {}: {e}", out.display())))?;
     let mut results = Vec::new();

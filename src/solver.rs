@@ -198,11 +198,10 @@ impl<'a> Solver<'a> {
         let first = history.len() + 1;
         for iteration in first..first + max_iterations {
             let t0 = Instant::now();
-            self.backend
-                .sweep(
-                    &SweepInput { eq: &eq, face_density: &face_density, wall_density: &wall_density, partner: &partner },
-                    &mut out,
-                )?;
+            self.backend.sweep(
+                &SweepInput { eq: &eq, face_density: &face_density, wall_density: &wall_density, partner: &partner },
+                &mut out,
+            )?;
             let t_sweep = t0.elapsed().as_secs_f64();
 
             if rescale {

@@ -314,7 +314,11 @@ pub fn run_suite(
                 p.relative_error = Some(e);
                 p.pass = Some(e.abs() <= tol);
                 if e.abs() > tol {
-                    failures.push(format!("point {n} differs from point 0 by {:+.3}% (tolerance {:.2}%)", 100.0 * e, 100.0 * tol));
+                    failures.push(format!(
+                        "point {n} differs from point 0 by {:+.3}% (tolerance {:.2}%)",
+                        100.0 * e,
+                        100.0 * tol
+                    ));
                 }
             }
         }

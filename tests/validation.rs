@@ -34,7 +34,8 @@ fn fast_validation_subset_passes() {
 #[test]
 fn a_failing_case_fails_the_command() {
     // The same Couette case with a reference 5% off must fail, with exit status 1.
-    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/validation/couette-bgk.json")).unwrap();
+    let src =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/validation/couette-bgk.json")).unwrap();
     let mut suite: serde_json::Value = serde_json::from_str(&src).unwrap();
     let points = suite["points"].as_array_mut().unwrap();
     points.retain(|p| p["set"]["gas.delta"] == 0.001);
