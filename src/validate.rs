@@ -58,6 +58,16 @@ pub enum Kind {
     Agreement,
 }
 
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Reference => "reference",
+            Kind::Convergence => "convergence",
+            Kind::Agreement => "agreement",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Deserialize, Serialize)]
 pub struct PlotSpec {
     pub x: String,
@@ -178,6 +188,21 @@ impl Suite {
             }
             if self.kind == Kind::Reference && (p.reference.is_none() || p.tolerance.is_none()) {
                 bail!("point {n}: a reference suite needs `reference` and `tolerance` on every point");
+            }
+        }
+        // Both subsets must be able to judge the suite: CI runs `fast`, the report `full`.
+        let needed = match self.kind {
+            Kind::Reference => 1,
+            Kind::Agreement => 2,
+            Kind::Convergence => 3,
+        };
+        for subset in ["fast", "full"] {
+            let n = self.points_in(subset).len();
+            if n < needed {
+                bail!(
+                    "the `{subset}` subset has {n} point(s); a {} suite needs at least {needed} in each subset",
+                    self.kind.name()
+                );
             }
         }
         match self.kind {
@@ -438,4 +463,39 @@ fn interpolate(p: &Problem, fields: &[Macro], at: [f64; 3], f: impl Fn(&Macro) -
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn suite(dir: &str, name: &str) -> Suite {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join(name);
+        let text = std::fs::read_to_string(path).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn every_suite_in_the_repository_checks() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/validation");
+        for e in std::fs::read_dir(dir).unwrap() {
+            let path = e.unwrap().path();
+            Suite::from_file(&path).unwrap_or_else(|err| panic!("{}: {err:#}", path.display()));
+        }
+    }
+
+    #[test]
+    fn a_convergence_suite_short_of_points_in_a_subset_is_rejected() {
+        let mut s = suite("configs/validation", "couette-velocity.json");
+        s.check().unwrap();
+        // Move every fast point to `full` only: the fast run could not judge the order.
+        for p in &mut s.points {
+            p.subsets.retain(|x| x != "fast");
+            if p.subsets.is_empty() {
+                p.subsets.push("full".into());
+            }
+        }
+        let err = s.check().unwrap_err().to_string();
+        assert!(err.contains("`fast` subset has 0 point(s)") && err.contains("at least 3"), "{err}");
+    }
 }
