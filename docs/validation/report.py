@@ -69,6 +69,10 @@ REMARKS = {
     "(0.73 from 8/16/32 in the fast subset, 0.72 from 16/32/64). The centre velocity is a small quantity "
     "(a few percent of the lid speed) and the Richardson estimate puts the 64^3 value 20% from the "
     "grid limit: first-order upwind needs fine grids for interior detail at Kn = 1.",
+    "fourier-bgk": "Cross-check, not a reference: an unattributed BGK table in the public repository "
+    "olegrog/latex (file science/03_couette_heat/heat/bgkw.txt, read 2026-11-22; no source is given there, "
+    "so it is not cited as published data) lists 0.9925, 0.9352, 0.6405 and 0.1767 at delta = 0.01, 0.1, 1 "
+    "and 10: within 0.06% of the independent solver for delta <= 1 and 0.5% above it at delta = 10.",
     "cavity-velocity": "The uniform velocity grid converges fast here: 33 and 65 points differ by 1e-4.",
 }
 
