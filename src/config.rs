@@ -305,6 +305,9 @@ pub struct SolverConfig {
     /// when every face is a wall (closed domain), false otherwise.
     #[serde(default)]
     pub mass_rescale: Option<bool>,
+    /// Damp wall-density updates that reverse the previous one (`crate::damping`).
+    #[serde(default = "default_true")]
+    pub wall_density_damping: bool,
 }
 
 impl Default for SolverConfig {
@@ -314,6 +317,7 @@ impl Default for SolverConfig {
             max_iterations: default_max_iterations(),
             memory_budget_mib: None,
             mass_rescale: None,
+            wall_density_damping: true,
         }
     }
 }
@@ -341,6 +345,10 @@ fn default_vmax() -> f64 {
 fn default_quadrature() -> Quadrature {
     Quadrature::Trapezoid
 }
+fn default_true() -> bool {
+    true
+}
+
 fn default_tolerance() -> f64 {
     1e-9
 }

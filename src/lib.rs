@@ -49,6 +49,7 @@ pub mod backend;
 pub mod body;
 pub mod boundary;
 pub mod config;
+pub mod damping;
 pub mod grid;
 pub mod loads;
 pub mod model;

@@ -8,6 +8,7 @@
 use crate::backend::{Backend, SweepInput, SweepOutput};
 use crate::body::WALL_SUMS;
 use crate::boundary::FaceData;
+use crate::damping::{damped_update, DensitySteps};
 use crate::model::{raw, EqCoeffs, Macro, NRAW};
 use crate::problem::Problem;
 use rayon::prelude::*;
@@ -57,6 +58,8 @@ pub struct RunResult {
     pub next_wall_density: Vec<f64>,
     /// Partner data of the next iteration (specular and periodic faces).
     pub next_partner: FaceData,
+    /// The damping state of the next wall-density update (`crate::damping`).
+    pub next_steps: DensitySteps,
     pub history: Vec<IterationRecord>,
     pub converged: bool,
     pub total_seconds: f64,
@@ -99,8 +102,8 @@ pub fn residuals(old: &[[f64; 5]], new: &[[f64; 5]]) -> [f64; 5] {
 }
 
 /// The state a finished run leaves to continue from: the macroscopic fields (which give
-/// f^S and nu), the box-face and wall densities and partner data of the next iteration, and
-/// the history so far. Continuing from it gives the same iterates as one uninterrupted run (up to the
+/// f^S and nu), the box-face and wall densities, partner data and density-damping state of the
+/// next iteration, and the history so far. Continuing from it gives the same iterates as one uninterrupted run (up to the
 /// backend's own round-off: the fields are stored in f64).
 #[derive(Debug, Clone)]
 pub struct Restart {
@@ -108,6 +111,7 @@ pub struct Restart {
     pub face_density: FaceData,
     pub wall_density: Vec<f64>,
     pub partner: FaceData,
+    pub steps: DensitySteps,
     pub history: Vec<IterationRecord>,
 }
 
@@ -168,6 +172,7 @@ impl<'a> Solver<'a> {
         let mut used_wall_density = wall_density.clone();
         // Specular and periodic faces start from the exits of the uniform initial state.
         let mut partner = p.bounds.partner_inflow(&p.bounds.uniform_exits(&p.grid, &p.vgrid, m0.rho, m0.u, m0.t));
+        let mut steps = DensitySteps::default();
         let mut history = Vec::new();
         let mut elapsed0 = 0.0;
         if let Some(r) = self.restart.take() {
@@ -180,6 +185,7 @@ impl<'a> Solver<'a> {
             face_density = r.face_density;
             wall_density = r.wall_density;
             partner = r.partner;
+            steps = r.steps;
             used_wall_density = wall_density.clone();
             elapsed0 = r.history.last().map_or(0.0, |h| h.elapsed);
             history = r.history;
@@ -238,9 +244,17 @@ impl<'a> Solver<'a> {
                     fields[c].t
                 );
             }
-            face_density = p.bounds.densities(&out.incident);
             partner = p.bounds.partner_inflow(&out.exits);
-            used_wall_density = std::mem::replace(&mut wall_density, p.bodies.densities(&out.wall));
+            used_wall_density = wall_density.clone();
+            let (fresh_face, fresh_wall) = (p.bounds.densities(&out.incident), p.bodies.densities(&out.wall));
+            if p.config.solver.wall_density_damping {
+                for ((d, f), st) in face_density.iter_mut().zip(fresh_face).zip(steps.face.iter_mut()) {
+                    damped_update(d, f, st);
+                }
+                damped_update(&mut wall_density, fresh_wall, &mut steps.wall);
+            } else {
+                (face_density, wall_density) = (fresh_face, fresh_wall);
+            }
 
             log::debug!(
                 "iteration {iteration}: backend {t_sweep:.4} s, host update {:.4} s",
@@ -278,6 +292,7 @@ impl<'a> Solver<'a> {
             next_face_density: face_density,
             next_wall_density: wall_density,
             next_partner: partner,
+            next_steps: steps,
             history,
             converged,
             total_seconds: elapsed0 + start.elapsed().as_secs_f64(),

@@ -115,6 +115,14 @@ fn write_h5(path: &Path, p: &Problem, r: &RunResult) -> anyhow::Result<()> {
     rs.new_dataset::<f64>().shape([fd.len()]).create("face_density")?.write_raw(&fd)?;
     let wd = &r.next_wall_density;
     rs.new_dataset::<f64>().shape([wd.len()]).create("wall_density")?.write_raw(wd)?;
+    // The damping state (`crate::damping`): zero where no step was taken yet.
+    let st = &r.next_steps;
+    let fs: Vec<f64> = (0..6)
+        .flat_map(|f| (0..r.next_face_density[f].len()).map(move |i| st.face[f].get(i).copied().unwrap_or(0.0)))
+        .collect();
+    rs.new_dataset::<f64>().shape([fs.len()]).create("face_density_step")?.write_raw(&fs)?;
+    let ws: Vec<f64> = (0..wd.len()).map(|i| st.wall.get(i).copied().unwrap_or(0.0)).collect();
+    rs.new_dataset::<f64>().shape([ws.len()]).create("wall_density_step")?.write_raw(&ws)?;
     for (face, data) in crate::boundary::Face::ALL.iter().zip(&r.next_partner) {
         if !data.is_empty() {
             let per = crate::boundary::slots_per_cell(p.vgrid.m);
@@ -299,6 +307,23 @@ pub fn read_restart(dir: &Path, p: &Problem) -> anyhow::Result<crate::solver::Re
         at += sizes[f];
         v
     });
+    // Files from before density damping have no steps: the first continued update is undamped.
+    let mut steps = crate::damping::DensitySteps::default();
+    if let (Ok(f), Ok(w)) = (file.dataset("restart/face_density_step"), file.dataset("restart/wall_density_step")) {
+        let (fs, ws): (Vec<f64>, Vec<f64>) = (f.read_raw()?, w.read_raw()?);
+        anyhow::ensure!(
+            fs.len() == fd.len() && ws.len() == wall_density.len(),
+            "{}: the density-damping steps do not match the densities",
+            path.display()
+        );
+        let mut at = 0;
+        steps.face = std::array::from_fn(|f| {
+            let v = fs[at..at + sizes[f]].to_vec();
+            at += sizes[f];
+            v
+        });
+        steps.wall = ws;
+    }
     let mut partner: crate::boundary::FaceData = Default::default();
     for face in crate::boundary::Face::ALL {
         if p.bounds.stores_inflow(face) {
@@ -314,5 +339,5 @@ pub fn read_restart(dir: &Path, p: &Problem) -> anyhow::Result<crate::solver::Re
         Ok(text) => super::csv::parse_residuals_csv(&text).with_context(|| format!("reading {}", csv.display()))?,
         Err(_) => Vec::new(),
     };
-    Ok(crate::solver::Restart { fields, face_density, wall_density, partner, history })
+    Ok(crate::solver::Restart { fields, face_density, wall_density, partner, steps, history })
 }
