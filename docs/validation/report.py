@@ -32,8 +32,9 @@ python3 docs/validation/report.py [results...]  # this page and docs/img/validat
 
 The page below was rendered from {results} (the full suite run one suite per process with
 `tests/device/validate.sh` on the 16 CPU cores of the H100 host, CPU backend, 2026-11-22,
-binaries of commits 0ecf21d and 41c152a, whose solver code is the same; the log of the last
-call is `docs/data/validation/log.txt`). On 2 cores the full subset takes about an hour.
+binary of commit 6c1df96; `fourier-s` came from the same binary on a 2-core machine, since
+the CPU backend gives the same bits on any number of threads (checked on `fourier-bgk`).
+The log is `docs/data/validation/log.txt`). On 2 cores the full subset takes about half an hour.
 
 `knudsen validate --fast` runs the fast subset; the test suite runs it (`tests/validation.rs`),
 so CI checks it on every change. Each case states the measured value, the reference, the
@@ -61,10 +62,10 @@ refinement study that justifies it is the section "Resolution of the planar case
 # Remarks printed under a suite's table: what the numbers mean, not the numbers themselves.
 REMARKS = {
     "cube-quarter": "The quarter domain (y, z >= 0, specular y_min and z_min) reads its symmetry-plane "
-    "inflow from the previous iteration, so it needs a few more iterations (34 against 26) to reach the "
+    "inflow from the previous iteration, so it needs a few more iterations (33 against 26) to reach the "
     "same fixed point. The same pair on the H100 with CUDA and with wgpu (f32, residual 1e-5) gave C_D = "
-    "3.808667 / 3.808684 (CUDA full / quarter) and 3.808684 (wgpu quarter): "
-    "`tests/device/validate.sh checks`.",
+    "3.808670 / 3.808683 (CUDA full / quarter) and 3.808683 (wgpu quarter): "
+    "`tests/device/validate.sh checks`, `docs/data/validation/gpu/`.",
     "cavity-grid": "First-order upwind: the observed order approaches 1 from below as the grid is refined "
     "(0.73 from 8/16/32 in the fast subset, 0.72 from 16/32/64). The centre velocity is a small quantity "
     "(a few percent of the lid speed) and the Richardson estimate puts the 64^3 value 20% from the "
