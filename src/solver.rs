@@ -254,6 +254,8 @@ impl<'a> Solver<'a> {
                 damped_update(&mut wall_density, fresh_wall, &mut steps.wall);
             } else {
                 (face_density, wall_density) = (fresh_face, fresh_wall);
+                // No state to carry: a later damped restart starts from undamped steps.
+                steps = DensitySteps::default();
             }
 
             log::debug!(

@@ -309,7 +309,13 @@ pub fn read_restart(dir: &Path, p: &Problem) -> anyhow::Result<crate::solver::Re
     });
     // Files from before density damping have no steps: the first continued update is undamped.
     let mut steps = crate::damping::DensitySteps::default();
-    if let (Ok(f), Ok(w)) = (file.dataset("restart/face_density_step"), file.dataset("restart/wall_density_step")) {
+    let (f, w) = (file.dataset("restart/face_density_step"), file.dataset("restart/wall_density_step"));
+    anyhow::ensure!(
+        f.is_ok() == w.is_ok(),
+        "{}: one of restart/face_density_step and restart/wall_density_step is missing",
+        path.display()
+    );
+    if let (Ok(f), Ok(w)) = (f, w) {
         let (fs, ws): (Vec<f64>, Vec<f64>) = (f.read_raw()?, w.read_raw()?);
         anyhow::ensure!(
             fs.len() == fd.len() && ws.len() == wall_density.len(),
