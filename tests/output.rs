@@ -17,6 +17,16 @@ fn run_cli(cfg: &serde_json::Value, dir: &std::path::Path) -> std::path::PathBuf
     out
 }
 
+/// `knudsen run CASE --restart DIR --out DIR`: continue the run in `dir` in place.
+fn continue_cli(case: &std::path::Path, dir: &std::path::Path) {
+    let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--restart"])
+        .args([dir.to_str().unwrap(), "--out", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 #[test]
 fn run_writes_every_result_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -105,12 +115,7 @@ fn body_surface_reaches_vtk_and_a_run_continues_exactly() {
     v["solver"]["max_iterations"] = serde_json::json!(2);
     let part = run_cli(&v, &dir.path().join("part"));
     let path = dir.path().join("part").join("case.json");
-    let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
-        .args(["run", path.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--restart"])
-        .args([part.to_str().unwrap(), "--out", part.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    continue_cli(&path, &part);
     let read = |d: &std::path::Path, name: &str| -> Vec<f64> {
         hdf5::File::open(d.join("fields.h5")).unwrap().dataset(name).unwrap().read_raw().unwrap()
     };
@@ -190,12 +195,7 @@ fn a_damped_run_continues_exactly() {
     v["solver"]["max_iterations"] = serde_json::json!(3);
     let path = dir.path().join("part").join("case.json");
     std::fs::write(&path, v.to_string()).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
-        .args(["run", path.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--restart"])
-        .args([part.to_str().unwrap(), "--out", part.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    continue_cli(&path, &part);
     let read = |d: &std::path::Path, name: &str| -> Vec<f64> {
         hdf5::File::open(d.join("fields.h5")).unwrap().dataset(name).unwrap().read_raw().unwrap()
     };

@@ -149,13 +149,18 @@ def plot(suite, path):
     if spec.get("log_y"):
         ax.set_yscale("log")
     ax.set_xlabel(key.replace("gas.delta", "delta"))
+    finish(fig, ax, suite, path)
+    return True
+
+
+def finish(fig, ax, suite, path):
+    """Title, grid and legend common to every plot; write it and free it."""
     ax.set_title(suite["title"], fontsize=8)
     ax.grid(True, which="both", lw=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return True
 
 
 def convergence_plot(suite, path):
@@ -171,12 +176,7 @@ def convergence_plot(suite, path):
         ax.loglog(xs[1:], [d[0] * (xs[1] / x) ** p for x in xs[1:]], "--", color="grey", label=f"slope -{p:.2f}")
     ax.set_xlabel(key)
     ax.set_ylabel("change between successive grids")
-    ax.set_title(suite["title"], fontsize=8)
-    ax.grid(True, which="both", lw=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    finish(fig, ax, suite, path)
 
 
 def main():
