@@ -38,9 +38,20 @@ pub struct Bodies {
 /// the wall.
 pub const WALL_SUMS: usize = 5;
 
+/// The boxes of all bodies, as cell index ranges [lo, hi) per axis (validated config).
+fn body_cells(cfg: &Config, g: &Grid) -> Vec<[[usize; 2]; 3]> {
+    let axes = [&g.x, &g.y, &g.z];
+    cfg.bodies
+        .iter()
+        .map(|b| {
+            std::array::from_fn(|d| [axes[d].face_index(b.min[d]).unwrap(), axes[d].face_index(b.max[d]).unwrap()])
+        })
+        .collect()
+}
+
 impl Bodies {
     pub fn new(cfg: &Config, g: &Grid, v: &VelocityGrid) -> Self {
-        let solids = Solids::new(g, &cfg.body_cells([&g.x, &g.y, &g.z]));
+        let solids = Solids::new(g, &body_cells(cfg, g));
         let bodies = cfg
             .bodies
             .iter()

@@ -28,6 +28,23 @@ impl BatchPlan {
     }
 }
 
+/// The CPU backend's per-cell Gaussian tables are skipped (f^S evaluated with one
+/// exponential per point) above this size.
+pub const GAUSS_TABLE_MAX_BYTES: u64 = 1 << 30;
+
+/// Bytes of host memory a run needs besides slice storage, for `cells` cells and `m`
+/// velocity points per axis: per cell the solver's f64 fields (raw moments 13, sweep
+/// coefficients 10, macroscopic state 16, conserved 5, volumes 1) and output buffers (~16);
+/// per velocity its node and weight and the six faces' emission shapes; and the CPU
+/// backend's per-cell Gaussian tables (3 m per cell), when it builds them.
+pub fn host_bytes(cells: [usize; 3], m: usize) -> u64 {
+    let cells = cells.iter().product::<usize>() as u64;
+    let m = m as u64;
+    let tables = 3 * m * cells * 8;
+    let tables = if tables <= GAUSS_TABLE_MAX_BYTES { tables } else { 0 };
+    cells * (13 + 10 + 16 + 5 + 1 + 16) * 8 + m * m * m * (3 + 1 + 6) * 8 + tables
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanError(pub String);
 

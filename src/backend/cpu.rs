@@ -24,7 +24,7 @@ use crate::boundary::{slot, slots_per_cell, Face, FaceData};
 use crate::grid::solid::{wall_of, SOLID_BIT};
 use crate::grid::Octant;
 use crate::model::{accumulate_raw, NRAW};
-use crate::plan::{plan_batches, Batch, BatchPlan};
+use crate::plan::{plan_batches, Batch, BatchPlan, GAUSS_TABLE_MAX_BYTES};
 use crate::problem::Problem;
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -37,9 +37,6 @@ pub struct CpuBackend {
     /// not fit [`GAUSS_TABLE_MAX_BYTES`].
     gauss: GaussTables,
 }
-
-/// The tables are skipped (f^S evaluated with one exponential per point) above this size.
-pub const GAUSS_TABLE_MAX_BYTES: u64 = 1 << 30;
 
 /// The Maxwellian of every cell factorised over the velocity axes:
 /// exp(-|xi - U|^2 / T) = g_x(xi_x) g_y(xi_y) g_z(xi_z), g_a(x_i) = exp(-(x_i - U_a)^2 / T), so

@@ -1,0 +1,96 @@
+//! The command line as clap parses it. `docs/` and the README describe every option.
+
+use clap::{Parser, Subcommand};
+use knudsen::backend::BackendChoice;
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "knudsen", version, about = "Steady rarefied gas flows: Shakhov-model DVM with memory-reduced sweeps")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run a case to convergence and write its results.
+    Run {
+        /// JSON case file.
+        config: PathBuf,
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendChoice,
+        /// Output directory (default: the config's output.dir, else out/<config name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Worker threads for the CPU backend (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Continue the run whose results are in this directory (same case); the
+        /// iteration limit then counts new iterations.
+        #[arg(long)]
+        restart: Option<PathBuf>,
+        #[command(flatten)]
+        overrides: Overrides,
+    },
+    /// Compare two results (fields.h5 files or output directories): relative L2
+    /// difference of each field.
+    Compare { a: PathBuf, b: PathBuf },
+    /// Write one cell plane of a result's field as CSV (x, y, value per cell centre, ...):
+    /// the plane normal to `axis` through the cell nearest `at`.
+    Slice {
+        /// fields.h5 or an output directory.
+        result: PathBuf,
+        #[arg(long, default_value = "temperature")]
+        field: String,
+        #[arg(long, value_parser = ["x", "y", "z"], default_value = "z")]
+        axis: String,
+        #[arg(long, default_value_t = 0.0)]
+        at: f64,
+        /// CSV file to write.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Compile the CUDA kernels with NVRTC for representative sizes (no GPU needed); with
+    /// --source, compile that file instead. Exit 1 on a compile error.
+    #[command(hide = true)]
+    NvrtcCheck {
+        #[arg(long)]
+        source: Option<PathBuf>,
+    },
+    /// Run the validation suite (configs/validation/*.json, or the files given) and write
+    /// measured against reference for every case to OUT/results-<subset>.json. Exit 1 if
+    /// any case fails its tolerance.
+    Validate {
+        /// Suite files (default: every configs/validation/*.json).
+        files: Vec<PathBuf>,
+        /// Only the fast subset (what CI runs).
+        #[arg(long)]
+        fast: bool,
+        #[arg(long, value_enum, default_value = "cpu")]
+        backend: BackendChoice,
+        #[arg(long, default_value = "out/validation")]
+        out: PathBuf,
+    },
+    /// List every GPU adapter with its backend, type, key limits and features.
+    Info,
+    /// Validate a case and print its derived quantities without running it.
+    Check {
+        config: PathBuf,
+        #[command(flatten)]
+        overrides: Overrides,
+    },
+}
+
+/// Options that override the case file's solver settings.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct Overrides {
+    /// Distribution-function memory budget in MiB (overrides solver.memory_budget_mib).
+    #[arg(long)]
+    pub memory_budget_mib: Option<f64>,
+    /// Overrides solver.max_iterations.
+    #[arg(long)]
+    pub max_iterations: Option<usize>,
+    /// Overrides solver.tolerance.
+    #[arg(long)]
+    pub tolerance: Option<f64>,
+}

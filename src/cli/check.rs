@@ -1,0 +1,153 @@
+//! `knudsen check CASE`: validate a case and print what it derives (physics, grid, memory,
+//! the plan of each backend) without running it.
+
+use super::args::Overrides;
+use super::failure::Failure;
+use super::load::{check_host_memory, load, mib};
+use knudsen::backend::wgpu::schedule::{schedule, GpuLimits};
+use knudsen::backend::{self, cpu::cpu_plan};
+use knudsen::boundary::FaceKind;
+use knudsen::config::Config;
+use knudsen::problem::Problem;
+use std::path::Path;
+
+pub fn check(path: &Path, overrides: Overrides) -> Result<(), Failure> {
+    let cfg = load(path, overrides)?;
+    check_host_memory(&cfg)?;
+    let p = Problem::new(&cfg);
+    println!("case {}: valid", cfg.name.as_deref().unwrap_or(&path.display().to_string()));
+    print_gas(&cfg, &p);
+    print_grid(&cfg, &p);
+    print_plans(&cfg, &p)
+}
+
+fn print_gas(cfg: &Config, p: &Problem) {
+    println!(
+        "gas: Kn = {:.6}, delta = {:.6} (reference length {}), omega = {}, Pr = {:.6} ({})",
+        cfg.kn(),
+        cfg.delta(),
+        cfg.gas.length,
+        cfg.gas.omega,
+        cfg.gas.prandtl,
+        if cfg.gas.prandtl == 1.0 { "BGK" } else { "Shakhov" }
+    );
+    for w in cfg.warnings() {
+        println!("warning: {w}");
+    }
+    let ini = cfg.initial_state();
+    let mut temps = vec![ini.temperature];
+    for b in &p.bounds.faces {
+        match b.kind {
+            FaceKind::DiffuseWall { temperature, .. } | FaceKind::FreeStream { temperature, .. } => {
+                temps.push(temperature)
+            }
+            FaceKind::Specular | FaceKind::Periodic => {}
+        }
+    }
+    temps.extend(p.bodies.bodies.iter().map(|b| b.temperature));
+    let tau = |t: f64| 1.0 / knudsen::model::collision_frequency(p.delta, p.omega, ini.density, t);
+    let (tmin, tmax) = temps.iter().fold((f64::MAX, f64::MIN), |(a, b), &t| (a.min(t), b.max(t)));
+    println!(
+        "relaxation time tau = 1/nu at rho = {}: {:.4} (T = {tmin}) .. {:.4} (T = {tmax}), in units L / v0",
+        ini.density,
+        tau(tmin).min(tau(tmax)),
+        tau(tmin).max(tau(tmax))
+    );
+}
+
+fn print_grid(cfg: &Config, p: &Problem) {
+    let (g, v) = (&p.grid, &p.vgrid);
+    println!(
+        "grid: {} x {} x {} cells; velocities {}^3 in [-{a}, {a}]^3 ({:?}); phase-space points {:.4e}",
+        g.nx(),
+        g.ny(),
+        g.nz(),
+        v.m,
+        v.quadrature,
+        p.phase_points() as f64,
+        a = v.half_width
+    );
+    for (name, a) in [("x", &g.x), ("y", &g.y), ("z", &g.z)] {
+        let (wmin, wmax) = a.widths.iter().fold((f64::MAX, 0.0f64), |(lo, hi), &w| (lo.min(w), hi.max(w)));
+        if wmax > wmin * (1.0 + 1e-9) {
+            println!(
+                "  {name}: {} cells over [{}, {}], widths {wmin:.4} .. {wmax:.4}, largest neighbour ratio {:.4}",
+                a.len(),
+                a.faces[0],
+                a.faces[a.len()],
+                a.max_growth()
+            );
+        }
+    }
+    if let Some(fs) = &cfg.free_stream {
+        let u = fs.velocity();
+        println!(
+            "free stream: rho = {}, T = {}, U = [{:.4}, {:.4}, {:.4}] v0 (Mach {:.4})",
+            fs.density,
+            fs.temperature,
+            u[0],
+            u[1],
+            u[2],
+            fs.mach()
+        );
+    }
+    for (b, body) in p.bodies.bodies.iter().enumerate() {
+        let faces = p.bodies.solids.walls.iter().filter(|w| w.body as usize == b).count();
+        println!("body {}: T = {}, {faces} wall faces", body.name, body.temperature);
+    }
+    if p.bodies.solids.any() {
+        println!("fluid cells: {} of {}", p.fluid_cells(), g.cells());
+    }
+    println!(
+        "mass rescale: {}; tolerance {:.1e}; at most {} iterations",
+        cfg.mass_rescale(),
+        cfg.solver.tolerance,
+        cfg.solver.max_iterations
+    );
+}
+
+/// Host storage, then the plan of the CPU backend and of every wgpu adapter found.
+fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
+    let (g, v) = (&p.grid, &p.vgrid);
+    // Per-cell fields held by the solver: raw moments (13), sweep coefficients (10),
+    // macroscopic state (16) and conserved variables (5), all f64.
+    let host_bytes = g.cells() as u64 * (13 + 10 + 16 + 5) * 8;
+    println!("host field storage: {:.1} MiB", mib(host_bytes));
+    let cpu_budget = cfg.solver.memory_budget_mib.unwrap_or(backend::CPU_DEFAULT_BUDGET_MIB);
+    match cpu_plan(p, (cpu_budget * 1048576.0) as u64) {
+        Ok(pl) => println!(
+            "cpu (f64), budget {cpu_budget} MiB: batch {} velocities in {} batches; distribution storage {:.1} MiB",
+            pl.max_batch,
+            pl.batches.len(),
+            mib(pl.distribution_bytes())
+        ),
+        Err(e) => {
+            return Err(Failure::BadInput(format!(
+                "`solver.memory_budget_mib` / --memory-budget-mib: {e} (cpu backend)"
+            )))
+        }
+    }
+    let gpu_budget = cfg.solver.memory_budget_mib.unwrap_or(backend::wgpu::DEFAULT_BUDGET_MIB);
+    let mut targets: Vec<(String, GpuLimits)> = backend::wgpu::device::adapters()
+        .iter()
+        .map(|a| (a.get_info().name, GpuLimits::from_wgpu(&a.limits())))
+        .collect();
+    if targets.is_empty() {
+        targets.push(("no adapter found; WebGPU default limits".into(), GpuLimits::webgpu_default()));
+    }
+    for (name, limits) in targets {
+        match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits, None) {
+            Ok(s) => println!(
+                "wgpu (f32) on {name}, budget {gpu_budget} MiB: {} velocities in flight in {} waves, {} bindings of {} velocities; distribution storage {:.1} MiB; GPU fields {:.1} MiB",
+                s.in_flight(),
+                s.waves.len(),
+                s.slice_buffers,
+                s.chunk_stride,
+                mib(s.distribution_bytes),
+                mib(s.field_bytes)
+            ),
+            Err(e) => println!("wgpu (f32) on {name}: does not fit: {e}"),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,13 @@
+//! `knudsen compare A B`: relative L2 difference of each field of two results.
+
+use super::failure::Failure;
+use std::path::Path;
+
+pub fn compare(a: &Path, b: &Path) -> Result<(), Failure> {
+    let d = knudsen::output::compare_fields(a, b).map_err(Failure::Run)?;
+    println!("relative L2 difference ||a - b|| / ||b|| per field ({} vs {}):", a.display(), b.display());
+    for (name, x) in d {
+        println!("  {name:<12} {x:.3e}");
+    }
+    Ok(())
+}

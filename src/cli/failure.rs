@@ -1,0 +1,42 @@
+//! How a command fails, and the exit code each failure gives.
+
+use knudsen::config::ConfigError;
+use std::process::ExitCode;
+
+/// Exit code for a bad case file or option: nothing was run or written.
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+pub enum Failure {
+    /// The input (case file, option, path) is wrong; exit 2.
+    BadInput(String),
+    /// The run itself failed; exit 1.
+    Run(anyhow::Error),
+}
+
+impl Failure {
+    /// Print the error on stderr and give the exit code.
+    pub fn report(self) -> ExitCode {
+        match self {
+            Failure::BadInput(msg) => {
+                eprintln!("error: {msg}");
+                ExitCode::from(EXIT_BAD_INPUT)
+            }
+            Failure::Run(e) => {
+                eprintln!("error: {e:#}");
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+impl From<ConfigError> for Failure {
+    fn from(e: ConfigError) -> Self {
+        Failure::BadInput(e.to_string())
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(e: anyhow::Error) -> Self {
+        Failure::Run(e)
+    }
+}

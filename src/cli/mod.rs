@@ -1,0 +1,22 @@
+//! The `knudsen` commands, one file each: [`run`], [`check`], [`validate`], [`info`],
+//! [`compare`], [`slice`] and the hidden [`nvrtc`] check. The pieces they share: [`args`]
+//! (what clap parses), [`load`] (the case with its command-line overrides),
+//! [`out_dir`] (where results go), [`progress`] (what a run shows) and [`failure`] (the
+//! error and its exit code). A new command is a new file here and one arm in `main.rs`.
+
+pub mod args;
+pub mod check;
+pub mod compare;
+pub mod failure;
+pub mod info;
+pub mod load;
+pub mod nvrtc;
+pub mod out_dir;
+pub mod progress;
+pub mod run;
+pub mod slice;
+pub mod validate;
+
+/// The log target of the commands' own lines: `knudsen`, as the command line has always
+/// printed them (the modules here would otherwise show as `knudsen::cli::...`).
+pub const LOG: &str = "knudsen";

@@ -1,0 +1,31 @@
+//! `knudsen nvrtc-check` (hidden): compile the CUDA kernels with NVRTC, no GPU needed; CI
+//! runs it so a kernel that does not compile fails before it reaches a device.
+
+use super::failure::Failure;
+use std::path::Path;
+
+#[cfg(feature = "cuda")]
+pub fn nvrtc_check(source: Option<&Path>) -> Result<(), Failure> {
+    use knudsen::backend::cuda::kernels;
+    let src = match source {
+        Some(p) => std::fs::read_to_string(p).map_err(|e| Failure::BadInput(format!("{}: {e}", p.display())))?,
+        None => kernels::program(),
+    };
+    for sizes in kernels::check_sizes() {
+        let ptx = kernels::compile_ptx(&src, &sizes, Some("compute_90"))
+            .map_err(|e| Failure::Run(anyhow::anyhow!("NVRTC, NX = {}: {e}", sizes.nx)))?;
+        let text = ptx.to_src();
+        for k in ["sweep_slice", "moment_slice", "wall_load_slice"] {
+            if source.is_none() && !text.contains(&format!(".entry {k}")) {
+                return Err(Failure::Run(anyhow::anyhow!("NVRTC output has no entry {k}")));
+            }
+        }
+        println!("NVRTC: NX = {}: {} bytes of PTX", sizes.nx, text.len());
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "cuda"))]
+pub fn nvrtc_check(_: Option<&Path>) -> Result<(), Failure> {
+    Err(Failure::BadInput(knudsen::backend::cuda_available().unwrap_err()))
+}

@@ -1,0 +1,25 @@
+//! Where a run writes, and making sure it can before the solve starts.
+
+use knudsen::config::Config;
+use std::path::{Path, PathBuf};
+
+/// `--out`, else the case's `output.dir`, else `out/<config file stem>`.
+pub fn output_dir(path: &Path, cfg: &Config, out: Option<PathBuf>) -> PathBuf {
+    out.or_else(|| cfg.output.dir.as_ref().map(PathBuf::from)).unwrap_or_else(|| {
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "case".into());
+        PathBuf::from("out").join(stem)
+    })
+}
+
+/// Make sure results can be written before spending time on the solve: create the
+/// directory and write and remove a probe file in it.
+pub fn probe_output_dir(dir: &Path) -> Result<(), String> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!("output path {} exists and is not a directory", dir.display()));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create output directory {}: {e}", dir.display()))?;
+    let probe = dir.join(format!(".knudsen-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| format!("cannot write to output directory {}: {e}", dir.display()))?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}

@@ -1,0 +1,68 @@
+//! `knudsen validate [FILES] [--fast]`: run the validation suites and write their results.
+
+use super::failure::Failure;
+use knudsen::backend::BackendChoice;
+use knudsen::validate::{run_suite, Suite, SuiteResult};
+use std::path::{Path, PathBuf};
+
+pub fn validate(files: Vec<PathBuf>, fast: bool, backend: BackendChoice, out: &Path) -> Result<(), Failure> {
+    let files = if files.is_empty() { default_suites()? } else { files };
+    // Every file is read and checked before anything runs.
+    let suites: Vec<Suite> = files
+        .iter()
+        .map(|f| Suite::from_file(f))
+        .collect::<anyhow::Result<_>>()
+        .map_err(|e| Failure::BadInput(format!("{e:#}")))?;
+    let subset = if fast { "fast" } else { "full" };
+    std::fs::create_dir_all(out).map_err(|e| Failure::Run(anyhow::anyhow!("creating {}: {e}", out.display())))?;
+    let mut results = Vec::new();
+    for s in &suites {
+        println!("{} [{}]", s.title, s.name);
+        let r = run_suite(s, subset, backend, &mut |line| println!("{line}")).map_err(Failure::Run)?;
+        print_verdict(&r);
+        results.push(r);
+    }
+    let path = out.join(format!("results-{subset}.json"));
+    let doc = serde_json::json!({
+        "knudsen": env!("CARGO_PKG_VERSION"),
+        "subset": subset,
+        "suites": results,
+    });
+    knudsen::output::write_atomic_bytes(&path, serde_json::to_string_pretty(&doc).unwrap().as_bytes())
+        .map_err(Failure::Run)?;
+    let failed: Vec<&str> = results.iter().filter(|r| !r.pass).map(|r| r.name.as_str()).collect();
+    println!("results in {}", path.display());
+    if failed.is_empty() {
+        println!("all {} suites pass", results.len());
+        Ok(())
+    } else {
+        Err(Failure::Run(anyhow::anyhow!("{} of {} suites failed: {}", failed.len(), results.len(), failed.join(", "))))
+    }
+}
+
+/// Every `configs/validation/*.json`, sorted.
+fn default_suites() -> Result<Vec<PathBuf>, Failure> {
+    let dir = Path::new("configs/validation");
+    let mut list: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| {
+            Failure::BadInput(format!("{}: {e} (run from the repository root or name the files)", dir.display()))
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    list.sort();
+    Ok(list)
+}
+
+fn print_verdict(r: &SuiteResult) {
+    match (r.observed_order, r.richardson_relative) {
+        (Some(p), Some(rel)) => println!(
+            "  observed order {p:.3}, Richardson error of the finest {:.3e} ({:.3}%)",
+            r.richardson_error.unwrap(),
+            100.0 * rel
+        ),
+        (None, Some(rel)) => println!("  not monotone; last relative change {:.3}%", 100.0 * rel),
+        _ => {}
+    }
+    println!("  {}", if r.pass { "PASS".to_string() } else { format!("FAIL: {}", r.failures.join("; ")) });
+}

@@ -1,0 +1,74 @@
+//! `bodies`: solid axis-aligned boxes whose surfaces are diffuse walls.
+
+use super::grid::face_index;
+use super::{positive_finite, ConfigError, VelocityConfig};
+use serde::{Deserialize, Serialize};
+
+/// A solid axis-aligned box. Its faces must lie on cell faces of the grid.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BodyConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub min: [f64; 3],
+    pub max: [f64; 3],
+    pub temperature: f64,
+    /// Velocity of the body's surface (e.g. a belt); the wall density still makes the net
+    /// mass flux through every surface face zero.
+    #[serde(default)]
+    pub velocity: [f64; 3],
+}
+
+/// Body surface faces are numbered in 25 bits of the GPU's per-cell wall word.
+pub const MAX_WALL_FACES: usize = 1 << 25;
+
+impl BodyConfig {
+    pub fn label(&self, index: usize) -> String {
+        self.name.clone().unwrap_or_else(|| format!("body{index}"))
+    }
+
+    /// Check body `b` against the velocity grid and the grid's face coordinates per axis.
+    /// Lowers `t_min` to the body's temperature.
+    pub fn validate(
+        &self,
+        b: usize,
+        v: &VelocityConfig,
+        faces: &[Vec<f64>; 3],
+        t_min: &mut f64,
+    ) -> Result<(), ConfigError> {
+        let (key, body) = (format!("bodies[{b}]"), self);
+        positive_finite(&format!("{key}.temperature"), body.temperature)?;
+        if body.velocity.iter().any(|c| !c.is_finite()) {
+            return Err(ConfigError::new(format!("{key}.velocity"), "must be finite"));
+        }
+        v.check_fits(&format!("{key}.velocity"), body.velocity, body.temperature)?;
+        *t_min = t_min.min(body.temperature);
+        for (d, axis) in faces.iter().enumerate() {
+            let an = ["x", "y", "z"][d];
+            let (lo, hi) = (body.min[d], body.max[d]);
+            if !(lo.is_finite() && hi.is_finite() && hi > lo) {
+                return Err(ConfigError::new(
+                    format!("{key}.max"),
+                    format!("{an}: max must exceed min ({hi} <= {lo})"),
+                ));
+            }
+            let (d0, d1) = (axis[0], *axis.last().unwrap());
+            if lo < d0 || hi > d1 {
+                return Err(ConfigError::new(
+                    key.clone(),
+                    format!("{an} extent [{lo}, {hi}] leaves the domain [{d0}, {d1}]"),
+                ));
+            }
+            for (what, c) in [("min", lo), ("max", hi)] {
+                if face_index(axis, c).is_none() {
+                    let near = axis.iter().cloned().min_by(|p, q| (p - c).abs().total_cmp(&(q - c).abs())).unwrap();
+                    return Err(ConfigError::new(
+                        format!("{key}.{what}"),
+                        format!("{an} = {c} is not on a cell face of grid.{an} (nearest face {near}); bodies are not approximated, align the grid with them"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}

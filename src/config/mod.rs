@@ -1,0 +1,191 @@
+//! Case files: JSON, parsed with serde and validated before anything runs.
+//!
+//! Every quantity is non-dimensional in the units of `docs/model.md` (length L, temperature
+//! T0, density rho0, speed v0 = sqrt(2 R T0)). `docs/configs.md` documents every field.
+//! A bad file yields a [`ConfigError`] naming the key and the reason; nothing is written.
+//!
+//! One file per section of the case, each beside its own validation: [`gas`], [`grid`],
+//! [`velocity`], [`boundaries`], [`bodies`], [`free_stream`] (with `initial`), [`solver`],
+//! [`output`]. This module holds the whole case, the order in which the sections are checked
+//! (the first problem found is reported) and the quantities derived from several sections.
+//! The schema depends on nothing else in the crate but `crate::model`'s formulas.
+
+pub mod bodies;
+pub mod boundaries;
+pub mod free_stream;
+pub mod gas;
+pub mod grid;
+pub mod output;
+pub mod solver;
+pub mod velocity;
+
+pub use bodies::{BodyConfig, MAX_WALL_FACES};
+pub use boundaries::{BoundariesConfig, FaceConfig};
+pub use free_stream::{FreeStreamConfig, InitialConfig, GAMMA};
+pub use gas::GasConfig;
+pub use grid::{AxisConfig, GridConfig, StretchConfig, MAX_CELLS_PER_AXIS, MAX_STRETCH_RATIO};
+pub use output::OutputConfig;
+pub use solver::SolverConfig;
+pub use velocity::{
+    Quadrature, VelocityConfig, MAX_VELOCITY_POINTS, MIN_THERMAL_WIDTHS_INSIDE, WARN_THERMAL_WIDTHS_INSIDE,
+};
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::Path;
+
+/// A config error: the dotted key that is wrong and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigError {
+    pub key: String,
+    pub reason: String,
+}
+
+impl ConfigError {
+    pub fn new(key: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self { key: key.into(), reason: reason.into() }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "config error: {}", self.reason)
+        } else {
+            write!(f, "config error: `{}`: {}", self.key, self.reason)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Free text naming the case; copied into the outputs.
+    #[serde(default)]
+    pub name: Option<String>,
+    pub gas: GasConfig,
+    pub grid: GridConfig,
+    pub velocity: VelocityConfig,
+    pub boundaries: BoundariesConfig,
+    /// The undisturbed gas that `free_stream` faces emit (external flows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_stream: Option<FreeStreamConfig>,
+    /// Solid axis-aligned boxes inside the domain; their surfaces are diffuse walls.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bodies: Vec<BodyConfig>,
+    /// Initial state; defaults to the free stream when there is one, else gas at rest at
+    /// density 1 and temperature 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial: Option<InitialConfig>,
+    #[serde(default)]
+    pub solver: SolverConfig,
+    #[serde(default)]
+    pub output: OutputConfig,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn positive_finite(key: &str, v: f64) -> Result<(), ConfigError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(ConfigError::new(key, format!("must be positive and finite, got {v}")))
+    }
+}
+
+impl Config {
+    /// Parse JSON text; unknown keys and wrong types are errors naming the key.
+    pub fn from_json(text: &str) -> Result<Self, ConfigError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = e.path().to_string();
+            // "." is the document root and "?" a position the parser could not name (syntax
+            // errors); neither is a key.
+            let key = if key == "." || key == "?" { String::new() } else { key };
+            ConfigError::new(key, e.into_inner().to_string())
+        })?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::new("", format!("cannot read {}: {e}", path.display())))?;
+        Self::from_json(&text)
+    }
+
+    /// Check every value, section by section; the first problem found is returned.
+    /// Sections that depend on others come after them: walls, the free stream and bodies
+    /// need the velocity cube, bodies the grid, and the velocity spacing the coldest
+    /// temperature of all of them.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.gas.validate()?;
+        let faces = self.grid.validate()?;
+        let v = &self.velocity;
+        v.validate()?;
+        let ini = self.initial_state();
+        // Without `initial` a free stream is the initial state; it is checked under its own key.
+        if self.initial.is_some() || self.free_stream.is_none() {
+            ini.validate(v)?;
+        }
+        let mut t_min = ini.temperature;
+        let uses_free_stream = self.boundaries.validate(v, self.free_stream.is_some(), &mut t_min)?;
+        if let Some(fs) = &self.free_stream {
+            fs.validate(v, uses_free_stream, &mut t_min)?;
+        }
+        for (b, body) in self.bodies.iter().enumerate() {
+            body.validate(b, v, &faces, &mut t_min)?;
+        }
+        v.check_resolves(t_min)?;
+        self.solver.validate()?;
+        self.output.validate()
+    }
+
+    /// Rarefaction parameter delta on the reference length (model.md, "Rarefaction").
+    pub fn delta(&self) -> f64 {
+        self.gas.delta()
+    }
+
+    pub fn kn(&self) -> f64 {
+        crate::model::kn_from_delta(self.delta(), self.gas.omega)
+    }
+
+    /// True when no face lets mass in or out (walls, symmetry planes, periodic pairs).
+    pub fn closed(&self) -> bool {
+        self.boundaries.closed()
+    }
+
+    pub fn mass_rescale(&self) -> bool {
+        self.solver.mass_rescale.unwrap_or_else(|| self.closed())
+    }
+
+    /// Cells per axis (validated config).
+    pub fn cell_counts(&self) -> [usize; 3] {
+        self.grid.cell_counts()
+    }
+
+    /// The initial state: `initial`, else the free stream, else rest at (1, 1).
+    pub fn initial_state(&self) -> InitialConfig {
+        match (&self.initial, &self.free_stream) {
+            (Some(i), _) => i.clone(),
+            (None, Some(fs)) => {
+                InitialConfig { density: fs.density, temperature: fs.temperature, velocity: fs.velocity() }
+            }
+            (None, None) => InitialConfig::default(),
+        }
+    }
+
+    /// Non-fatal remarks on a valid case (printed by `run` and `check`).
+    pub fn warnings(&self) -> Vec<String> {
+        let ini = self.initial_state();
+        let mut states = vec![("initial state", ini.velocity, ini.temperature)];
+        if let Some(fs) = &self.free_stream {
+            states.push(("free stream", fs.velocity(), fs.temperature));
+        }
+        states.into_iter().filter_map(|(name, u, t)| self.velocity.tail_warning(name, u, t)).collect()
+    }
+}

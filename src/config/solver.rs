@@ -1,0 +1,60 @@
+//! `solver`: when to stop, how much memory the sweep may hold, mass rescale and damping.
+
+use super::{positive_finite, ConfigError};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SolverConfig {
+    /// Stop when the largest relative L2 change of density, momentum and energy is below this.
+    #[serde(default = "default_tolerance")]
+    pub tolerance: f64,
+    #[serde(default = "default_max_iterations")]
+    pub max_iterations: usize,
+    /// Budget for distribution-function slice storage, MiB. Sets the batch size. Default:
+    /// the backend's (CPU 512 MiB, wgpu 2048 MiB).
+    #[serde(default)]
+    pub memory_budget_mib: Option<f64>,
+    /// Rescale the total mass to its initial value after each iteration. Defaults to true
+    /// when every face is a wall (closed domain), false otherwise.
+    #[serde(default)]
+    pub mass_rescale: Option<bool>,
+    /// Damp wall-density updates that reverse the previous one (`crate::damping`).
+    #[serde(default = "default_true")]
+    pub wall_density_damping: bool,
+}
+
+impl Default for SolverConfig {
+    fn default() -> Self {
+        Self {
+            tolerance: default_tolerance(),
+            max_iterations: default_max_iterations(),
+            memory_budget_mib: None,
+            mass_rescale: None,
+            wall_density_damping: true,
+        }
+    }
+}
+
+fn default_true() -> bool {
+    true
+}
+fn default_tolerance() -> f64 {
+    1e-9
+}
+fn default_max_iterations() -> usize {
+    1000
+}
+
+impl SolverConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        positive_finite("solver.tolerance", self.tolerance)?;
+        if self.max_iterations == 0 {
+            return Err(ConfigError::new("solver.max_iterations", "must be at least 1"));
+        }
+        if let Some(b) = self.memory_budget_mib {
+            positive_finite("solver.memory_budget_mib", b)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,198 @@
+//! The iteration around a [`Backend`]. Each iteration runs these stages, each in its file:
+//!
+//! 1. **sweep** (the backend): every velocity with f^{S,n}, tau^n and the wall densities
+//!    rho_w^n, giving raw moments, incident fluxes and exits;
+//! 2. **mass rescale** (here): a closed domain's mass back to its initial value;
+//! 3. **residual** ([`convergence`]): the change of density, momentum and energy;
+//! 4. **macroscopic update** (a [`Strategy`]): the fields and sweep coefficients of the
+//!    next sweep. [`source_iteration`] takes them from the sweep's moments; an
+//!    acceleration scheme (a synthetic solve between two sweeps) is another `Strategy` in a
+//!    file beside it;
+//! 5. **boundaries** ([`state`]): rho_w^{n+1}, face densities and partner data from the
+//!    incident fluxes, damped where they alternate;
+//! 6. **stop** below the tolerance, or at the iteration limit.
+//!
+//! [`state::State`] is everything carried from one iteration to the next, and
+//! [`state::Restart`] what a finished run leaves to continue from.
+
+pub mod convergence;
+pub mod source_iteration;
+pub mod state;
+
+pub use convergence::{residuals, IterationRecord, MOMENTUM_FLOOR, RESIDUAL_NAMES};
+pub use state::Restart;
+
+use crate::backend::{Backend, SweepInput, SweepOutput};
+use crate::body::WALL_SUMS;
+use crate::boundary::FaceData;
+use crate::damping::DensitySteps;
+use crate::model::{raw, Macro, NRAW};
+use crate::problem::Problem;
+use convergence::{conserved_from_raw, effective_tolerance};
+use rayon::prelude::*;
+use state::State;
+use std::time::Instant;
+
+/// What happens between two sweeps: the macroscopic fields and sweep coefficients of the
+/// next sweep from this sweep's output. Boundary data, residuals and the stop are common to
+/// every strategy and stay in the solver.
+pub trait Strategy {
+    /// The value of `solver.acceleration` that selects it.
+    fn name(&self) -> &'static str;
+    /// Update `state.fields` and `state.eq` of every fluid cell.
+    fn update_fields(&mut self, p: &Problem, out: &SweepOutput, state: &mut State) -> anyhow::Result<()>;
+}
+
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// Final macroscopic state per cell.
+    pub fields: Vec<Macro>,
+    pub raw: Vec<[f64; NRAW]>,
+    pub incident: FaceData,
+    /// Body wall faces: the incident sums of the final sweep and the wall densities that
+    /// sweep used (together they give the exact discrete surface fluxes; `crate::loads`).
+    pub wall: Vec<[f64; WALL_SUMS]>,
+    pub wall_density: Vec<f64>,
+    /// The inputs of the next iteration, so a run can be continued (`Restart`).
+    pub next_face_density: FaceData,
+    pub next_wall_density: Vec<f64>,
+    /// Partner data of the next iteration (specular and periodic faces).
+    pub next_partner: FaceData,
+    /// The damping state of the next wall-density update (`crate::damping`).
+    pub next_steps: DensitySteps,
+    pub history: Vec<IterationRecord>,
+    pub converged: bool,
+    pub total_seconds: f64,
+}
+
+impl RunResult {
+    pub fn iterations(&self) -> usize {
+        self.history.len()
+    }
+    pub fn final_residual(&self) -> f64 {
+        self.history.last().map_or(f64::NAN, IterationRecord::residual)
+    }
+}
+
+pub struct Solver<'a> {
+    pub problem: &'a Problem,
+    pub backend: Box<dyn Backend + 'a>,
+    strategy: Box<dyn Strategy + 'a>,
+    restart: Option<Restart>,
+}
+
+impl<'a> Solver<'a> {
+    /// A source-iteration solver.
+    pub fn new(problem: &'a Problem, backend: Box<dyn Backend + 'a>) -> Self {
+        Self { problem, backend, strategy: Box::new(source_iteration::SourceIteration), restart: None }
+    }
+
+    /// Continue from a previous run's state; `max_iterations` then counts the new
+    /// iterations only.
+    pub fn with_restart(mut self, r: Restart) -> Self {
+        self.restart = Some(r);
+        self
+    }
+
+    /// Iterate to `tolerance` or `max_iterations`; `observe` sees each iteration.
+    pub fn run(&mut self, mut observe: impl FnMut(&IterationRecord)) -> anyhow::Result<RunResult> {
+        let p = self.problem;
+        let s = &p.config.solver;
+        self.run_for(s.max_iterations, s.tolerance, &mut observe)
+    }
+
+    pub fn run_for(
+        &mut self,
+        max_iterations: usize,
+        tolerance: f64,
+        observe: &mut dyn FnMut(&IterationRecord),
+    ) -> anyhow::Result<RunResult> {
+        let p = self.problem;
+        let tolerance = effective_tolerance(tolerance, self.backend.residual_floor(), self.backend.kind());
+        let start = Instant::now();
+        let (mut state, mut history) = match self.restart.take() {
+            Some(mut r) => {
+                let history = std::mem::take(&mut r.history);
+                (State::restart(p, r), history)
+            }
+            None => (State::initial(p), Vec::new()),
+        };
+        let elapsed0 = history.last().map_or(0.0, |h: &IterationRecord| h.elapsed);
+        let volumes = p.grid.volumes();
+        let mass0: f64 = volumes.iter().map(|v| v * p.initial_macro().rho).sum();
+
+        let mut out = SweepOutput::zeros(p);
+        let mut converged = false;
+        let first = history.len() + 1;
+        for iteration in first..first + max_iterations {
+            let t0 = Instant::now();
+            let input = SweepInput {
+                eq: &state.eq,
+                face_density: &state.face_density,
+                wall_density: &state.wall_density,
+                partner: &state.partner,
+            };
+            self.backend.sweep(&input, &mut out)?;
+            let t_sweep = t0.elapsed().as_secs_f64();
+            if p.config.mass_rescale() {
+                rescale_mass(&mut out, &volumes, mass0);
+            }
+            let new_conserved: Vec<[f64; 5]> = out.raw.par_iter().map(conserved_from_raw).collect();
+            let res = residuals(&state.conserved, &new_conserved);
+            state.conserved = new_conserved;
+            self.strategy.update_fields(p, &out, &mut state)?;
+            state.check_physical(p, iteration)?;
+            state.update_boundaries(p, &out);
+            log::debug!(
+                "iteration {iteration}: backend {t_sweep:.4} s, host update {:.4} s",
+                t0.elapsed().as_secs_f64() - t_sweep
+            );
+            let mut rec = IterationRecord {
+                iteration,
+                residuals: res,
+                elapsed: elapsed0 + start.elapsed().as_secs_f64(),
+                seconds: t0.elapsed().as_secs_f64(),
+                drag: None,
+            };
+            if p.bodies.solids.any() && p.config.free_stream.is_some() {
+                let surf = crate::loads::surface(p, &out.wall, &state.used_wall_density);
+                rec.drag = crate::loads::body_loads(p, &surf, &out.wall).first().and_then(|l| l.drag_coefficient);
+            }
+            let r = rec.residual();
+            observe(&rec);
+            history.push(rec);
+            if !r.is_finite() {
+                anyhow::bail!("iteration {iteration}: residual is {r}");
+            }
+            if r < tolerance {
+                converged = true;
+                break;
+            }
+        }
+        Ok(RunResult {
+            fields: state.fields,
+            raw: out.raw,
+            incident: out.incident,
+            wall: out.wall,
+            wall_density: state.used_wall_density,
+            next_face_density: state.face_density,
+            next_wall_density: state.wall_density,
+            next_partner: state.partner,
+            next_steps: state.steps,
+            history,
+            converged,
+            total_seconds: elapsed0 + start.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+/// The lagged wall density lets the mass drift slightly; rescaling f (hence every raw
+/// moment and incident flux) restores it, as in the paper.
+fn rescale_mass(out: &mut SweepOutput, volumes: &[f64], mass0: f64) {
+    let mass: f64 = out.raw.iter().zip(volumes).map(|(m, v)| m[raw::RHO] * v).sum();
+    let factor = mass0 / mass;
+    out.raw.iter_mut().for_each(|m| m.iter_mut().for_each(|x| *x *= factor));
+    out.incident.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x *= factor));
+    out.wall.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x *= factor));
+    out.exits.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x *= factor));
+}

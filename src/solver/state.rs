@@ -1,0 +1,136 @@
+//! What the iteration carries from one sweep to the next: the macroscopic fields and their
+//! sweep coefficients, the box-face and wall densities, the partner data of specular and
+//! periodic faces, the density-damping state and the conserved fields of the last iterate.
+
+use super::convergence::conserved_from_macro;
+use super::IterationRecord;
+use crate::backend::SweepOutput;
+use crate::boundary::FaceData;
+use crate::damping::{damped_update, DensitySteps};
+use crate::model::{EqCoeffs, Macro};
+use crate::problem::Problem;
+use rayon::prelude::*;
+
+/// The state a finished run leaves to continue from: the macroscopic fields (which give
+/// f^S and nu), the box-face and wall densities, partner data and density-damping state of the
+/// next iteration, and the history so far. Continuing from it gives the same iterates as one uninterrupted run (up to the
+/// backend's own round-off: the fields are stored in f64).
+#[derive(Debug, Clone)]
+pub struct Restart {
+    pub fields: Vec<Macro>,
+    pub face_density: FaceData,
+    pub wall_density: Vec<f64>,
+    pub partner: FaceData,
+    pub steps: DensitySteps,
+    pub history: Vec<IterationRecord>,
+}
+
+pub struct State {
+    pub fields: Vec<Macro>,
+    pub eq: Vec<EqCoeffs>,
+    /// The densities the next sweep emits with.
+    pub face_density: FaceData,
+    pub wall_density: Vec<f64>,
+    /// The wall densities the last sweep used (with its incident sums they give the
+    /// discrete surface fluxes; `crate::loads`).
+    pub used_wall_density: Vec<f64>,
+    pub partner: FaceData,
+    pub steps: DensitySteps,
+    /// Density, momentum and energy per cell of the last iterate (residuals).
+    pub conserved: Vec<[f64; 5]>,
+}
+
+impl State {
+    /// The uniform initial state of the case, with the box-face, wall and partner data of
+    /// that state.
+    pub fn initial(p: &Problem) -> Self {
+        let ncell = p.grid.cells();
+        let m0 = p.initial_macro();
+        let solids = &p.bodies.solids;
+        // Solid cells hold no gas: NaN fields (ParaView blanks them) and zero coefficients.
+        let solid_macro = Macro { rho: f64::NAN, u: [f64::NAN; 3], t: f64::NAN, q: [f64::NAN; 3], p: [f64::NAN; 6] };
+        let fields: Vec<Macro> = (0..ncell).map(|c| if solids.is_solid(c) { solid_macro } else { m0 }).collect();
+        let eq0 = p.eq_coeffs(&m0);
+        let eq = (0..ncell).map(|c| if solids.is_solid(c) { EqCoeffs::default() } else { eq0 }).collect();
+        let face_density = p.bounds.densities(&p.bounds.uniform_incident(&p.grid, &p.vgrid, m0.rho, m0.u, m0.t));
+        let wall_density = p.bodies.densities(&p.bodies.uniform_incident(&p.vgrid, m0.rho, m0.u, m0.t));
+        // Specular and periodic faces start from the exits of the uniform initial state.
+        let partner = p.bounds.partner_inflow(&p.bounds.uniform_exits(&p.grid, &p.vgrid, m0.rho, m0.u, m0.t));
+        let conserved = conserved_of(p, &fields);
+        Self {
+            used_wall_density: wall_density.clone(),
+            fields,
+            eq,
+            face_density,
+            wall_density,
+            partner,
+            steps: DensitySteps::default(),
+            conserved,
+        }
+    }
+
+    /// The state a previous run left.
+    pub fn restart(p: &Problem, r: Restart) -> Self {
+        let solids = &p.bodies.solids;
+        let eq = r
+            .fields
+            .par_iter()
+            .enumerate()
+            .map(|(c, f)| if solids.is_solid(c) { EqCoeffs::default() } else { p.eq_coeffs(f) })
+            .collect();
+        let conserved = conserved_of(p, &r.fields);
+        Self {
+            used_wall_density: r.wall_density.clone(),
+            fields: r.fields,
+            eq,
+            face_density: r.face_density,
+            wall_density: r.wall_density,
+            partner: r.partner,
+            steps: r.steps,
+            conserved,
+        }
+    }
+
+    /// Fail on a fluid cell with non-positive (or NaN) density or temperature.
+    pub fn check_physical(&self, p: &Problem, iteration: usize) -> anyhow::Result<()> {
+        let solids = &p.bodies.solids;
+        // Written as !(x > 0) so that NaN counts as non-physical.
+        #[allow(clippy::nonminimal_bool)]
+        let bad = self.fields.iter().enumerate().position(|(c, f)| !solids.is_solid(c) && !(f.rho > 0.0 && f.t > 0.0));
+        if let Some(c) = bad {
+            anyhow::bail!(
+                "iteration {iteration}: non-physical state in cell {c} (rho = {}, T = {}); the velocity grid may be too coarse or too narrow",
+                self.fields[c].rho,
+                self.fields[c].t
+            );
+        }
+        Ok(())
+    }
+
+    /// The box-face, wall and partner data of the next sweep from this sweep's incident
+    /// fluxes and exits, damped where successive updates alternate (`crate::damping`).
+    pub fn update_boundaries(&mut self, p: &Problem, out: &SweepOutput) {
+        self.partner = p.bounds.partner_inflow(&out.exits);
+        self.used_wall_density = self.wall_density.clone();
+        let (fresh_face, fresh_wall) = (p.bounds.densities(&out.incident), p.bodies.densities(&out.wall));
+        if p.config.solver.wall_density_damping {
+            for ((d, f), st) in self.face_density.iter_mut().zip(fresh_face).zip(self.steps.face.iter_mut()) {
+                damped_update(d, f, st);
+            }
+            damped_update(&mut self.wall_density, fresh_wall, &mut self.steps.wall);
+        } else {
+            (self.face_density, self.wall_density) = (fresh_face, fresh_wall);
+            // No state to carry: a later damped restart starts from undamped steps.
+            self.steps = DensitySteps::default();
+        }
+    }
+}
+
+fn conserved_of(p: &Problem, fields: &[Macro]) -> Vec<[f64; 5]> {
+    let solids = &p.bodies.solids;
+    fields
+        .iter()
+        .enumerate()
+        .map(|(c, f)| if solids.is_solid(c) { [0.0; 5] } else { conserved_from_macro(f) })
+        .collect()
+}

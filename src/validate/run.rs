@@ -1,0 +1,204 @@
+//! Running a suite: every point of a subset to convergence, then the verdict of its kind
+//! (reference values, observed order of convergence, or agreement with the first point).
+
+use super::{measure, Kind, Measure, PlotSpec, Point, Suite};
+use crate::backend::BackendChoice;
+use crate::problem::Problem;
+use crate::solver::Solver;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// One point's outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct PointResult {
+    pub set: BTreeMap<String, serde_json::Value>,
+    pub measured: f64,
+    pub reference: Option<f64>,
+    pub tolerance: Option<f64>,
+    pub source: Option<String>,
+    pub note: Option<String>,
+    /// Relative difference from the reference (or from the first point, agreement suites).
+    pub relative_error: Option<f64>,
+    pub pass: Option<bool>,
+    pub iterations: usize,
+    pub converged: bool,
+    pub seconds: f64,
+    pub backend: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SuiteResult {
+    pub name: String,
+    pub title: String,
+    pub kind: Kind,
+    pub measure: Measure,
+    pub subset: String,
+    pub points: Vec<PointResult>,
+    /// Convergence suites: observed order and Richardson error estimate of the finest point
+    /// (absolute, and relative to its value).
+    pub observed_order: Option<f64>,
+    pub richardson_error: Option<f64>,
+    pub richardson_relative: Option<f64>,
+    pub order_range: Option<[f64; 2]>,
+    pub sources: BTreeMap<String, String>,
+    pub plot: Option<PlotSpec>,
+    pub pass: bool,
+    /// Why the suite failed, when it did.
+    pub failures: Vec<String>,
+}
+
+/// Run the points of `subset` ("fast" or "full") on `backend`; `log` sees a line per point.
+pub fn run_suite(
+    suite: &Suite,
+    subset: &str,
+    backend: BackendChoice,
+    log: &mut dyn FnMut(&str),
+) -> anyhow::Result<SuiteResult> {
+    let mut points = Vec::new();
+    for p in suite.points_in(subset) {
+        points.push(run_point(suite, p, backend, log)?);
+    }
+    let mut failures = Vec::new();
+    for (n, p) in points.iter().enumerate() {
+        if !p.converged {
+            failures.push(format!("point {n} did not converge in {} iterations", p.iterations));
+        }
+        if p.pass == Some(false) {
+            failures.push(format!(
+                "point {n}: {:.6} vs reference {:.6} ({:+.2}%, tolerance {:.2}%)",
+                p.measured,
+                p.reference.unwrap(),
+                100.0 * p.relative_error.unwrap(),
+                100.0 * p.tolerance.unwrap()
+            ));
+        }
+    }
+    let (order, rich, rich_rel) = match suite.kind {
+        Kind::Convergence => judge_convergence(suite, &points, &mut failures),
+        Kind::Agreement => {
+            judge_agreement(suite, &mut points, &mut failures);
+            (None, None, None)
+        }
+        Kind::Reference => (None, None, None),
+    };
+    Ok(SuiteResult {
+        name: suite.name.clone(),
+        title: suite.title.clone(),
+        kind: suite.kind,
+        measure: suite.measure,
+        subset: subset.into(),
+        pass: failures.is_empty() && !points.is_empty(),
+        points,
+        observed_order: order,
+        richardson_error: rich,
+        richardson_relative: rich_rel,
+        order_range: suite.order,
+        sources: suite.sources.clone(),
+        plot: suite.plot.clone(),
+        failures,
+    })
+}
+
+/// One point to convergence, measured and compared with its own reference if it has one.
+fn run_point(
+    suite: &Suite,
+    p: &Point,
+    backend: BackendChoice,
+    log: &mut dyn FnMut(&str),
+) -> anyhow::Result<PointResult> {
+    let cfg = suite.config_of(p)?;
+    let problem = Arc::new(Problem::new(&cfg));
+    let (b, fallback) = crate::backend::create(backend, problem.clone(), cfg.solver.memory_budget_mib)?;
+    if let Some(why) = fallback {
+        log::warn!("{why}");
+    }
+    let kind = b.kind().to_string();
+    let result = Solver::new(&problem, b).run(|_| {})?;
+    let measured = measure(suite.measure, &problem, &result)?;
+    let mut r = PointResult {
+        set: p.set.clone(),
+        measured,
+        reference: p.reference,
+        tolerance: p.tolerance,
+        source: p.source.clone(),
+        note: p.note.clone(),
+        relative_error: None,
+        pass: None,
+        iterations: result.iterations(),
+        converged: result.converged,
+        seconds: result.total_seconds,
+        backend: kind,
+    };
+    if let (Some(rf), Some(tol)) = (p.reference, p.tolerance) {
+        let e = (measured - rf) / rf.abs();
+        r.relative_error = Some(e);
+        r.pass = Some(e.abs() <= tol && result.converged);
+    }
+    log(&format!(
+        "  {:<40} {:>12.6} {} ({} it, {:.1} s)",
+        format!("{:?}", p.set).chars().take(40).collect::<String>(),
+        measured,
+        match (r.reference, r.relative_error) {
+            (Some(rf), Some(e)) => format!("ref {rf:.6} err {:+.2}%", 100.0 * e),
+            _ => String::new(),
+        },
+        r.iterations,
+        r.seconds
+    ));
+    Ok(r)
+}
+
+/// Observed order from the last three points (successive halvings) and the Richardson
+/// estimate of the finest point's error: (order, absolute error, relative error).
+fn judge_convergence(
+    suite: &Suite,
+    points: &[PointResult],
+    failures: &mut Vec<String>,
+) -> (Option<f64>, Option<f64>, Option<f64>) {
+    if points.len() < 3 {
+        failures.push("a convergence study needs three points".into());
+        return (None, None, None);
+    }
+    let q: Vec<f64> = points[points.len() - 3..].iter().map(|p| p.measured).collect();
+    let (d1, d2) = (q[0] - q[1], q[1] - q[2]);
+    if d1 * d2 > 0.0 {
+        let p = (d1 / d2).log2();
+        let e = d2 / (2f64.powf(p) - 1.0);
+        let [lo, hi] = suite.order.unwrap();
+        if !(p >= lo && p <= hi) {
+            failures.push(format!("observed order {p:.3} outside [{lo}, {hi}]"));
+        }
+        (Some(p), Some(e), Some(e / q[2].abs()))
+    } else {
+        // Not monotone: no order; the last change bounds the error, and passes only under
+        // the suite's `tolerance`.
+        let change = (d2 / q[2]).abs();
+        match suite.tolerance {
+            Some(tol) if change <= tol => {}
+            _ => failures.push(format!(
+                "not monotone (changes {d1:.3e}, {d2:.3e}); last relative change {change:.2e} above the suite tolerance {:?}",
+                suite.tolerance
+            )),
+        }
+        (None, Some(d2.abs()), Some(change))
+    }
+}
+
+/// Every point against the first, within the suite's tolerance.
+fn judge_agreement(suite: &Suite, points: &mut [PointResult], failures: &mut Vec<String>) {
+    let tol = suite.tolerance.unwrap();
+    let first = points[0].measured;
+    for (n, p) in points.iter_mut().enumerate().skip(1) {
+        let e = (p.measured - first) / first.abs();
+        p.relative_error = Some(e);
+        p.pass = Some(e.abs() <= tol);
+        if e.abs() > tol {
+            failures.push(format!(
+                "point {n} differs from point 0 by {:+.3}% (tolerance {:.2}%)",
+                100.0 * e,
+                100.0 * tol
+            ));
+        }
+    }
+}
