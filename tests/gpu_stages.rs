@@ -4,9 +4,10 @@
 
 mod common;
 use common::*;
+use knudsen::backend::gpu_tables::{moment_index, shape_rows, velocity_table};
 use knudsen::backend::wgpu::layout::{CellCoeffs, StepParams, MSTRIDE};
 use knudsen::backend::wgpu::twin::{self, Consts, SweepBindings, VelocityIndex};
-use knudsen::backend::wgpu::{moment_index, shape_rows, velocity_table, WgpuBackend, WgpuOptions};
+use knudsen::backend::wgpu::{WgpuBackend, WgpuOptions};
 use knudsen::backend::SweepInput;
 use knudsen::boundary::Face;
 use knudsen::model::Macro;

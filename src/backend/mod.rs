@@ -6,6 +6,7 @@ pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod gpu_io;
+pub mod gpu_tables;
 pub mod wgpu;
 
 use crate::body::WALL_SUMS;

@@ -14,8 +14,7 @@
 //! - fluid cell: `(first wall face << 6) | side mask`, bit d of the mask set when side d is a
 //!   wall; wall face of side d = first + popcount(mask & ((1 << d) - 1)).
 
-use super::Grid;
-use crate::boundary::Face;
+use super::{Face, Grid};
 
 pub const SOLID_BIT: u32 = 1 << 31;
 pub const SIDE_BITS: u32 = 6;

@@ -35,7 +35,7 @@ impl Sizes {
             ny: ny as u32,
             nz: nz as u32,
             chunk_stride: chunk_stride as u32,
-            srow: crate::backend::wgpu::shape_rows(p) as u32,
+            srow: crate::backend::gpu_tables::shape_rows(p) as u32,
             has_walls: p.bodies.solids.any(),
             m: p.vgrid.m as u32,
             step: (p.vgrid.half_width / (p.vgrid.m - 1) as f64) as f32,

@@ -11,9 +11,9 @@
 
 pub mod kernels;
 
+use super::gpu_tables::{moment_index, velocity_table};
 use super::wgpu::layout::{CellCoeffs, MSTRIDE};
 use super::wgpu::schedule::{self, grid_2d, GpuLimits, GpuSchedule};
-use super::wgpu::{moment_index, velocity_table};
 use super::{gpu_io, Backend, PlanSummary, SweepInput, SweepOutput};
 use crate::body::WALL_SUMS;
 use crate::problem::Problem;

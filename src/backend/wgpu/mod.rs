@@ -9,23 +9,22 @@
 //! backend's caller does: mass rescaling, the new macroscopic state, the wall densities and
 //! the residual. That readback is about 1/4000 of the bytes the sweeps move.
 
+mod build;
 pub mod device;
 pub mod kernels;
 pub mod layout;
 pub mod schedule;
 pub mod shaders;
+mod stage_check;
 pub mod twin;
 
 use super::{Backend, PlanSummary, SweepInput, SweepOutput};
-use crate::body::WALL_SUMS;
-use crate::grid::Octant;
 use crate::problem::Problem;
 use anyhow::{anyhow, Context};
-use kernels::{encode_moment_slice, encode_sweep_slice, encode_wall_load_slice, Kernel, Sizes};
-use layout::{CellCoeffs, StepParams, MSTRIDE, PARAMS_STRIDE};
+use kernels::{encode_moment_slice, encode_sweep_slice, encode_wall_load_slice, Kernel};
+use layout::PARAMS_STRIDE;
 use schedule::{GpuLimits, GpuSchedule};
 use std::sync::Arc;
-use wgpu::util::DeviceExt;
 
 /// Options for creating the backend beyond the problem itself.
 #[derive(Debug, Clone, Default)]
@@ -143,198 +142,8 @@ impl WgpuBackend {
         Ok(built)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn build(
-        problem: Arc<Problem>,
-        device: wgpu::Device,
-        queue: wgpu::Queue,
-        info: wgpu::AdapterInfo,
-        subgroups: bool,
-        sched: GpuSchedule,
-        tables: super::gpu_io::DeviceTables,
-        max_per_dim: u32,
-    ) -> Self {
-        let p = &*problem;
-        let g = &p.grid;
-        let [nx, ny, nz] = g.dims();
-        // KNUDSEN_ROW_IN_WORKGROUP=0 turns the row buffer off (performance comparisons).
-        let sizes = Sizes {
-            nx: nx as u32,
-            ny: ny as u32,
-            nz: nz as u32,
-            chunk_stride: sched.chunk_stride as u32,
-            m: p.vgrid.m as u32,
-            step: (p.vgrid.half_width / (p.vgrid.m - 1) as f64) as f32,
-            srow: shape_rows(p) as u32,
-            walls: p.bodies.solids.any(),
-            part_at: tables.part_at,
-            exit_at: tables.exit_at,
-        };
-        let sweep = kernels::sweep_slice_kernel(&device, &sizes);
-        let moment = kernels::moment_slice_kernel(&device, &sizes, subgroups);
-        let wall_load = kernels::wall_load_slice_kernel(&device, &sizes);
-
-        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        let make = |label: &str, size: u64, usage: wgpu::BufferUsages| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: size.max(4),
-                usage,
-                mapped_at_creation: false,
-            })
-        };
-        let init = |label: &str, data: &[u8], usage: wgpu::BufferUsages| {
-            device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: data, usage })
-        };
-
-        let cells = make("cells", (g.cells() * std::mem::size_of::<CellCoeffs>()) as u64, storage);
-        let incident_len = tables.incident_len;
-        let nwalls = p.bodies.solids.walls.len();
-        let dens_at = tables.dens_at;
-        let bnd = init("bnd", bytemuck::cast_slice(&tables.bnd), storage);
-        let walls = init("walls", bytemuck::cast_slice(&tables.walls), storage);
-        let wall_sums_bytes = (nwalls * WALL_SUMS * 4) as u64;
-        let wall_sums = make("wall_sums", wall_sums_bytes, storage | wgpu::BufferUsages::COPY_SRC);
-        let moments_bytes = (g.cells() * MSTRIDE * 4) as u64;
-        let moments = make("moments", moments_bytes, storage | wgpu::BufferUsages::COPY_SRC);
-        let incident = make("incident", incident_len as u64 * 4, storage | wgpu::BufferUsages::COPY_SRC);
-        let staging = make(
-            "staging",
-            moments_bytes + incident_len as u64 * 4 + wall_sums_bytes,
-            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        );
-        let slice_bytes = (sched.chunk_stride * sched.slice_cells * 4) as u64;
-        let slices: Vec<wgpu::Buffer> = (0..sched.slice_buffers)
-            .map(|_| make("slices", slice_bytes, storage | wgpu::BufferUsages::COPY_SRC))
-            .collect();
-
-        // Step parameters for every (wave, chunk, step), addressed by dynamic offset.
-        let max_chunks = sched.slice_buffers;
-        let mut params = vec![0u8; sched.waves.len() * max_chunks * nz * PARAMS_STRIDE as usize];
-        for (w, wave) in sched.waves.iter().enumerate() {
-            for (c, chunk) in wave.chunks.iter().enumerate() {
-                for step in 0..nz {
-                    let rec = StepParams {
-                        step: step as u32,
-                        count: chunk.velocities.len() as u32,
-                        split: chunk.split as u32,
-                        pad: 0,
-                    };
-                    let at = Self::params_index(max_chunks, nz, w, c, step) as usize * PARAMS_STRIDE as usize;
-                    params[at..at + 16].copy_from_slice(bytemuck::bytes_of(&rec));
-                }
-            }
-        }
-        let params = init("params", &params, wgpu::BufferUsages::UNIFORM);
-
-        let mut keep = vec![walls.clone()];
-        let mut sweep_groups = Vec::new();
-        let mut moment_groups = Vec::new();
-        let mut wall_groups = Vec::new();
-        for wave in &sched.waves {
-            let mut sg = Vec::new();
-            let mut mg = Vec::new();
-            let mut wg = Vec::new();
-            for (c, chunk) in wave.chunks.iter().enumerate() {
-                let table = init("table", bytemuck::cast_slice(&velocity_table(p, &chunk.velocities)), storage);
-                let vidx = init("vidx", bytemuck::cast_slice(&moment_index(p, &chunk.velocities)), storage);
-                sg.push(kernels::bind(&device, &sweep, &params, &[&cells, &bnd, &table, &slices[c]]));
-                mg.push(kernels::bind(&device, &moment, &params, &[&vidx, &slices[c], &moments, &incident]));
-                wg.push(kernels::bind(&device, &wall_load, &params, &[&table, &slices[c], &walls, &wall_sums]));
-                keep.push(table);
-                keep.push(vidx);
-            }
-            sweep_groups.push(sg);
-            moment_groups.push(mg);
-            wall_groups.push(wg);
-        }
-        let slice_walls = tables.slice_walls.clone();
-        let slice_buffers = slices;
-        keep.push(params);
-        Self {
-            problem,
-            device,
-            queue,
-            info,
-            subgroups,
-            schedule: sched,
-            max_per_dim,
-            sweep,
-            moment,
-            wall_load,
-            cells,
-            bnd,
-            dens_at,
-            wall_sums,
-            slice_walls,
-            moments,
-            incident,
-            staging,
-            sweep_groups,
-            moment_groups,
-            wall_groups,
-            tables_layout: tables,
-            stages: match std::env::var("KNUDSEN_STAGES").as_deref() {
-                Ok("sweep") => (true, false),
-                Ok("moment") => (false, true),
-                _ => (true, true),
-            },
-            first_output: None,
-            slices: slice_buffers,
-            _buffers: keep,
-        }
-    }
-
     fn params_index(max_chunks: usize, nz: usize, w: usize, c: usize, step: usize) -> u64 {
         ((w * max_chunks + c) * nz + step) as u64
-    }
-
-    /// Run only the first two z-steps of chunk 0 of wave 0 (sweep_slice, moment_slice,
-    /// wall_load_slice, twice) and return that chunk's slice storage, the moment sums, the
-    /// incident sums and the wall sums, so each stage can be compared with its CPU twin.
-    pub fn first_steps_for_check(&mut self, input: &SweepInput) -> anyhow::Result<[Vec<f32>; 4]> {
-        let nz = self.problem.grid.nz();
-        let mut enc = self.begin_iteration(input);
-        {
-            let mut pass = enc.begin_compute_pass(&Default::default());
-            let count = self.schedule.waves[0].chunks[0].velocities.len();
-            for step in 0..2.min(nz) {
-                let off = (Self::params_index(self.schedule.slice_buffers, nz, 0, 0, step) * PARAMS_STRIDE) as u32;
-                encode_sweep_slice(&mut pass, &self.sweep, &self.sweep_groups[0][0], off, count, self.max_per_dim);
-                encode_moment_slice(&mut pass, &self.moment, &self.moment_groups[0][0], off, self.schedule.moment_grid);
-                let faces = self.slice_walls[step].max(self.slice_walls[nz - 1 - step]);
-                if faces > 0 {
-                    let wg = &self.wall_groups[0][0];
-                    encode_wall_load_slice(&mut pass, &self.wall_load, wg, off, faces, self.max_per_dim);
-                }
-            }
-        }
-        let read = |enc: &mut wgpu::CommandEncoder, b: &wgpu::Buffer| {
-            let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
-                label: None,
-                size: b.size(),
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            enc.copy_buffer_to_buffer(b, 0, &staging, 0, b.size());
-            staging
-        };
-        let bufs = [
-            read(&mut enc, &self.slices[0]),
-            read(&mut enc, &self.moments),
-            read(&mut enc, &self.incident),
-            read(&mut enc, &self.wall_sums),
-        ];
-        self.queue.submit([enc.finish()]);
-        for b in &bufs {
-            b.slice(..).map_async(wgpu::MapMode::Read, |_| {});
-        }
-        self.device.poll(wgpu::PollType::wait_indefinitely()).context("waiting for the GPU")?;
-        let mut out = bufs.iter().map(|b| -> anyhow::Result<Vec<f32>> {
-            let view = b.slice(..).get_mapped_range().map_err(|e| anyhow!("mapping: {e:?}"))?;
-            Ok(bytemuck::cast_slice(&view).to_vec())
-        });
-        Ok([out.next().unwrap()?, out.next().unwrap()?, out.next().unwrap()?, out.next().unwrap()?])
     }
 
     /// Upload the cell coefficients and face densities, and start a command encoder whose
@@ -358,50 +167,6 @@ impl WgpuBackend {
     pub fn uses_subgroups(&self) -> bool {
         self.subgroups
     }
-}
-
-/// vec4 rows of shapes per velocity in the velocity table (after its (xi, w) row): the face
-/// inflows, then four bodies per row.
-pub fn shape_rows(p: &Problem) -> usize {
-    1 + p.bodies.bodies.len().div_ceil(4)
-}
-
-/// sweep_slice's velocity table: per chunk velocity, 1 + `shape_rows` rows: (xi, w); the
-/// unit-density inflow from its upwind x, y, z faces and the global velocity index (f32
-/// bits, for partner slots); then each body's unit Maxwellian, four per row. A GHOST slot
-/// copies the velocity before it (the same octant) with zero weight and zero inflow.
-pub fn velocity_table(p: &Problem, velocities: &[u32]) -> Vec<[f32; 4]> {
-    let rows = shape_rows(p);
-    let mut last = [0.0f32; 3];
-    let mut last_index = 0u32;
-    let mut table = Vec::with_capacity(velocities.len() * (rows + 1));
-    for &v in velocities {
-        if v == schedule::GHOST {
-            table.push([last[0], last[1], last[2], 0.0]);
-            table.push([0.0, 0.0, 0.0, f32::from_bits(last_index)]);
-            table.extend(std::iter::repeat_n([0.0; 4], rows - 1));
-            continue;
-        }
-        last_index = v;
-        let v = v as usize;
-        let x = p.vgrid.xi[v];
-        let faces = super::cpu::upwind_faces(Octant::of(x));
-        let shape = |a: usize| p.bounds.faces[faces[a].id()].shape[v] as f32;
-        last = [x[0] as f32, x[1] as f32, x[2] as f32];
-        table.push([last[0], last[1], last[2], p.vgrid.w[v] as f32]);
-        table.push([shape(0), shape(1), shape(2), f32::from_bits(v as u32)]);
-        for r in 1..rows {
-            table
-                .push(std::array::from_fn(|q| p.bodies.bodies.get(4 * (r - 1) + q).map_or(0.0, |b| b.shape[v] as f32)));
-        }
-    }
-    table
-}
-
-/// moment_slice's index buffer: the 1D weights as f32 bits, then the chunk's velocity
-/// indices.
-pub fn moment_index(p: &Problem, velocities: &[u32]) -> Vec<u32> {
-    p.vgrid.weights_1d.iter().map(|&w| (w as f32).to_bits()).chain(velocities.iter().copied()).collect()
 }
 
 impl Backend for WgpuBackend {

@@ -1,0 +1,51 @@
+//! The per-chunk velocity tables both GPU backends upload (the same contents for WGSL and
+//! CUDA): what sweep_slice reads per velocity, and what moment_slice reads to place each
+//! velocity in the moment sums. Keep in sync with shaders/sweep_slice.wgsl,
+//! shaders/moment_slice.wgsl and their CUDA twins.
+
+use crate::grid::Octant;
+use crate::problem::Problem;
+
+/// vec4 rows of shapes per velocity in the velocity table (after its (xi, w) row): the face
+/// inflows, then four bodies per row.
+pub fn shape_rows(p: &Problem) -> usize {
+    1 + p.bodies.bodies.len().div_ceil(4)
+}
+
+/// sweep_slice's velocity table: per chunk velocity, 1 + `shape_rows` rows: (xi, w); the
+/// unit-density inflow from its upwind x, y, z faces and the global velocity index (f32
+/// bits, for partner slots); then each body's unit Maxwellian, four per row. A GHOST slot
+/// copies the velocity before it (the same octant) with zero weight and zero inflow.
+pub fn velocity_table(p: &Problem, velocities: &[u32]) -> Vec<[f32; 4]> {
+    let rows = shape_rows(p);
+    let mut last = [0.0f32; 3];
+    let mut last_index = 0u32;
+    let mut table = Vec::with_capacity(velocities.len() * (rows + 1));
+    for &v in velocities {
+        if v == super::wgpu::schedule::GHOST {
+            table.push([last[0], last[1], last[2], 0.0]);
+            table.push([0.0, 0.0, 0.0, f32::from_bits(last_index)]);
+            table.extend(std::iter::repeat_n([0.0; 4], rows - 1));
+            continue;
+        }
+        last_index = v;
+        let v = v as usize;
+        let x = p.vgrid.xi[v];
+        let faces = crate::backend::cpu::upwind_faces(Octant::of(x));
+        let shape = |a: usize| p.bounds.faces[faces[a].id()].shape[v] as f32;
+        last = [x[0] as f32, x[1] as f32, x[2] as f32];
+        table.push([last[0], last[1], last[2], p.vgrid.w[v] as f32]);
+        table.push([shape(0), shape(1), shape(2), f32::from_bits(v as u32)]);
+        for r in 1..rows {
+            table
+                .push(std::array::from_fn(|q| p.bodies.bodies.get(4 * (r - 1) + q).map_or(0.0, |b| b.shape[v] as f32)));
+        }
+    }
+    table
+}
+
+/// moment_slice's index buffer: the 1D weights as f32 bits, then the chunk's velocity
+/// indices.
+pub fn moment_index(p: &Problem, velocities: &[u32]) -> Vec<u32> {
+    p.vgrid.weights_1d.iter().map(|&w| (w as f32).to_bits()).chain(velocities.iter().copied()).collect()
+}

@@ -1,0 +1,176 @@
+//! Allocating the wgpu backend: kernels, buffers, the step-parameter table and one bind
+//! group per (wave, chunk) for each kernel.
+
+use super::kernels::{self, Sizes};
+use super::layout::{CellCoeffs, StepParams, MSTRIDE, PARAMS_STRIDE};
+use super::schedule::GpuSchedule;
+use super::WgpuBackend;
+use crate::backend::gpu_io::DeviceTables;
+use crate::backend::gpu_tables::{moment_index, shape_rows, velocity_table};
+use crate::body::WALL_SUMS;
+use crate::problem::Problem;
+use std::sync::Arc;
+use wgpu::util::DeviceExt;
+
+impl WgpuBackend {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn build(
+        problem: Arc<Problem>,
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        info: wgpu::AdapterInfo,
+        subgroups: bool,
+        sched: GpuSchedule,
+        tables: DeviceTables,
+        max_per_dim: u32,
+    ) -> Self {
+        let p = &*problem;
+        let g = &p.grid;
+        let nz = g.nz();
+        let sizes = kernel_sizes(p, &sched, &tables);
+        let sweep = kernels::sweep_slice_kernel(&device, &sizes);
+        let moment = kernels::moment_slice_kernel(&device, &sizes, subgroups);
+        let wall_load = kernels::wall_load_slice_kernel(&device, &sizes);
+
+        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let make = |label: &str, size: u64, usage: wgpu::BufferUsages| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: size.max(4),
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let init = |label: &str, data: &[u8], usage: wgpu::BufferUsages| {
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: data, usage })
+        };
+
+        let cells = make("cells", (g.cells() * std::mem::size_of::<CellCoeffs>()) as u64, storage);
+        let incident_len = tables.incident_len;
+        let nwalls = p.bodies.solids.walls.len();
+        let dens_at = tables.dens_at;
+        let bnd = init("bnd", bytemuck::cast_slice(&tables.bnd), storage);
+        let walls = init("walls", bytemuck::cast_slice(&tables.walls), storage);
+        let wall_sums_bytes = (nwalls * WALL_SUMS * 4) as u64;
+        let wall_sums = make("wall_sums", wall_sums_bytes, storage | wgpu::BufferUsages::COPY_SRC);
+        let moments_bytes = (g.cells() * MSTRIDE * 4) as u64;
+        let moments = make("moments", moments_bytes, storage | wgpu::BufferUsages::COPY_SRC);
+        let incident = make("incident", incident_len as u64 * 4, storage | wgpu::BufferUsages::COPY_SRC);
+        let staging = make(
+            "staging",
+            moments_bytes + incident_len as u64 * 4 + wall_sums_bytes,
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        );
+        let slice_bytes = (sched.chunk_stride * sched.slice_cells * 4) as u64;
+        let slices: Vec<wgpu::Buffer> = (0..sched.slice_buffers)
+            .map(|_| make("slices", slice_bytes, storage | wgpu::BufferUsages::COPY_SRC))
+            .collect();
+
+        let params = step_params(&sched, nz);
+        let params = init("params", &params, wgpu::BufferUsages::UNIFORM);
+
+        let mut keep = vec![walls.clone()];
+        let mut groups = [Vec::new(), Vec::new(), Vec::new()];
+        for wave in &sched.waves {
+            let mut wave_groups = [Vec::new(), Vec::new(), Vec::new()];
+            for (c, chunk) in wave.chunks.iter().enumerate() {
+                let table = init("table", bytemuck::cast_slice(&velocity_table(p, &chunk.velocities)), storage);
+                let vidx = init("vidx", bytemuck::cast_slice(&moment_index(p, &chunk.velocities)), storage);
+                wave_groups[0].push(kernels::bind(&device, &sweep, &params, &[&cells, &bnd, &table, &slices[c]]));
+                wave_groups[1].push(kernels::bind(
+                    &device,
+                    &moment,
+                    &params,
+                    &[&vidx, &slices[c], &moments, &incident],
+                ));
+                wave_groups[2].push(kernels::bind(
+                    &device,
+                    &wall_load,
+                    &params,
+                    &[&table, &slices[c], &walls, &wall_sums],
+                ));
+                keep.push(table);
+                keep.push(vidx);
+            }
+            for (all, one) in groups.iter_mut().zip(wave_groups) {
+                all.push(one);
+            }
+        }
+        let [sweep_groups, moment_groups, wall_groups] = groups;
+        let slice_walls = tables.slice_walls.clone();
+        let slice_buffers = slices;
+        keep.push(params);
+        Self {
+            problem,
+            device,
+            queue,
+            info,
+            subgroups,
+            schedule: sched,
+            max_per_dim,
+            sweep,
+            moment,
+            wall_load,
+            cells,
+            bnd,
+            dens_at,
+            wall_sums,
+            slice_walls,
+            moments,
+            incident,
+            staging,
+            sweep_groups,
+            moment_groups,
+            wall_groups,
+            tables_layout: tables,
+            stages: match std::env::var("KNUDSEN_STAGES").as_deref() {
+                Ok("sweep") => (true, false),
+                Ok("moment") => (false, true),
+                _ => (true, true),
+            },
+            first_output: None,
+            slices: slice_buffers,
+            _buffers: keep,
+        }
+    }
+}
+
+/// Step parameters for every (wave, chunk, step), addressed by dynamic offset
+/// (`WgpuBackend::params_index`).
+fn step_params(sched: &GpuSchedule, nz: usize) -> Vec<u8> {
+    let max_chunks = sched.slice_buffers;
+    let mut params = vec![0u8; sched.waves.len() * max_chunks * nz * PARAMS_STRIDE as usize];
+    for (w, wave) in sched.waves.iter().enumerate() {
+        for (c, chunk) in wave.chunks.iter().enumerate() {
+            for step in 0..nz {
+                let rec = StepParams {
+                    step: step as u32,
+                    count: chunk.velocities.len() as u32,
+                    split: chunk.split as u32,
+                    pad: 0,
+                };
+                let at = WgpuBackend::params_index(max_chunks, nz, w, c, step) as usize * PARAMS_STRIDE as usize;
+                params[at..at + 16].copy_from_slice(bytemuck::bytes_of(&rec));
+            }
+        }
+    }
+    params
+}
+
+/// The sizes baked into the kernels as constants.
+fn kernel_sizes(p: &Problem, sched: &GpuSchedule, tables: &DeviceTables) -> Sizes {
+    let [nx, ny, nz] = p.grid.dims();
+    // KNUDSEN_ROW_IN_WORKGROUP=0 turns the row buffer off (performance comparisons).
+    Sizes {
+        nx: nx as u32,
+        ny: ny as u32,
+        nz: nz as u32,
+        chunk_stride: sched.chunk_stride as u32,
+        m: p.vgrid.m as u32,
+        step: (p.vgrid.half_width / (p.vgrid.m - 1) as f64) as f32,
+        srow: shape_rows(p) as u32,
+        walls: p.bodies.solids.any(),
+        part_at: tables.part_at,
+        exit_at: tables.exit_at,
+    }
+}

@@ -1,0 +1,57 @@
+//! One stage at a time on the GPU, for comparison with the CPU twins (tests/gpu_stages.rs).
+
+use super::kernels::{encode_moment_slice, encode_sweep_slice, encode_wall_load_slice};
+use super::layout::PARAMS_STRIDE;
+use super::WgpuBackend;
+use crate::backend::SweepInput;
+use anyhow::{anyhow, Context};
+
+impl WgpuBackend {
+    /// Run only the first two z-steps of chunk 0 of wave 0 (sweep_slice, moment_slice,
+    /// wall_load_slice, twice) and return that chunk's slice storage, the moment sums, the
+    /// incident sums and the wall sums, so each stage can be compared with its CPU twin.
+    pub fn first_steps_for_check(&mut self, input: &SweepInput) -> anyhow::Result<[Vec<f32>; 4]> {
+        let nz = self.problem.grid.nz();
+        let mut enc = self.begin_iteration(input);
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            let count = self.schedule.waves[0].chunks[0].velocities.len();
+            for step in 0..2.min(nz) {
+                let off = (Self::params_index(self.schedule.slice_buffers, nz, 0, 0, step) * PARAMS_STRIDE) as u32;
+                encode_sweep_slice(&mut pass, &self.sweep, &self.sweep_groups[0][0], off, count, self.max_per_dim);
+                encode_moment_slice(&mut pass, &self.moment, &self.moment_groups[0][0], off, self.schedule.moment_grid);
+                let faces = self.slice_walls[step].max(self.slice_walls[nz - 1 - step]);
+                if faces > 0 {
+                    let wg = &self.wall_groups[0][0];
+                    encode_wall_load_slice(&mut pass, &self.wall_load, wg, off, faces, self.max_per_dim);
+                }
+            }
+        }
+        let read = |enc: &mut wgpu::CommandEncoder, b: &wgpu::Buffer| {
+            let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size: b.size(),
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            enc.copy_buffer_to_buffer(b, 0, &staging, 0, b.size());
+            staging
+        };
+        let bufs = [
+            read(&mut enc, &self.slices[0]),
+            read(&mut enc, &self.moments),
+            read(&mut enc, &self.incident),
+            read(&mut enc, &self.wall_sums),
+        ];
+        self.queue.submit([enc.finish()]);
+        for b in &bufs {
+            b.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+        }
+        self.device.poll(wgpu::PollType::wait_indefinitely()).context("waiting for the GPU")?;
+        let mut out = bufs.iter().map(|b| -> anyhow::Result<Vec<f32>> {
+            let view = b.slice(..).get_mapped_range().map_err(|e| anyhow!("mapping: {e:?}"))?;
+            Ok(bytemuck::cast_slice(&view).to_vec())
+        });
+        Ok([out.next().unwrap()?, out.next().unwrap()?, out.next().unwrap()?, out.next().unwrap()?])
+    }
+}
