@@ -16,8 +16,9 @@
 //! finished slice adds its share to the new moments and wall fluxes and is overwritten.
 //!
 //! The pipeline is [`config`] (validated JSON) -> [`grid`] (physical and velocity grids) ->
-//! [`backend`] (one iteration on CPU or GPU) driven by [`solver`] -> [`output`]
-//! (HDF5 + XDMF, CSV, summary.json). `docs/model.md` has the equations.
+//! [`plan`] (batches from a memory budget) -> [`backend`] (one sweep on CPU or GPU) driven by
+//! [`solver`] (the iteration) -> [`output`] (HDF5 + XDMF, CSV, summary.json).
+//! `docs/model.md` has the equations, `docs/architecture.md` the layout.
 //!
 //! ```
 //! use knudsen::{backend::{cpu::CpuBackend, Backend}, config::Config, problem::Problem, solver::Solver};

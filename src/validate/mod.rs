@@ -16,7 +16,7 @@
 //! Each point belongs to the `fast` subset (run in CI), the `full` one, or both.
 //!
 //! This file holds the suite file's schema and its checks; [`run`] runs a suite and judges
-//! it, [`measure`] turns a converged run into the quantity a suite compares.
+//! it, [`measure`](mod@measure) turns a converged run into the quantity a suite compares.
 
 pub mod measure;
 pub mod run;
