@@ -1,7 +1,8 @@
 // wall_load_slice: one workgroup per body wall face of the z-slices just swept reduces the
 // chunk's velocities moving into the face to its incident sums: number flux, momentum flux
 // (3) and energy flux, each sum w |xi . n| (1, xi, |xi|^2 / 2) f. Deterministic: fixed
-// reduction tree, no atomics; each wall face is written by one workgroup per dispatch.
+// reduction tree, no atomics; each wall face is written by one workgroup per dispatch
+// (also in the middle slice of an odd NZ, where both z-parts meet).
 // CPU twin: src/backend/wgpu/twin.rs::wall_load_slice. Launcher: src/backend/wgpu/kernels.rs.
 
 // Keep in sync with src/backend/wgpu/layout.rs::StepParams.
@@ -48,8 +49,13 @@ fn wall_load_slice(
     let k = select(params.step, NZ - 1u - params.step, part == 1u);
     let range = walls[k];
     let n = wid.x + wid.y * nwg.x;
+    // In the middle slice of an odd NZ both parts sit in slice `step` and would add to the
+    // same wall faces from two workgroups at once, losing one update: there part 0 takes
+    // the whole chunk and part 1 leaves.
+    let middle = params.step == NZ - 1u - params.step;
+    let hi_all = select(hi, params.count, middle);
     // Uniform across the workgroup: the whole workgroup leaves together.
-    if lo == hi || n >= range.y {
+    if lo == hi_all || n >= range.y || (middle && part == 1u) {
         return;
     }
     let face = walls[NZ + range.x + n];
@@ -58,7 +64,7 @@ fn wall_load_slice(
     // Inward normal of the side as a box face: +1 on a min side, -1 on a max side.
     let inward = select(1.0, -1.0, (face.y & 1u) == 1u);
     var acc: array<f32, 5>;
-    for (var v = lo + lid; v < hi; v += WWG) {
+    for (var v = lo + lid; v < hi_all; v += WWG) {
         let vel = table[v * (SROW + 1u)];
         let un = vel[axis] * inward;
         if un < 0.0 {

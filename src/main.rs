@@ -10,8 +10,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).format_timestamp(None).init();
     let result = match cli.command {
-        Command::Run { config, backend, out, threads, restart, overrides } => {
-            cli::run::run(&config, backend, out, threads, restart, overrides)
+        Command::Run { config, backend, out, threads, restart, force, overrides } => {
+            cli::run::run(&config, backend, out, threads, cli::run::Resume { from: restart, force }, overrides)
         }
         Command::Info => cli::info::info(),
         Command::Validate { files, fast, backend, out } => cli::validate::validate(files, fast, backend, &out),

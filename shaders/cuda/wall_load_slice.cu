@@ -17,8 +17,13 @@ extern "C" __global__ void wall_load_slice(unsigned step, unsigned count, unsign
     const unsigned k = part == 1u ? NZ - 1u - step : step;
     const uint4 range = walls[k];
     const unsigned n = blockIdx.x + blockIdx.y * gridDim.x;
+    // In the middle slice of an odd NZ both parts sit in slice `step` and would add to the
+    // same wall faces from two blocks at once, losing one update: there part 0 takes the
+    // whole chunk and part 1 leaves.
+    const bool middle = step == NZ - 1u - step;
+    const unsigned hi_all = middle ? count : hi;
     // Uniform across the block: the whole block leaves together.
-    if (lo == hi || n >= range.y) {
+    if (lo == hi_all || n >= range.y || (middle && part == 1u)) {
         return;
     }
     const uint4 face = walls[NZ + range.x + n];
@@ -28,7 +33,7 @@ extern "C" __global__ void wall_load_slice(unsigned step, unsigned count, unsign
     const float inward = (face.y & 1u) == 1u ? -1.0f : 1.0f;
     const unsigned lid = threadIdx.x;
     float acc[NSUM] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    for (unsigned v = lo + lid; v < hi; v += WWG) {
+    for (unsigned v = lo + lid; v < hi_all; v += WWG) {
         const float4 vel = table[v * (SROW + 1u)];
         const float comp = axis == 0u ? vel.x : (axis == 1u ? vel.y : vel.z);
         const float un = comp * inward;

@@ -29,6 +29,10 @@ pub enum Command {
         /// iteration limit then counts new iterations.
         #[arg(long)]
         restart: Option<PathBuf>,
+        /// With --restart: continue even if the case differs from the one that wrote the
+        /// state (the changed keys are listed).
+        #[arg(long, requires = "restart")]
+        force: bool,
         #[command(flatten)]
         overrides: Overrides,
     },

@@ -128,26 +128,26 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
         }
     }
     let gpu_budget = cfg.solver.memory_budget_mib.unwrap_or(backend::wgpu::DEFAULT_BUDGET_MIB);
-    let mut targets: Vec<(String, GpuLimits)> = backend::wgpu::device::adapters()
-        .iter()
-        .map(|a| (a.get_info().name, GpuLimits::from_wgpu(&a.limits())))
-        .collect();
-    if targets.is_empty() {
-        targets.push(("no adapter found; WebGPU default limits".into(), GpuLimits::webgpu_default()));
-    }
-    for (name, limits) in targets {
-        match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits, None) {
-            Ok(s) => println!(
-                "wgpu (f32) on {name}, budget {gpu_budget} MiB: {} velocities in flight in {} waves, {} bindings of {} velocities; distribution storage {:.1} MiB; GPU fields {:.1} MiB",
-                s.in_flight(),
-                s.waves.len(),
-                s.slice_buffers,
-                s.chunk_stride,
-                mib(s.distribution_bytes),
-                mib(s.field_bytes)
-            ),
-            Err(e) => println!("wgpu (f32) on {name}: does not fit: {e}"),
+    // The plan on the adapter `--backend wgpu` would use (one line: the same adapter can be
+    // listed once per graphics API), else on WebGPU's default limits.
+    let (name, limits) = match backend::wgpu::device::pick(backend::wgpu::device::adapters(), true) {
+        Ok(a) => {
+            let i = a.get_info();
+            (format!("{} ({:?})", i.name, i.backend), GpuLimits::from_wgpu(&a.limits()))
         }
+        Err(_) => ("no adapter found; WebGPU default limits".into(), GpuLimits::webgpu_default()),
+    };
+    match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits, None) {
+        Ok(s) => println!(
+            "wgpu (f32) on {name}, budget {gpu_budget} MiB: {} velocities in flight in {} waves, {} bindings of {} velocities; distribution storage {:.1} MiB; GPU fields {:.1} MiB",
+            s.in_flight(),
+            s.waves.len(),
+            s.slice_buffers,
+            s.chunk_stride,
+            mib(s.distribution_bytes),
+            mib(s.field_bytes)
+        ),
+        Err(e) => println!("wgpu (f32) on {name}: does not fit: {e}"),
     }
     Ok(())
 }

@@ -11,6 +11,9 @@ pub enum Failure {
     BadInput(String),
     /// The run itself failed; exit 1.
     Run(anyhow::Error),
+    /// A signal stopped the run after writing its state; exit 128 + the signal (130 for
+    /// SIGINT, 143 for SIGTERM), with a line saying how to continue.
+    Interrupted { code: u8, message: String },
 }
 
 impl Failure {
@@ -24,6 +27,10 @@ impl Failure {
             Failure::Run(e) => {
                 eprintln!("error: {e:#}");
                 ExitCode::FAILURE
+            }
+            Failure::Interrupted { code, message } => {
+                eprintln!("{message}");
+                ExitCode::from(code)
             }
         }
     }

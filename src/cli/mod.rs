@@ -13,6 +13,7 @@ pub mod load;
 pub mod nvrtc;
 pub mod out_dir;
 pub mod progress;
+pub mod resume;
 pub mod run;
 pub mod slice;
 pub mod validate;

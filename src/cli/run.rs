@@ -5,6 +5,7 @@ use super::failure::Failure;
 use super::load::{check_host_memory, load, mib};
 use super::out_dir::{output_dir, probe_output_dir};
 use super::progress::Progress;
+use super::resume::{load_restart, signal_name, stop_on_signals};
 use super::LOG;
 use knudsen::backend::{self, Backend, BackendChoice};
 use knudsen::config::Config;
@@ -12,14 +13,22 @@ use knudsen::output::{write_all, Summary, SummaryInput};
 use knudsen::problem::Problem;
 use knudsen::solver::Solver;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// `--restart DIR` and `--force`.
+pub struct Resume {
+    pub from: Option<PathBuf>,
+    pub force: bool,
+}
 
 pub fn run(
     path: &Path,
     choice: BackendChoice,
     out: Option<PathBuf>,
     threads: Option<usize>,
-    restart: Option<PathBuf>,
+    resume: Resume,
     overrides: Overrides,
 ) -> Result<(), Failure> {
     let cfg = load(path, overrides)?;
@@ -35,26 +44,17 @@ pub fn run(
         pool = pool.num_threads(n);
     }
     let pool = pool.build().map_err(|e| Failure::Run(e.into()))?;
-    pool.install(|| run_in_pool(path, &cfg, choice, &dir, restart.as_deref()))
+    pool.install(|| run_in_pool(path, &cfg, choice, &dir, &resume))
 }
 
-fn run_in_pool(
-    path: &Path,
-    cfg: &Config,
-    choice: BackendChoice,
-    dir: &Path,
-    restart: Option<&Path>,
-) -> Result<(), Failure> {
+fn run_in_pool(path: &Path, cfg: &Config, choice: BackendChoice, dir: &Path, resume: &Resume) -> Result<(), Failure> {
     check_host_memory(cfg)?;
     for w in cfg.warnings() {
         log::warn!(target: LOG, "{w}");
     }
     let problem = Arc::new(Problem::new(cfg));
-    let restart = match restart {
-        Some(r) => Some(
-            knudsen::output::read_restart(r, &problem)
-                .map_err(|e| Failure::BadInput(format!("--restart {}: {e:#}", r.display())))?,
-        ),
+    let restart = match &resume.from {
+        Some(r) => Some(load_restart(r, &problem, resume.force)?),
         None => None,
     };
     let (backend, fallback) = backend::create(choice, problem.clone(), cfg.solver.memory_budget_mib)
@@ -67,8 +67,18 @@ fn run_in_pool(
     log_case(path, cfg, &problem, &*backend);
 
     let tol = cfg.solver.tolerance;
+    let stop = stop_on_signals().map_err(Failure::Run)?;
     let mut progress = Progress::new(cfg.solver.max_iterations, tol);
-    let mut solver = Solver::new(&problem, backend);
+    let checkpoint = dir.join("checkpoint.h5");
+    let every = Duration::from_secs_f64(cfg.solver.checkpoint_minutes * 60.0);
+    let mut solver = Solver::new(&problem, backend).with_stop(stop.clone()).with_checkpoints(
+        every,
+        Box::new(|snapshot| {
+            knudsen::output::write_fields(&checkpoint, &problem, snapshot)?;
+            log::debug!(target: LOG, "checkpoint after iteration {} in {}", snapshot.iterations(), checkpoint.display());
+            Ok(())
+        }),
+    );
     if let Some(r) = restart {
         log::info!(target: LOG, "continuing after iteration {}", r.history.len());
         solver = solver.with_restart(r);
@@ -77,16 +87,39 @@ fn run_in_pool(
     progress.finish();
 
     let summary = Summary::new(SummaryInput { problem: &problem, backend: &*solver.backend, result: &result });
+    drop(solver);
     write_all(dir, &problem, &result, &summary)?;
+    if result.interrupted {
+        // The same state as fields.h5, under the name a killed run leaves too.
+        knudsen::output::write_fields(&checkpoint, &problem, &result)?;
+        let code = stop.load(Ordering::SeqCst);
+        return Err(Failure::Interrupted {
+            code: code as u8,
+            message: format!(
+                "interrupted by {} after iteration {}; results (not converged) and checkpoint.h5 are in {}; continue with: knudsen run {} --restart {}",
+                signal_name(code),
+                result.iterations(),
+                dir.display(),
+                path.display(),
+                dir.display()
+            ),
+        });
+    }
+    // fields.h5 now holds the final state; an older checkpoint would only mislead.
+    if checkpoint.exists() {
+        std::fs::remove_file(&checkpoint).map_err(|e| Failure::Run(e.into()))?;
+    }
     if result.converged {
-        log::info!(target: LOG,
+        log::info!(
+            target: LOG,
             "converged in {} iterations ({:.2} s); results in {}",
             result.iterations(),
             result.total_seconds,
             dir.display()
         );
     } else {
-        log::warn!(target: LOG,
+        log::warn!(
+            target: LOG,
             "not converged: residual {:.3e} > tolerance {tol:.1e} after {} iterations; results written to {}",
             result.final_residual(),
             result.iterations(),

@@ -19,8 +19,31 @@ pub struct BodyConfig {
     pub velocity: [f64; 3],
 }
 
-/// Body surface faces are numbered in 25 bits of the GPU's per-cell wall word.
+/// Body surface faces are numbered in 25 bits of the GPU's per-cell wall word
+/// (`crate::grid::solid`); more would run into its solid bit.
 pub const MAX_WALL_FACES: usize = 1 << 25;
+
+/// Refuse bodies whose surfaces could hold more than [`MAX_WALL_FACES`] cell faces, before
+/// the solid mask is built. The count is the sum of the boxes' surfaces: overlapping or
+/// touching boxes share faces, so the true count is never larger.
+pub fn check_wall_faces(bodies: &[BodyConfig], faces: &[Vec<f64>; 3]) -> Result<(), ConfigError> {
+    let mut total: u64 = 0;
+    for b in bodies {
+        let n: [u64; 3] = std::array::from_fn(|d| {
+            let lo = face_index(&faces[d], b.min[d]).unwrap_or(0);
+            let hi = face_index(&faces[d], b.max[d]).unwrap_or(lo);
+            hi.saturating_sub(lo) as u64
+        });
+        total += 2 * (n[0] * n[1] + n[1] * n[2] + n[2] * n[0]);
+    }
+    if total > MAX_WALL_FACES as u64 {
+        return Err(ConfigError::new(
+            "bodies",
+            format!("the body surfaces have up to {total} cell faces; at most {MAX_WALL_FACES} are supported"),
+        ));
+    }
+    Ok(())
+}
 
 impl BodyConfig {
     pub fn label(&self, index: usize) -> String {

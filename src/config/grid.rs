@@ -60,12 +60,6 @@ impl GridConfig {
         let mut axes = Vec::new();
         for (name, a) in [("x", &self.x), ("y", &self.y), ("z", &self.z)] {
             let faces = a.faces().map_err(|e| ConfigError::new(format!("grid.{name}{}", e.key), e.reason))?;
-            if faces.len() - 1 > MAX_CELLS_PER_AXIS {
-                return Err(ConfigError::new(
-                    format!("grid.{name}"),
-                    format!("at most {MAX_CELLS_PER_AXIS} cells per axis, got {}", faces.len() - 1),
-                ));
-            }
             axes.push(faces);
         }
         Ok(axes.try_into().expect("three axes"))
@@ -92,6 +86,7 @@ impl AxisConfig {
                 if n == 0 {
                     return err(".cells", "must be at least 1".into());
                 }
+                check_cell_count(n)?;
                 Ok(uniform_faces(lo, hi, n))
             }
             (None, None, None, Some(f), None) => {
@@ -107,6 +102,7 @@ impl AxisConfig {
                         format!("must increase strictly: faces[{}] = {} >= faces[{}] = {}", i, f[i], i + 1, f[i + 1]),
                     );
                 }
+                check_cell_count(f.len() - 1)?;
                 Ok(f.clone())
             }
             (Some(lo), Some(hi), None, None, Some(st)) => {
@@ -156,9 +152,13 @@ pub fn stretched_faces(lo: f64, hi: f64, st: &StretchConfig) -> Result<Vec<f64>,
             ));
         }
     }
+    check_cell_count(st.cells)?;
     let h = (b - a) / st.cells as f64;
-    let low = growing_cells(a - lo, h, st.ratio_min);
-    let high = growing_cells(hi - b, h, st.ratio_max);
+    // Count before building: a narrow uniform part in a long domain asks for many cells.
+    let (n_low, n_high) = (growing_count(a - lo, h, st.ratio_min), growing_count(hi - b, h, st.ratio_max));
+    check_cell_count(n_low.saturating_add(st.cells).saturating_add(n_high))?;
+    let low = growing_cells(a - lo, h, n_low);
+    let high = growing_cells(hi - b, h, n_high);
     let mut faces = Vec::with_capacity(low.len() + st.cells + high.len() + 1);
     let mut x = a;
     faces.push(a);
@@ -190,22 +190,39 @@ fn check_ends(lo: f64, hi: f64) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Widths of the cells growing from width h (times r per cell) across length `len`: the
-/// count n is the one at which the geometric series at ratio r reaches `len`, rounded; the
+/// The number of cells growing from width h by r per cell that reach `len` (rounded; 0
+/// when there is no room). Saturates instead of overflowing, for the size check.
+fn growing_count(len: f64, h: f64, r: f64) -> usize {
+    if len <= 0.0 {
+        return 0;
+    }
+    let n = if r == 1.0 {
+        (len / h).round()
+    } else {
+        // h (r^n - 1) / (r - 1) = len
+        ((len * (r - 1.0) / h + 1.0).ln() / r.ln()).round()
+    };
+    // `as` saturates: NaN gives 0, hence the max(1).
+    (n.max(1.0) as usize).max(1)
+}
+
+/// Axes longer than this are refused before their faces are allocated.
+fn check_cell_count(n: usize) -> Result<(), ConfigError> {
+    if n > MAX_CELLS_PER_AXIS {
+        return Err(ConfigError::new("", format!("at most {MAX_CELLS_PER_AXIS} cells per axis, got {n}")));
+    }
+    Ok(())
+}
+
+/// Widths of the n cells growing from width h across length `len` (n from
+/// [`growing_count`], the count at which the geometric series at the asked ratio reaches `len`); the
 /// ratio is then re-solved (bisection) so that h (1 + r + ... + r^(n-1)) = len exactly. The
 /// first outer cell has the width h of the uniform part; each next one is r times wider.
-fn growing_cells(len: f64, h: f64, r: f64) -> Vec<f64> {
+fn growing_cells(len: f64, h: f64, n: usize) -> Vec<f64> {
     if len <= 0.0 {
         return Vec::new();
     }
     let sum = |r: f64, n: usize| -> f64 { (0..n).map(|k| h * r.powi(k as i32)).sum() };
-    let n = if r == 1.0 {
-        (len / h).round().max(1.0) as usize
-    } else {
-        // h (r^n - 1) / (r - 1) = len
-        let n = ((len * (r - 1.0) / h + 1.0).ln() / r.ln()).round();
-        n.max(1.0) as usize
-    };
     // sum(r, n) increases with r; find r' with sum(r', n) = len. r' may fall below 1 when
     // the rounding leaves too many cells: cells then shrink slightly, which is harmless.
     let (mut a, mut b) = (0.5f64, 2.0f64);

@@ -12,6 +12,7 @@
 
 pub mod bodies;
 pub mod boundaries;
+mod compare;
 pub mod free_stream;
 pub mod gas;
 pub mod grid;
@@ -140,6 +141,7 @@ impl Config {
         for (b, body) in self.bodies.iter().enumerate() {
             body.validate(b, v, &faces, &mut t_min)?;
         }
+        bodies::check_wall_faces(&self.bodies, &faces)?;
         v.check_resolves(t_min)?;
         self.solver.validate()?;
         self.output.validate()

@@ -22,6 +22,9 @@ pub struct SolverConfig {
     /// Damp wall-density updates that reverse the previous one (`crate::damping`).
     #[serde(default = "default_true")]
     pub wall_density_damping: bool,
+    /// Minutes between checkpoints (`checkpoint.h5` in the output directory) of `knudsen run`.
+    #[serde(default = "default_checkpoint_minutes")]
+    pub checkpoint_minutes: f64,
 }
 
 impl Default for SolverConfig {
@@ -32,6 +35,7 @@ impl Default for SolverConfig {
             memory_budget_mib: None,
             mass_rescale: None,
             wall_density_damping: true,
+            checkpoint_minutes: default_checkpoint_minutes(),
         }
     }
 }
@@ -45,6 +49,9 @@ fn default_tolerance() -> f64 {
 fn default_max_iterations() -> usize {
     1000
 }
+fn default_checkpoint_minutes() -> f64 {
+    10.0
+}
 
 impl SolverConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -55,6 +62,6 @@ impl SolverConfig {
         if let Some(b) = self.memory_budget_mib {
             positive_finite("solver.memory_budget_mib", b)?;
         }
-        Ok(())
+        positive_finite("solver.checkpoint_minutes", self.checkpoint_minutes)
     }
 }

@@ -132,6 +132,7 @@ fn write_h5(path: &Path, p: &Problem, r: &RunResult) -> anyhow::Result<()> {
                 .write_raw(data)?;
         }
     }
+    super::restart::write_history(&rs, &r.history)?;
     for (name, axis) in [("x", &g.x), ("y", &g.y), ("z", &g.z)] {
         file.new_dataset::<f64>().shape([axis.len()]).create(name)?.write_raw(&axis.centres)?;
         file.new_dataset::<f64>()
@@ -155,7 +156,9 @@ fn write_h5(path: &Path, p: &Problem, r: &RunResult) -> anyhow::Result<()> {
     attr_f64("final_residual", r.final_residual())?;
     file.new_attr::<u64>().create("iterations")?.write_scalar(&(r.iterations() as u64))?;
     file.new_attr::<u8>().create("converged")?.write_scalar(&u8::from(r.converged))?;
+    file.new_attr::<u8>().create("interrupted")?.write_scalar(&u8::from(r.interrupted))?;
     attr_str("config", &serde_json::to_string(&p.config)?)?;
+    attr_str("config_hash", &p.config.state_hash())?;
     attr_str(
         "units",
         "non-dimensional: length L, temperature T0, density rho0, speed v0 = sqrt(2 R T0), pressure rho0 v0^2",
@@ -250,100 +253,4 @@ pub fn write_plane_csv(result: &Path, name: &str, axis: &str, at: f64, out: &Pat
         }
     }
     super::write_atomic_bytes(out, csv.as_bytes())
-}
-
-/// The state written by a finished run (`dir/fields.h5` and `dir/residuals.csv`), to
-/// continue it. The grid, boundaries and bodies must be those of `p`.
-pub fn read_restart(dir: &Path, p: &Problem) -> anyhow::Result<crate::solver::Restart> {
-    let path = if dir.is_dir() { dir.join("fields.h5") } else { dir.to_path_buf() };
-    let file = hdf5::File::open(&path).with_context(|| format!("opening {}", path.display()))?;
-    let [nx, ny, nz] = p.grid.dims();
-    let read = |name: &str, comps: usize| -> anyhow::Result<Vec<f64>> {
-        let ds = file.dataset(name).with_context(|| format!("{}: no `{name}`", path.display()))?;
-        let mut want = vec![nz, ny, nx];
-        if comps > 1 {
-            want.push(comps);
-        }
-        anyhow::ensure!(
-            ds.shape() == want,
-            "{}: `{name}` has shape {:?}, this case needs {want:?}",
-            path.display(),
-            ds.shape()
-        );
-        Ok(ds.read_raw()?)
-    };
-    let (rho, u, t, q, pt) =
-        (read("density", 1)?, read("velocity", 3)?, read("temperature", 1)?, read("heat_flux", 3)?, read("stress", 6)?);
-    let fields = (0..p.grid.cells())
-        .map(|c| crate::model::Macro {
-            rho: rho[c],
-            u: [u[3 * c], u[3 * c + 1], u[3 * c + 2]],
-            t: t[c],
-            q: [q[3 * c], q[3 * c + 1], q[3 * c + 2]],
-            p: std::array::from_fn(|m| pt[6 * c + m]),
-        })
-        .collect();
-    let fd: Vec<f64> = file
-        .dataset("restart/face_density")
-        .with_context(|| format!("{}: no restart data (written by knudsen 0.1 runs and later)", path.display()))?
-        .read_raw()?;
-    let wall_density: Vec<f64> = file.dataset("restart/wall_density")?.read_raw()?;
-    let sizes: Vec<usize> = crate::boundary::Face::ALL.iter().map(|f| f.cells(&p.grid)).collect();
-    anyhow::ensure!(
-        fd.len() == sizes.iter().sum::<usize>(),
-        "{}: box-face data does not match this grid",
-        path.display()
-    );
-    anyhow::ensure!(
-        wall_density.len() == p.bodies.solids.walls.len(),
-        "{}: {} wall faces stored, this case has {}",
-        path.display(),
-        wall_density.len(),
-        p.bodies.solids.walls.len()
-    );
-    let mut at = 0;
-    let face_density = std::array::from_fn(|f| {
-        let v = fd[at..at + sizes[f]].to_vec();
-        at += sizes[f];
-        v
-    });
-    // Files from before density damping have no steps: the first continued update is undamped.
-    let mut steps = crate::damping::DensitySteps::default();
-    let (f, w) = (file.dataset("restart/face_density_step"), file.dataset("restart/wall_density_step"));
-    anyhow::ensure!(
-        f.is_ok() == w.is_ok(),
-        "{}: one of restart/face_density_step and restart/wall_density_step is missing",
-        path.display()
-    );
-    if let (Ok(f), Ok(w)) = (f, w) {
-        let (fs, ws): (Vec<f64>, Vec<f64>) = (f.read_raw()?, w.read_raw()?);
-        anyhow::ensure!(
-            fs.len() == fd.len() && ws.len() == wall_density.len(),
-            "{}: the density-damping steps do not match the densities",
-            path.display()
-        );
-        let mut at = 0;
-        steps.face = std::array::from_fn(|f| {
-            let v = fs[at..at + sizes[f]].to_vec();
-            at += sizes[f];
-            v
-        });
-        steps.wall = ws;
-    }
-    let mut partner: crate::boundary::FaceData = Default::default();
-    for face in crate::boundary::Face::ALL {
-        if p.bounds.stores_inflow(face) {
-            let name = format!("restart/partner_{}", face.name());
-            let ds = file.dataset(&name).with_context(|| format!("{}: no `{name}`", path.display()))?;
-            let want = face.cells(&p.grid) * crate::boundary::slots_per_cell(p.vgrid.m);
-            anyhow::ensure!(ds.size() == want, "{}: `{name}` does not match this grid", path.display());
-            partner[face.id()] = ds.read_raw()?;
-        }
-    }
-    let csv = path.with_file_name("residuals.csv");
-    let history = match std::fs::read_to_string(&csv) {
-        Ok(text) => super::csv::parse_residuals_csv(&text).with_context(|| format!("reading {}", csv.display()))?,
-        Err(_) => Vec::new(),
-    };
-    Ok(crate::solver::Restart { fields, face_density, wall_density, partner, steps, history })
 }

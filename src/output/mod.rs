@@ -5,11 +5,13 @@
 mod atomic;
 mod csv;
 mod fields;
+mod restart;
 mod summary;
 mod xdmf;
 
 pub use atomic::{write_atomic, write_atomic_bytes};
-pub use fields::{compare_fields, read_restart, write_fields, write_plane_csv};
+pub use fields::{compare_fields, write_fields, write_plane_csv};
+pub use restart::{read_restart, restart_file, stored_config};
 pub use summary::{Summary, SummaryInput};
 
 use crate::problem::Problem;

@@ -22,6 +22,8 @@ pub struct Summary {
     pub omega: f64,
     pub iterations: usize,
     pub converged: bool,
+    /// Stopped by a signal before convergence or the iteration limit.
+    pub interrupted: bool,
     pub tolerance: f64,
     pub final_residual: f64,
     pub total_seconds: f64,
@@ -71,6 +73,7 @@ impl Summary {
             omega: p.omega,
             iterations: it,
             converged: s.result.converged,
+            interrupted: s.result.interrupted,
             tolerance: p.config.solver.tolerance,
             final_residual: s.result.final_residual(),
             total_seconds: s.result.total_seconds,

@@ -13,7 +13,9 @@
 //! 6. **stop** below the tolerance, or at the iteration limit.
 //!
 //! [`state::State`] is everything carried from one iteration to the next, and
-//! [`state::Restart`] what a finished run leaves to continue from.
+//! [`state::Restart`] what a run leaves to continue from. Between iterations the solver can
+//! hand a snapshot to a checkpoint writer ([`Solver::with_checkpoints`]) and stop early
+//! when asked to ([`Solver::with_stop`], set by a signal handler).
 
 pub mod convergence;
 pub mod source_iteration;
@@ -31,7 +33,9 @@ use crate::problem::Problem;
 use convergence::{conserved_from_raw, effective_tolerance};
 use rayon::prelude::*;
 use state::State;
-use std::time::Instant;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// What happens between two sweeps: the macroscopic fields and sweep coefficients of the
 /// next sweep from this sweep's output. Boundary data, residuals and the stop are common to
@@ -62,6 +66,8 @@ pub struct RunResult {
     pub next_steps: DensitySteps,
     pub history: Vec<IterationRecord>,
     pub converged: bool,
+    /// Stopped on request ([`Solver::with_stop`]) before convergence or the iteration limit.
+    pub interrupted: bool,
     pub total_seconds: f64,
 }
 
@@ -74,17 +80,43 @@ impl RunResult {
     }
 }
 
+/// Receives a snapshot of the run (a [`RunResult`] with `converged` false) to write.
+pub type CheckpointWriter<'a> = Box<dyn FnMut(&RunResult) -> anyhow::Result<()> + 'a>;
+
 pub struct Solver<'a> {
     pub problem: &'a Problem,
     pub backend: Box<dyn Backend + 'a>,
     strategy: Box<dyn Strategy + 'a>,
     restart: Option<Restart>,
+    checkpoints: Option<(Duration, CheckpointWriter<'a>)>,
+    stop: Option<Arc<AtomicUsize>>,
 }
 
 impl<'a> Solver<'a> {
     /// A source-iteration solver.
     pub fn new(problem: &'a Problem, backend: Box<dyn Backend + 'a>) -> Self {
-        Self { problem, backend, strategy: Box::new(source_iteration::SourceIteration), restart: None }
+        Self {
+            problem,
+            backend,
+            strategy: Box::new(source_iteration::SourceIteration),
+            restart: None,
+            checkpoints: None,
+            stop: None,
+        }
+    }
+
+    /// Hand a snapshot to `write` whenever `every` has passed since the last one (or the
+    /// start), after a whole iteration.
+    pub fn with_checkpoints(mut self, every: Duration, write: CheckpointWriter<'a>) -> Self {
+        self.checkpoints = Some((every, write));
+        self
+    }
+
+    /// Stop after the current iteration once `flag` is nonzero; the result is then
+    /// marked `interrupted`.
+    pub fn with_stop(mut self, flag: Arc<AtomicUsize>) -> Self {
+        self.stop = Some(flag);
+        self
     }
 
     /// Continue from a previous run's state; `max_iterations` then counts the new
@@ -122,7 +154,8 @@ impl<'a> Solver<'a> {
         let mass0: f64 = volumes.iter().map(|v| v * p.initial_macro().rho).sum();
 
         let mut out = SweepOutput::zeros(p);
-        let mut converged = false;
+        let (mut converged, mut interrupted) = (false, false);
+        let mut last_checkpoint = Instant::now();
         let first = history.len() + 1;
         for iteration in first..first + max_iterations {
             let t0 = Instant::now();
@@ -141,7 +174,7 @@ impl<'a> Solver<'a> {
             let res = residuals(&state.conserved, &new_conserved);
             state.conserved = new_conserved;
             self.strategy.update_fields(p, &out, &mut state)?;
-            state.check_physical(p, iteration)?;
+            state.check_physical(p, iteration, self.backend.kind(), &out.raw)?;
             state.update_boundaries(p, &out);
             log::debug!(
                 "iteration {iteration}: backend {t_sweep:.4} s, host update {:.4} s",
@@ -168,21 +201,44 @@ impl<'a> Solver<'a> {
                 converged = true;
                 break;
             }
+            if self.stop.as_ref().is_some_and(|f| f.load(Ordering::SeqCst) != 0) {
+                interrupted = true;
+                break;
+            }
+            if let Some((every, write)) = &mut self.checkpoints {
+                if last_checkpoint.elapsed() >= *every {
+                    let seconds = elapsed0 + start.elapsed().as_secs_f64();
+                    write(&result(state.clone(), out.clone(), history.clone(), false, false, seconds))?;
+                    last_checkpoint = Instant::now();
+                }
+            }
         }
-        Ok(RunResult {
-            fields: state.fields,
-            raw: out.raw,
-            incident: out.incident,
-            wall: out.wall,
-            wall_density: state.used_wall_density,
-            next_face_density: state.face_density,
-            next_wall_density: state.wall_density,
-            next_partner: state.partner,
-            next_steps: state.steps,
-            history,
-            converged,
-            total_seconds: elapsed0 + start.elapsed().as_secs_f64(),
-        })
+        Ok(result(state, out, history, converged, interrupted, elapsed0 + start.elapsed().as_secs_f64()))
+    }
+}
+
+fn result(
+    state: State,
+    out: SweepOutput,
+    history: Vec<IterationRecord>,
+    converged: bool,
+    interrupted: bool,
+    total_seconds: f64,
+) -> RunResult {
+    RunResult {
+        fields: state.fields,
+        raw: out.raw,
+        incident: out.incident,
+        wall: out.wall,
+        wall_density: state.used_wall_density,
+        next_face_density: state.face_density,
+        next_wall_density: state.wall_density,
+        next_partner: state.partner,
+        next_steps: state.steps,
+        history,
+        converged,
+        interrupted,
+        total_seconds,
     }
 }
 

@@ -25,6 +25,7 @@ pub struct Restart {
     pub history: Vec<IterationRecord>,
 }
 
+#[derive(Clone)]
 pub struct State {
     pub fields: Vec<Macro>,
     pub eq: Vec<EqCoeffs>,
@@ -91,20 +92,39 @@ impl State {
         }
     }
 
-    /// Fail on a fluid cell with non-positive (or NaN) density or temperature.
-    pub fn check_physical(&self, p: &Problem, iteration: usize) -> anyhow::Result<()> {
+    /// Fail on a fluid cell with non-positive (or NaN) density or temperature, naming the
+    /// iteration, the cell, its values and the backend. A cause is named only where the
+    /// sweep's own output shows it: a fluid cell whose raw moments are all zero or not
+    /// finite received nothing from the sweep, which is a backend fault, not physics.
+    pub fn check_physical(
+        &self,
+        p: &Problem,
+        iteration: usize,
+        backend: &str,
+        raw: &[[f64; crate::model::NRAW]],
+    ) -> anyhow::Result<()> {
         let solids = &p.bodies.solids;
         // Written as !(x > 0) so that NaN counts as non-physical.
         #[allow(clippy::nonminimal_bool)]
         let bad = self.fields.iter().enumerate().position(|(c, f)| !solids.is_solid(c) && !(f.rho > 0.0 && f.t > 0.0));
-        if let Some(c) = bad {
-            anyhow::bail!(
-                "iteration {iteration}: non-physical state in cell {c} (rho = {}, T = {}); the velocity grid may be too coarse or too narrow",
-                self.fields[c].rho,
-                self.fields[c].t
-            );
-        }
-        Ok(())
+        let Some(c) = bad else { return Ok(()) };
+        let f = &self.fields[c];
+        let [i, j, k] = p.grid.coords(c);
+        let cause = if raw[c].iter().all(|&x| x == 0.0) {
+            "; the sweep added nothing to this cell's moments: a fault of the backend, not of the case (please report it)"
+        } else if raw[c].iter().any(|x| !x.is_finite()) {
+            "; the sweep returned non-finite moments for this cell"
+        } else {
+            ""
+        };
+        anyhow::bail!(
+            "iteration {iteration}: non-physical state in cell {c} (i, j, k = {i}, {j}, {k}) on the {backend} backend: rho = {}, T = {}, U = [{}, {}, {}]{cause}",
+            f.rho,
+            f.t,
+            f.u[0],
+            f.u[1],
+            f.u[2]
+        )
     }
 
     /// The box-face, wall and partner data of the next sweep from this sweep's incident

@@ -51,7 +51,8 @@ pub fn describe_devices() -> Result<Vec<String>, String> {
 }
 
 /// Limits of a CUDA device as the scheduler sees them: no binding-size limit below the
-/// device memory, grid dimensions y and z of 65535 (x is larger, but the launch grids are
+/// device memory (the scheduler caps bindings at `schedule::MAX_INDEXED_BINDING`, which the
+/// kernels' 32-bit indices need), grid dimensions y and z of 65535 (x is larger, but the launch grids are
 /// built like the wgpu ones), 1024 threads and 48 KiB of static shared memory per block.
 fn limits(total_mem: u64) -> GpuLimits {
     GpuLimits {
@@ -107,6 +108,25 @@ impl CudaBackend {
             schedule::schedule(&p.vgrid.octant_members(), &p.vgrid.xi, p.grid.dims(), budget, &limits(total), None)
                 .map_err(|e| anyhow!("{name} cannot run this case: {e}"))?;
         let t = gpu_io::device_tables(p)?;
+        // The kernels index `bnd` and `incident` in 32 bits too (schedule::MAX_INDEXED_BINDING).
+        for (what, floats) in [("bnd", t.bnd.len()), ("incident", t.incident_len)] {
+            anyhow::ensure!(
+                floats as u64 * 4 <= schedule::MAX_INDEXED_BINDING,
+                "{name}: the `{what}` buffer ({} MiB, mostly specular/periodic partner data) exceeds the {} MiB the kernels can index; use the CPU backend, or fewer velocity points",
+                (floats as u64 * 4) >> 20,
+                schedule::MAX_INDEXED_BINDING >> 20
+            );
+        }
+        // Refuse a plan that cannot fit before allocating any of it.
+        let (free, _) = ctx.mem_get_info().context("querying free device memory")?;
+        let need = sched.distribution_bytes + sched.field_bytes + 4 * (t.bnd.len() + t.incident_len) as u64;
+        anyhow::ensure!(
+            need <= free as u64,
+            "{name}: the plan needs {} MiB of device memory ({} MiB of slices); {} MiB are free; lower --memory-budget-mib",
+            need >> 20,
+            sched.distribution_bytes >> 20,
+            free >> 20
+        );
         let sizes = kernels::Sizes::of(p, sched.chunk_stride, &t);
         let module = kernels::compile(&ctx, &sizes).context("compiling the CUDA kernels with NVRTC")?;
         let load = |n: &str| module.load_function(n).with_context(|| format!("loading kernel {n}"));

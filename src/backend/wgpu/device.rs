@@ -7,7 +7,7 @@ pub fn instance() -> wgpu::Instance {
 }
 
 pub fn adapters() -> Vec<wgpu::Adapter> {
-    pollster::block_on(instance().enumerate_adapters(wgpu::Backends::all()))
+    super::quiet::graphics_stack_quietly(|| pollster::block_on(instance().enumerate_adapters(wgpu::Backends::all())))
 }
 
 /// Software rasterisers (lavapipe, llvmpipe, WARP, SwiftShader) report type Cpu.

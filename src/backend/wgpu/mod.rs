@@ -13,6 +13,7 @@ mod build;
 pub mod device;
 pub mod kernels;
 pub mod layout;
+mod quiet;
 pub mod schedule;
 pub mod shaders;
 mod stage_check;

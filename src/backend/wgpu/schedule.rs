@@ -68,6 +68,16 @@ impl GpuLimits {
     }
 }
 
+/// The largest binding the kernels address. Both kernel languages index the elements of a
+/// binding with 32-bit unsigned arithmetic (WGSL has no 64-bit integers; the CUDA kernels
+/// follow them line for line). With at most 2^32 bytes in a binding, a binding holds at
+/// most 2^30 f32 (or 2^28 vec4) elements, so every index and every partial product of the
+/// index formulas (`s * CH + v`, `cell * MSTRIDE + m`, `3 * cell + r`, partner offsets) is
+/// an element index of that binding, below 2^30, far from wrapping. Vulkan and DX12 report
+/// less than this already; CUDA (no binding limit) and Metal (`maxBufferLength`) need the
+/// cap: above it the scheduler splits a wave into more chunks.
+pub const MAX_INDEXED_BINDING: u64 = 1 << 32;
+
 /// Requirements of the kernels (keep in sync with the shaders): every kernel binds at most
 /// four storage buffers, wgpu's downlevel minimum (`kernels.rs`).
 pub const KERNEL_STORAGE_BUFFERS: u32 = 4;
@@ -143,7 +153,7 @@ pub fn schedule(
     let [nx, ny, nz] = dims;
     let nxy = nx * ny;
     let cells = (nxy * nz) as u64;
-    let binding = limits.max_storage_binding.min(limits.max_buffer);
+    let binding = limits.max_storage_binding.min(limits.max_buffer).min(MAX_INDEXED_BINDING);
     let need = |what: &str, bytes: u64| -> Result<(), PlanError> {
         if bytes > binding {
             Err(PlanError(format!(
@@ -266,6 +276,33 @@ mod tests {
         schedule(&v.octant_members(), &v.xi, [n, n, n], budget_mib << 20, &limits, None)
     }
 
+    /// 128^3 cells x 128^3 velocities on an 80 GB CUDA device with a 70000 MiB budget: a
+    /// million velocities in flight (64 GiB of slices), which once wrapped the 32-bit slice
+    /// index. The plan now keeps every binding within MAX_INDEXED_BINDING, so every element
+    /// index the kernels form stays below 2^30.
+    #[test]
+    fn the_largest_cuda_plan_keeps_every_index_within_32_bits() {
+        let device = 80u64 << 30;
+        // What the CUDA backend reports: no binding limit below the device memory.
+        let limits = GpuLimits {
+            max_storage_binding: device,
+            max_buffer: device,
+            max_workgroups_per_dim: 65535,
+            max_invocations_per_workgroup: 1024,
+            max_workgroup_storage: 48 << 10,
+            max_storage_buffers_per_stage: u32::MAX,
+        };
+        let s = plan(128, 128, 70000, limits).unwrap();
+        // Waves of four whole octants (the budget holds 1.12 million velocities): as reported.
+        assert_eq!(s.in_flight(), 1 << 20);
+        let elements = s.chunk_stride as u64 * s.slice_cells as u64;
+        assert!(elements * 4 <= MAX_INDEXED_BINDING, "a slice binding of {} bytes", elements * 4);
+        // The largest slice index, (slice_cells - 1) * CH + CH - 1, in 32 bits with room.
+        assert!(elements - 1 < 1 << 30);
+        assert!(s.slice_buffers >= 16, "the flight is spread over {} bindings", s.slice_buffers);
+        check_invariants(&s, 128, &limits);
+    }
+
     fn check_invariants(s: &GpuSchedule, m: usize, limits: &GpuLimits) {
         let v = VelocityGrid::new(m, 4.0, Quadrature::Trapezoid);
         let oct = |x: u32| crate::grid::Octant::of(v.xi[x as usize]);
@@ -276,7 +313,7 @@ mod tests {
             for c in &w.chunks {
                 assert!(c.velocities.len() <= s.chunk_stride);
                 let bytes = (s.chunk_stride * s.slice_cells * 4) as u64;
-                assert!(bytes <= limits.max_storage_binding.min(limits.max_buffer));
+                assert!(bytes <= limits.max_storage_binding.min(limits.max_buffer).min(MAX_INDEXED_BINDING));
                 assert!(!c.velocities.is_empty());
                 assert_eq!((c.velocities.len() % LANES, c.split % LANES), (0, 0), "partial quads");
                 for quad in c.velocities.chunks(LANES) {

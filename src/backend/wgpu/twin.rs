@@ -348,7 +348,9 @@ pub fn wall_load_slice(
     let hi = select(params.split, params.count, part == 1);
     let k = select(params.step, k_.nz - 1 - params.step, part == 1);
     let range = walls[k as usize];
-    if lo == hi || n >= range[1] {
+    let middle = params.step == k_.nz - 1 - params.step;
+    let hi_all = select(hi, params.count, middle);
+    if lo == hi_all || n >= range[1] || (middle && part == 1) {
         return;
     }
     let face = walls[(k_.nz + range[0] + n) as usize];
@@ -356,7 +358,7 @@ pub fn wall_load_slice(
     let axis = (face[1] / 2) as usize;
     let inward = select(1.0f32, -1.0, face[1] & 1 == 1);
     let mut acc = [0.0f32; 5];
-    for v in lo..hi {
+    for v in lo..hi_all {
         let vel = table[(v * (k_.srow + 1)) as usize];
         let un = vel[axis] * inward;
         if un < 0.0 {

@@ -1,0 +1,55 @@
+//! Continuing a run (`--restart DIR`), and stopping one cleanly on SIGINT or SIGTERM.
+
+use super::failure::Failure;
+use super::LOG;
+use knudsen::problem::Problem;
+use knudsen::solver::Restart;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::Arc;
+
+/// The state in `dir` (or the file `dir` names), refused when its case differs from
+/// `problem`'s in a key that shapes the solution, unless `force`.
+pub fn load_restart(dir: &Path, problem: &Problem, force: bool) -> Result<Restart, Failure> {
+    let bad = |e: anyhow::Error| Failure::BadInput(format!("--restart {}: {e:#}", dir.display()));
+    let file = knudsen::output::restart_file(dir).map_err(bad)?;
+    let stored = knudsen::output::stored_config(&file).map_err(bad)?;
+    let changed = problem.config.state_changes(&stored);
+    if !changed.is_empty() {
+        if !force {
+            return Err(Failure::BadInput(format!(
+                "--restart {}: the case differs from the one that wrote {} in {}; add --force to continue anyway",
+                dir.display(),
+                file.display(),
+                changed.join(", ")
+            )));
+        }
+        log::warn!(target: LOG, "--force: continuing {} although the case changed in {}", file.display(), changed.join(", "));
+    }
+    log::info!(target: LOG, "continuing from {}", file.display());
+    knudsen::output::read_restart(&file, problem).map_err(bad)
+}
+
+/// A flag that SIGINT sets to 130 and SIGTERM to 143 (128 + the signal: the exit code
+/// shells expect). A second signal while the first is being handled ends the process at
+/// once (exit 1), for a user who does not want to wait for the iteration to finish.
+pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicUsize>> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let stop = Arc::new(AtomicUsize::new(0));
+    let asked = Arc::new(AtomicBool::new(false));
+    for (sig, code) in [(SIGINT, 130), (SIGTERM, 143)] {
+        signal_hook::flag::register_conditional_shutdown(sig, 1, asked.clone())?;
+        signal_hook::flag::register(sig, asked.clone())?;
+        signal_hook::flag::register_usize(sig, stop.clone(), code)?;
+    }
+    Ok(stop)
+}
+
+/// The name of the signal behind an exit code of [`stop_on_signals`].
+pub fn signal_name(code: usize) -> &'static str {
+    if code == 143 {
+        "SIGTERM"
+    } else {
+        "SIGINT"
+    }
+}

@@ -1,0 +1,152 @@
+//! Checkpoints and signals through the CLI: a run killed with SIGKILL, or stopped with
+//! SIGINT or SIGTERM, continues with `--restart` to the same fields as a run that was
+//! never stopped (bit-identical on the CPU backend: the state is stored in f64 and the
+//! sweep coefficients are a function of it).
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
+
+/// A cavity slow enough to be stopped mid-run (about 0.05-0.1 s per iteration on 2 cores,
+/// ~45 iterations), checkpointing after every iteration.
+fn case(dir: &Path) -> PathBuf {
+    let mut v = cavity_json(10, 16, 4.0, 0.1);
+    v["solver"] = serde_json::json!({"tolerance": 1e-10, "max_iterations": 400, "checkpoint_minutes": 1e-6});
+    let path = dir.join("case.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    path
+}
+
+fn knudsen() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_knudsen"));
+    c.env("RUST_LOG", "warn");
+    c
+}
+
+fn start(case: &Path, out: &Path) -> Child {
+    knudsen()
+        .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--out", out.to_str().unwrap()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn finish(case: &Path, out: &Path, extra: &[&str]) -> Output {
+    knudsen()
+        .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--restart"])
+        .args([out.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn iterations_in(file: &Path) -> Option<u64> {
+    hdf5::File::open(file).ok()?.attr("iterations").ok()?.read_scalar().ok()
+}
+
+/// Wait until the run has checkpointed at least `n` iterations.
+fn wait_for_checkpoint(child: &mut Child, out: &Path, n: u64) {
+    let t0 = Instant::now();
+    while iterations_in(&out.join("checkpoint.h5")).is_none_or(|i| i < n) {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before iteration {n}");
+        assert!(t0.elapsed() < Duration::from_secs(120), "no checkpoint of iteration {n} after 120 s");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn read(dir: &Path, name: &str) -> Vec<f64> {
+    hdf5::File::open(dir.join("fields.h5")).unwrap().dataset(name).unwrap().read_raw().unwrap()
+}
+
+/// The continued run matches the uninterrupted one, bit for bit.
+fn assert_same(a: &Path, b: &Path) {
+    for name in ["density", "velocity", "temperature", "heat_flux", "stress", "restart/face_density"] {
+        assert!(read(a, name) == read(b, name), "{name} differs from the uninterrupted run");
+    }
+    assert_eq!(iterations_in(&a.join("fields.h5")), iterations_in(&b.join("fields.h5")));
+    let converged: u8 =
+        hdf5::File::open(a.join("fields.h5")).unwrap().attr("converged").unwrap().read_scalar().unwrap();
+    assert_eq!(converged, 1);
+}
+
+fn reference(dir: &Path, case: &Path) -> PathBuf {
+    let out = dir.join("reference");
+    let o = knudsen()
+        .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!out.join("checkpoint.h5").exists(), "a finished run leaves no checkpoint behind");
+    out
+}
+
+#[test]
+fn killed_run_continues_from_its_checkpoint_to_the_same_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = case(dir.path());
+    let reference = reference(dir.path(), &case);
+    let out = dir.path().join("killed");
+    let mut child = start(&case, &out);
+    wait_for_checkpoint(&mut child, &out, 4);
+    child.kill().unwrap(); // SIGKILL: no handler runs.
+    child.wait().unwrap();
+    assert!(!out.join("fields.h5").exists(), "a killed run wrote no final fields");
+    let o = finish(&case, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_same(&out, &reference);
+}
+
+#[test]
+fn sigint_and_sigterm_stop_after_the_iteration_and_say_how_to_continue() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = case(dir.path());
+    let reference = reference(dir.path(), &case);
+    for (signal, code) in [("-INT", 130), ("-TERM", 143)] {
+        let out = dir.path().join(&signal[1..]);
+        let mut child = start(&case, &out);
+        wait_for_checkpoint(&mut child, &out, 3);
+        let k = Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap();
+        assert!(k.success());
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{err}");
+        assert!(err.contains("--restart") && err.contains("interrupted"), "{err}");
+        let f = hdf5::File::open(out.join("fields.h5")).unwrap();
+        let (converged, interrupted): (u8, u8) = (
+            f.attr("converged").unwrap().read_scalar().unwrap(),
+            f.attr("interrupted").unwrap().read_scalar().unwrap(),
+        );
+        assert_eq!((converged, interrupted), (0, 1));
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+        assert_eq!((summary["converged"].as_bool(), summary["interrupted"].as_bool()), (Some(false), Some(true)));
+        let o = finish(&case, &out, &[]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_same(&out, &reference);
+    }
+}
+
+#[test]
+fn a_different_case_is_refused_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = case(dir.path());
+    let out = dir.path().join("out");
+    let mut child = start(&case, &out);
+    wait_for_checkpoint(&mut child, &out, 2);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&case).unwrap()).unwrap();
+    // A new tolerance is fine; a new Knudsen number is another case.
+    v["solver"]["tolerance"] = serde_json::json!(1e-3);
+    v["gas"]["kn"] = serde_json::json!(0.5);
+    let other = dir.path().join("other.json");
+    std::fs::write(&other, v.to_string()).unwrap();
+    let o = finish(&other, &out, &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("gas.kn") && err.contains("--force") && !err.contains("tolerance"), "{err}");
+    let o = finish(&other, &out, &["--force"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
