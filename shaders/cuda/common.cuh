@@ -3,6 +3,14 @@
 // STEP, PART0..5, EXIT0..5), the CUDA counterpart of the WGSL `override` constants, so index
 // arithmetic folds.
 
+// Index of velocity slot v in slice cell s of a chunk's slice storage ([cell][slot], CH
+// slots per cell). 64-bit: a chunk may hold more than 2^32 values (128^3 cells x 128^3
+// velocities puts 2^20 velocities x 16384 cells in one chunk), and CUDA imposes no binding
+// limit that would stop it. Every other buffer is indexed in 32 bits; the host keeps them
+// under schedule::MAX_INDEXED_BINDING (src/backend/cuda/mod.rs). Use this for every access
+// to `slices` (a unit test in src/backend/wgpu/schedule.rs checks the kernels do).
+__device__ __forceinline__ size_t slice_at(unsigned s, unsigned v) { return (size_t)s * CH + v; }
+
 // Wall words (src/grid/solid.rs). Keep in sync with SOLID_BIT there.
 #define SOLID 0x80000000u
 // A padding slot of a chunk (schedule.rs: GHOST).

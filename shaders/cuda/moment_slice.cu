@@ -70,7 +70,8 @@ extern "C" __global__ void moment_slice(unsigned step, unsigned count, unsigned 
         }
         // lo and hi are whole quads (the host pads batches and splits chunks on quads).
         for (unsigned q = lo / 4u + lid; q < hi / 4u; q += MWG) {
-            const float4 f4 = slices[s * (CH / 4u) + q];
+            // float4 q of cell s: slice_at(s, 4q) / 4, in 64 bits.
+            const float4 f4 = slices[slice_at(s, 4u * q) / 4u];
             const float fl[4] = {f4.x, f4.y, f4.z, f4.w};
             for (unsigned lane = 0u; lane < 4u; lane++) {
                 const unsigned g = vidx[M + 4u * q + lane];

@@ -78,15 +78,15 @@ extern "C" __global__ void sweep_slice(unsigned step, unsigned count, unsigned s
             // Upwind loads first, then the cell's own data (sweep_slice.wgsl says why).
             float fy = jj == 0u ? (y_part != NONE ? partner(bnd, y_part, k * NX + i, y_slot)
                                                   : bnd[y_face + k * NX + i] * shape.y)
-                                : slices[(jup * NX + i) * CH + v];
+                                : slices[slice_at(jup * NX + i, v)];
             float fz = first ? (z_part != NONE ? partner(bnd, z_part, s, z_slot) : bnd[z_face + s] * shape.z)
-                             : slices[s * CH + v];
+                             : slices[slice_at(s, v)];
             const unsigned cell = k * NX * NY + s;
             const float4 e0 = cells[3u * cell];
             const unsigned word = HAS_WALLS ? __float_as_uint(e0.w) : 0u;
             if ((word & SOLID) != 0u) {
                 // No gas inside a body: nothing to add to any moment.
-                slices[s * CH + v] = 0.0f;
+                slices[slice_at(s, v)] = 0.0f;
                 fx = 0.0f;
                 continue;
             }
@@ -111,7 +111,7 @@ extern "C" __global__ void sweep_slice(unsigned step, unsigned count, unsigned s
             const float sc = e2.x * cx + e2.y * cy + e2.z * cz;
             const float fs = e0.x * __expf(-c2 * e0.y) * (e1.w + sc * (2.0f * c2 * e0.y - 5.0f));
             const float f = (a * fx + b * fy + c * fz + e0.z * fs) / (a + b + c + e0.z);
-            slices[s * CH + v] = f;
+            slices[slice_at(s, v)] = f;
             fx = f;
         }
     }

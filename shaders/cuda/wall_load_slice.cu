@@ -38,7 +38,7 @@ extern "C" __global__ void wall_load_slice(unsigned step, unsigned count, unsign
         const float comp = axis == 0u ? vel.x : (axis == 1u ? vel.y : vel.z);
         const float un = comp * inward;
         if (un < 0.0f) {
-            const float wf = vel.w * (-un) * slices[s * CH + v];
+            const float wf = vel.w * (-un) * slices[slice_at(s, v)];
             acc[0] += wf;
             acc[1] += wf * vel.x;
             acc[2] += wf * vel.y;

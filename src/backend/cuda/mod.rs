@@ -108,11 +108,14 @@ impl CudaBackend {
             schedule::schedule(&p.vgrid.octant_members(), &p.vgrid.xi, p.grid.dims(), budget, &limits(total), None)
                 .map_err(|e| anyhow!("{name} cannot run this case: {e}"))?;
         let t = gpu_io::device_tables(p)?;
-        // The kernels index `bnd` and `incident` in 32 bits too (schedule::MAX_INDEXED_BINDING).
-        for (what, floats) in [("bnd", t.bnd.len()), ("incident", t.incident_len)] {
+        // The kernels index every buffer but the slices in 32 bits (schedule::MAX_INDEXED_BINDING).
+        let cells = p.grid.cells();
+        for (what, floats) in
+            [("bnd", t.bnd.len()), ("incident", t.incident_len), ("cells", cells * 12), ("moments", cells * MSTRIDE)]
+        {
             anyhow::ensure!(
                 floats as u64 * 4 <= schedule::MAX_INDEXED_BINDING,
-                "{name}: the `{what}` buffer ({} MiB, mostly specular/periodic partner data) exceeds the {} MiB the kernels can index; use the CPU backend, or fewer velocity points",
+                "{name}: the `{what}` buffer ({} MiB) exceeds the {} MiB the kernels can index; use the CPU backend, or fewer cells or (with specular and periodic faces) velocity points",
                 (floats as u64 * 4) >> 20,
                 schedule::MAX_INDEXED_BINDING >> 20
             );

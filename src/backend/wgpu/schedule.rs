@@ -25,7 +25,7 @@ pub struct GpuLimits {
 impl GpuLimits {
     pub fn from_wgpu(l: &wgpu::Limits) -> Self {
         Self {
-            max_storage_binding: l.max_storage_buffer_binding_size as u64,
+            max_storage_binding: (l.max_storage_buffer_binding_size as u64).min(MAX_INDEXED_BINDING),
             max_buffer: l.max_buffer_size,
             max_workgroups_per_dim: l.max_compute_workgroups_per_dimension,
             max_invocations_per_workgroup: l.max_compute_invocations_per_workgroup,
@@ -68,14 +68,15 @@ impl GpuLimits {
     }
 }
 
-/// The largest binding the kernels address. Both kernel languages index the elements of a
-/// binding with 32-bit unsigned arithmetic (WGSL has no 64-bit integers; the CUDA kernels
-/// follow them line for line). With at most 2^32 bytes in a binding, a binding holds at
-/// most 2^30 f32 (or 2^28 vec4) elements, so every index and every partial product of the
-/// index formulas (`s * CH + v`, `cell * MSTRIDE + m`, `3 * cell + r`, partner offsets) is
-/// an element index of that binding, below 2^30, far from wrapping. Vulkan and DX12 report
-/// less than this already; CUDA (no binding limit) and Metal (`maxBufferLength`) need the
-/// cap: above it the scheduler splits a wave into more chunks.
+/// The largest binding a kernel indexes with 32-bit arithmetic. WGSL has no 64-bit
+/// integers: with at most 2^32 bytes in a binding, a binding holds at most 2^30 f32 (or
+/// 2^28 vec4) elements, so every index and every partial product of the index formulas
+/// (`s * CH + v`, `cell * MSTRIDE + m`, `3 * cell + r`, partner offsets) is an element index
+/// of that binding, below 2^30, far from wrapping. [`GpuLimits::from_wgpu`] caps the
+/// binding limit here (Vulkan and DX12 report less already; Metal reports
+/// `maxBufferLength`). CUDA keeps its chunks whole, for parallelism: its kernels index the
+/// slices in 64 bits (`slice_at`, shaders/cuda/common.cuh) and every other buffer stays
+/// under this cap (src/backend/cuda/mod.rs checks it).
 pub const MAX_INDEXED_BINDING: u64 = 1 << 32;
 
 /// Requirements of the kernels (keep in sync with the shaders): every kernel binds at most
@@ -153,7 +154,7 @@ pub fn schedule(
     let [nx, ny, nz] = dims;
     let nxy = nx * ny;
     let cells = (nxy * nz) as u64;
-    let binding = limits.max_storage_binding.min(limits.max_buffer).min(MAX_INDEXED_BINDING);
+    let binding = limits.max_storage_binding.min(limits.max_buffer);
     let need = |what: &str, bytes: u64| -> Result<(), PlanError> {
         if bytes > binding {
             Err(PlanError(format!(
@@ -276,15 +277,22 @@ mod tests {
         schedule(&v.octant_members(), &v.xi, [n, n, n], budget_mib << 20, &limits, None)
     }
 
-    /// 128^3 cells x 128^3 velocities on an 80 GB CUDA device with a 70000 MiB budget: a
-    /// million velocities in flight (64 GiB of slices), which once wrapped the 32-bit slice
-    /// index. The plan now keeps every binding within MAX_INDEXED_BINDING, so every element
-    /// index the kernels form stays below 2^30.
+    /// 128^3 cells x 128^3 velocities on an 80 GB device with a 70000 MiB budget: 2^20
+    /// velocities in flight (64 GiB of slices), which once wrapped the 32-bit slice index
+    /// of the CUDA kernels. wgpu: the binding cap splits the flight into chunks whose every
+    /// element index is below 2^30. CUDA: one chunk of 2^34 values, so its kernels must
+    /// index the slices in 64 bits, which every access does through `slice_at`.
     #[test]
-    fn the_largest_cuda_plan_keeps_every_index_within_32_bits() {
+    fn the_largest_plans_keep_every_index_in_range() {
         let device = 80u64 << 30;
+        // A Metal-like adapter reporting the whole memory as its binding limit.
+        let wgpu_like = GpuLimits::from_wgpu(&wgpu::Limits {
+            max_storage_buffer_binding_size: u32::MAX as _,
+            max_buffer_size: device,
+            ..wgpu::Limits::default()
+        });
         // What the CUDA backend reports: no binding limit below the device memory.
-        let limits = GpuLimits {
+        let cuda_like = GpuLimits {
             max_storage_binding: device,
             max_buffer: device,
             max_workgroups_per_dim: 65535,
@@ -292,15 +300,29 @@ mod tests {
             max_workgroup_storage: 48 << 10,
             max_storage_buffers_per_stage: u32::MAX,
         };
-        let s = plan(128, 128, 70000, limits).unwrap();
-        // Waves of four whole octants (the budget holds 1.12 million velocities): as reported.
-        assert_eq!(s.in_flight(), 1 << 20);
-        let elements = s.chunk_stride as u64 * s.slice_cells as u64;
-        assert!(elements * 4 <= MAX_INDEXED_BINDING, "a slice binding of {} bytes", elements * 4);
-        // The largest slice index, (slice_cells - 1) * CH + CH - 1, in 32 bits with room.
-        assert!(elements - 1 < 1 << 30);
-        assert!(s.slice_buffers >= 16, "the flight is spread over {} bindings", s.slice_buffers);
-        check_invariants(&s, 128, &limits);
+        for (name, limits) in [("wgpu", wgpu_like), ("cuda", cuda_like)] {
+            let s = plan(128, 128, 70000, limits).unwrap();
+            // Waves of four whole octants (the budget holds 1.12 million velocities).
+            assert_eq!(s.in_flight(), 1 << 20, "{name}");
+            let elements = s.chunk_stride as u64 * s.slice_cells as u64;
+            if name == "wgpu" {
+                assert!(elements * 4 <= MAX_INDEXED_BINDING, "a slice binding of {} bytes", elements * 4);
+                assert!(elements - 1 < 1 << 30, "the largest slice index, in 32 bits with room");
+                assert!(s.slice_buffers >= 16);
+            } else {
+                assert_eq!(s.slice_buffers, 1, "CUDA keeps the wave in one chunk");
+                assert!(elements > 1 << 32, "the case that needs 64-bit slice indices");
+            }
+            check_invariants(&s, 128, &limits);
+        }
+        // Every access to the slices in the CUDA kernels goes through the 64-bit slice_at.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders/cuda");
+        for name in ["sweep_slice.cu", "moment_slice.cu", "wall_load_slice.cu"] {
+            let src = std::fs::read_to_string(dir.join(name)).unwrap();
+            for (n, line) in src.lines().enumerate().filter(|(_, l)| l.contains("slices[")) {
+                assert!(line.contains("slices[slice_at("), "{name}:{}: {line}", n + 1);
+            }
+        }
     }
 
     fn check_invariants(s: &GpuSchedule, m: usize, limits: &GpuLimits) {
@@ -313,7 +335,7 @@ mod tests {
             for c in &w.chunks {
                 assert!(c.velocities.len() <= s.chunk_stride);
                 let bytes = (s.chunk_stride * s.slice_cells * 4) as u64;
-                assert!(bytes <= limits.max_storage_binding.min(limits.max_buffer).min(MAX_INDEXED_BINDING));
+                assert!(bytes <= limits.max_storage_binding.min(limits.max_buffer));
                 assert!(!c.velocities.is_empty());
                 assert_eq!((c.velocities.len() % LANES, c.split % LANES), (0, 0), "partial quads");
                 for quad in c.velocities.chunks(LANES) {
