@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing knudsen needs on a Debian machine, only where missing:
 # HDF5 (C library, for the hdf5 crate), lavapipe (software Vulkan) and llvmpipe's EGL/GL for
-# the wgpu tests and,
+# the wgpu tests, ParaView (pvpython) for the reader test and,
 # for the XDMF test, Python with vtk and h5py in a
 # virtual environment under target/test-venv (Debian's own Python refuses system-wide pip),
 # plus NVRTC from PyPI there for the CUDA compile test.
@@ -33,6 +33,10 @@ dpkg -s libvulkan1 >/dev/null 2>&1 || need+=(libvulkan1)
 dpkg -s libegl1 >/dev/null 2>&1 || need+=(libegl1)
 dpkg -s libegl-mesa0 >/dev/null 2>&1 || need+=(libegl-mesa0)
 dpkg -s libgl1-mesa-dri >/dev/null 2>&1 || need+=(libgl1-mesa-dri)
+# ParaView itself (pvpython) with h5py and numpy for its Python, for tests/paraview.rs.
+command -v pvpython >/dev/null 2>&1 || need+=(paraview)
+dpkg -s python3-h5py >/dev/null 2>&1 || need+=(python3-h5py)
+dpkg -s python3-numpy >/dev/null 2>&1 || need+=(python3-numpy)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$SUDO" = "needs-root" ]; then
     echo "deps: missing Debian packages: ${need[*]}; run tests/deps.sh as root (or install sudo)" >&2

@@ -158,23 +158,38 @@ pub fn create(
             Ok((Box::new(wgpu::WgpuBackend::new(problem, gpu_budget, &opts)?), None))
         }
         BackendChoice::Auto => {
-            // CUDA first where the binary has it and an NVIDIA driver answers.
+            // Each GPU path with the budget, then with a quarter of it (smaller batches),
+            // then the CPU; every step down is said.
+            let mut tried = Vec::new();
             #[cfg(feature = "cuda")]
             if cuda::available().is_ok() {
-                match cuda::CudaBackend::new(problem.clone(), cuda_budget) {
-                    Ok(b) => return Ok((Box::new(b), None)),
-                    Err(e) => log::warn!("CUDA backend unavailable ({e:#}); trying wgpu"),
+                for budget in [cuda_budget, Some(gpu_budget / 4)] {
+                    match cuda::CudaBackend::new(problem.clone(), budget) {
+                        Ok(b) => return Ok((Box::new(b), fallback_note(&tried, "a smaller CUDA batch"))),
+                        Err(e) => tried.push(format!("CUDA: {e:#}")),
+                    }
                 }
             }
-            let adapter = match wgpu::device::pick(wgpu::device::adapters(), false) {
-                Ok(a) => a,
-                Err(why) => return Ok((cpu(problem)?, Some(format!("{why}; using the CPU backend")))),
-            };
-            let opts = wgpu::WgpuOptions::default();
-            match wgpu::WgpuBackend::with_adapter(problem.clone(), gpu_budget, &opts, &adapter) {
-                Ok(b) => Ok((Box::new(b), None)),
-                Err(e) => Ok((cpu(problem)?, Some(format!("{e:#}; using the CPU backend")))),
+            match wgpu::device::pick(wgpu::device::adapters(), false) {
+                Ok(adapter) => {
+                    let opts = wgpu::WgpuOptions::default();
+                    for budget in [gpu_budget, gpu_budget / 4] {
+                        match wgpu::WgpuBackend::with_adapter(problem.clone(), budget, &opts, &adapter) {
+                            Ok(b) => return Ok((Box::new(b), fallback_note(&tried, "wgpu with a smaller batch"))),
+                            Err(e) => tried.push(format!("wgpu: {e:#}")),
+                        }
+                    }
+                }
+                Err(why) => tried.push(why),
             }
+            let why = tried.join("; ");
+            Ok((cpu(problem)?, Some(format!("{why}; using the CPU backend"))))
         }
     }
+}
+
+/// What `auto` says when it did not get its first choice: the failures before the one that
+/// worked.
+fn fallback_note(tried: &[String], now: &str) -> Option<String> {
+    (!tried.is_empty()).then(|| format!("{}; using {now}", tried.join("; ")))
 }

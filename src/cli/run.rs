@@ -39,15 +39,20 @@ pub fn run(
     if dir.exists() && !dir.is_dir() {
         return Err(Failure::BadInput(format!("output path {} exists and is not a directory", dir.display())));
     }
+    // The solve runs on the main thread over rayon's global pool, whose workers live until
+    // the process ends. A local pool would run it on a worker that exits when the pool is
+    // dropped, racing the process's exit: with wgpu's GL backend that worker holds EGL
+    // thread state, and libglvnd freeing it on both paths at once aborted ("double free or
+    // corruption") about one GL run in ten.
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(n) = threads {
         pool = pool.num_threads(n);
     }
-    let pool = pool.build().map_err(|e| Failure::Run(e.into()))?;
-    pool.install(|| run_in_pool(path, &cfg, choice, &dir, &resume))
+    pool.build_global().map_err(|e| Failure::Run(e.into()))?;
+    solve(path, &cfg, choice, &dir, &resume)
 }
 
-fn run_in_pool(path: &Path, cfg: &Config, choice: BackendChoice, dir: &Path, resume: &Resume) -> Result<(), Failure> {
+fn solve(path: &Path, cfg: &Config, choice: BackendChoice, dir: &Path, resume: &Resume) -> Result<(), Failure> {
     check_host_memory(cfg)?;
     for w in cfg.warnings() {
         log::warn!(target: LOG, "{w}");

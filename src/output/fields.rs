@@ -104,6 +104,11 @@ fn write_h5(path: &Path, p: &Problem, r: &RunResult) -> anyhow::Result<()> {
     vector("velocity", 3, f.iter().flat_map(|m| m.u).collect())?;
     vector("heat_flux", 3, f.iter().flat_map(|m| m.q).collect())?;
     vector("stress", 6, f.iter().flat_map(|m| m.p).collect())?;
+    // Each component again as a scalar, for XDMF readers that take no hyperslabs
+    // (ParaView's Xdmf3 readers); `stress` stays the one that programs read.
+    for (c, comp) in super::xdmf::STRESS_COMPONENTS.iter().enumerate() {
+        scalar(&format!("stress_{comp}"), f.iter().map(|m| m.p[c]).collect())?;
+    }
     if p.bodies.solids.any() {
         // Per cell: 0 for gas, body index + 1 for solid (the fields there are NaN).
         scalar("solid", p.bodies.solids.body_of.iter().map(|&b| b as f64).collect())?;

@@ -1,10 +1,13 @@
 //! `fields.xmf`: an XDMF 2 sidecar describing `fields.h5` as a 3DRectMesh with VXVYVZ
 //! geometry (the face coordinates). Vectors are declared as vectors; each stress component
-//! is exposed as its own scalar through a hyperslab, since XDMF's Tensor6 ordering differs
-//! from ours.
+//! is its own scalar attribute over its own dataset (`stress_xx`, ...): XDMF's Tensor6
+//! ordering differs from ours, and ParaView's Xdmf3 readers skip HyperSlab attributes.
 
 use crate::grid::Grid;
 use std::fmt::Write;
+
+/// The stress components in the order of `Macro::p` and of the `stress` dataset.
+pub const STRESS_COMPONENTS: [&str; 6] = ["xx", "yy", "zz", "xy", "xz", "yz"];
 
 /// `surface_faces`: the number of body wall faces (0: no surface grid). With bodies the
 /// domain holds a second grid, `surface`, of quadrilaterals with cell data.
@@ -43,11 +46,12 @@ pub fn fields_xdmf(h5_name: &str, g: &Grid, solid: bool, surface_faces: usize) -
             item(&format!("{cells} 3"), name)
         );
     }
-    for (c, comp) in ["xx", "yy", "zz", "xy", "xz", "yz"].iter().enumerate() {
+    for comp in STRESS_COMPONENTS {
+        let name = format!("stress_{comp}");
         let _ = writeln!(
             s,
-            "   <Attribute Name=\"stress_{comp}\" AttributeType=\"Scalar\" Center=\"Cell\">\n    <DataItem ItemType=\"HyperSlab\" Dimensions=\"{cells} 1\" Type=\"HyperSlab\">\n     <DataItem Dimensions=\"3 4\" Format=\"XML\">0 0 0 {c} 1 1 1 1 {cells} 1</DataItem>\n     {}\n    </DataItem>\n   </Attribute>",
-            item(&format!("{cells} 6"), "stress")
+            "   <Attribute Name=\"{name}\" AttributeType=\"Scalar\" Center=\"Cell\">\n    {}\n   </Attribute>",
+            item(&cells, &name)
         );
     }
     s.push_str("  </Grid>\n");

@@ -23,6 +23,7 @@ impl WgpuBackend {
         sched: GpuSchedule,
         tables: DeviceTables,
         max_per_dim: u32,
+        faults: super::faults::Faults,
     ) -> Self {
         let p = &*problem;
         let g = &p.grid;
@@ -129,6 +130,7 @@ impl WgpuBackend {
                 _ => (true, true),
             },
             first_output: None,
+            faults,
             slices: slice_buffers,
             _buffers: keep,
         }

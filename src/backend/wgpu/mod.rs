@@ -11,6 +11,7 @@
 
 mod build;
 pub mod device;
+mod faults;
 pub mod kernels;
 pub mod layout;
 mod quiet;
@@ -76,6 +77,7 @@ pub struct WgpuBackend {
     /// iteration's moments, and the results are meaningless.
     stages: (bool, bool),
     first_output: Option<SweepOutput>,
+    faults: faults::Faults,
     // Kept alive for the bind groups.
     _buffers: Vec<wgpu::Buffer>,
     slices: Vec<wgpu::Buffer>,
@@ -122,6 +124,7 @@ impl WgpuBackend {
         let (device, queue) =
             device::open(adapter, Some(requested.clone()), !opts.no_subgroups).map_err(|e| anyhow!(e))?;
         let subgroups = device.features().contains(wgpu::Features::SUBGROUP);
+        let faults = faults::Faults::watch(&device);
         let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let built = Self::build(
@@ -133,6 +136,7 @@ impl WgpuBackend {
             sched,
             tables,
             requested.max_compute_workgroups_per_dimension,
+            faults,
         );
         if let Some(e) = pollster::block_on(validation.pop()) {
             return Err(anyhow!("wgpu rejected the pipelines or buffers: {e}"));
@@ -255,8 +259,17 @@ impl Backend for WgpuBackend {
         self.queue.submit([enc.finish()]);
 
         let slice = self.staging.slice(..);
-        slice.map_async(wgpu::MapMode::Read, |_| {});
-        self.device.poll(wgpu::PollType::wait_indefinitely()).context("waiting for the GPU")?;
+        let f = self.faults.clone();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            if let Err(e) = r {
+                f.record(format!("reading the results back failed: {e}"));
+            }
+        });
+        let polled = self.device.poll(wgpu::PollType::wait_indefinitely());
+        if let Some(fault) = self.faults.take() {
+            anyhow::bail!("{}: {fault}", self.info.name);
+        }
+        polled.context("waiting for the GPU")?;
         let t_gpu = t0.elapsed().as_secs_f64();
         {
             let view = slice.get_mapped_range().map_err(|e| anyhow!("mapping the results: {e:?}"))?;
