@@ -154,3 +154,42 @@ fn conserved_of(p: &Problem, fields: &[Macro]) -> Vec<[f64; 5]> {
         .map(|(c, f)| if solids.is_solid(c) { [0.0; 5] } else { conserved_from_macro(f) })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::model::NRAW;
+
+    fn problem() -> Problem {
+        let wall = r#"{"type": "diffuse_wall", "temperature": 1.0}"#;
+        let axis = r#"{"min": 0, "max": 1, "cells": 2}"#;
+        let cfg = Config::from_json(&format!(
+            r#"{{"gas": {{"kn": 1.0}}, "grid": {{"x": {axis}, "y": {axis}, "z": {axis}}},
+                "velocity": {{"points": 10}},
+                "boundaries": {{"x_min": {wall}, "x_max": {wall}, "y_min": {wall}, "y_max": {wall},
+                                "z_min": {wall}, "z_max": {wall}}}}}"#
+        ))
+        .unwrap();
+        Problem::new(&cfg)
+    }
+
+    #[test]
+    fn a_non_physical_state_names_iteration_cell_values_and_backend() {
+        let p = problem();
+        let mut s = State::initial(&p);
+        let mut raw = vec![[1.0; NRAW]; p.grid.cells()];
+        assert!(s.check_physical(&p, 1, "cpu", &raw).is_ok());
+        s.fields[5].t = -0.25;
+        let e = s.check_physical(&p, 7, "wgpu", &raw).unwrap_err().to_string();
+        assert!(e.contains("iteration 7") && e.contains("cell 5 (i, j, k = 1, 0, 1)"), "{e}");
+        assert!(e.contains("wgpu backend") && e.contains("T = -0.25"), "{e}");
+        // Finite moments: no cause is claimed.
+        assert!(!e.contains("fault"), "{e}");
+        // Moments the sweep never wrote: the backend is named as the cause.
+        raw[5] = [0.0; NRAW];
+        s.fields[5].rho = 0.0;
+        let e = s.check_physical(&p, 1, "cuda", &raw).unwrap_err().to_string();
+        assert!(e.contains("added nothing") && e.contains("fault of the backend"), "{e}");
+    }
+}

@@ -124,11 +124,7 @@ impl WgpuBackend {
             moment_groups,
             wall_groups,
             tables_layout: tables,
-            stages: match std::env::var("KNUDSEN_STAGES").as_deref() {
-                Ok("sweep") => (true, false),
-                Ok("moment") => (false, true),
-                _ => (true, true),
-            },
+            stages: stages_from_env(),
             first_output: None,
             faults,
             slices: slice_buffers,
@@ -174,5 +170,14 @@ fn kernel_sizes(p: &Problem, sched: &GpuSchedule, tables: &DeviceTables) -> Size
         walls: p.bodies.solids.any(),
         part_at: tables.part_at,
         exit_at: tables.exit_at,
+    }
+}
+
+/// `KNUDSEN_STAGES=sweep` or `=moment` runs one stage alone, to time it (`WgpuBackend::stages`).
+fn stages_from_env() -> (bool, bool) {
+    match std::env::var("KNUDSEN_STAGES").as_deref() {
+        Ok("sweep") => (true, false),
+        Ok("moment") => (false, true),
+        _ => (true, true),
     }
 }

@@ -14,6 +14,7 @@ pub mod device;
 mod faults;
 pub mod kernels;
 pub mod layout;
+pub mod limits;
 mod quiet;
 pub mod schedule;
 pub mod shaders;
