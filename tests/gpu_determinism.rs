@@ -65,7 +65,7 @@ fn middle_slice_wall_loads_match_cpu_and_repeat_bit_for_bit() {
 /// including the middle slice where the +z and -z parts meet.
 #[test]
 fn no_two_workgroups_of_a_wall_load_dispatch_write_the_same_face() {
-    use knudsen::backend::gpu_tables::{shape_rows, velocity_table};
+    use knudsen::backend::gpu_tables::velocity_table;
     use knudsen::backend::wgpu::layout::StepParams;
     use knudsen::backend::wgpu::schedule::{schedule, GpuLimits};
     use knudsen::backend::wgpu::twin::{self, Consts};
@@ -76,17 +76,7 @@ fn no_two_workgroups_of_a_wall_load_dispatch_write_the_same_face() {
     let chunk = &s.waves[0].chunks[0];
     assert!(chunk.split > 0 && chunk.split < chunk.velocities.len(), "the chunk holds both z-parts");
     let layout = knudsen::backend::gpu_io::device_tables(&p).unwrap();
-    let k = Consts {
-        nx: g.nx() as u32,
-        ny: g.ny() as u32,
-        nz: g.nz() as u32,
-        ch: s.chunk_stride as u32,
-        srow: shape_rows(&p) as u32,
-        has_walls: true,
-        m: v.m as u32,
-        part_at: layout.part_at,
-        exit_at: layout.exit_at,
-    };
+    let k = Consts::of(&p, s.chunk_stride, &layout);
     let table = velocity_table(&p, &chunk.velocities);
     let solids = &p.bodies.solids;
     let nxy = g.slice_cells() as u32;

@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use knudsen::backend::gpu_tables::{moment_index, shape_rows, velocity_table};
+use knudsen::backend::gpu_tables::{moment_index, velocity_table};
 use knudsen::backend::wgpu::layout::{CellCoeffs, StepParams, MSTRIDE};
 use knudsen::backend::wgpu::twin::{self, Consts, SweepBindings, VelocityIndex};
 use knudsen::backend::wgpu::{WgpuBackend, WgpuOptions};
@@ -79,17 +79,8 @@ fn check_stages(partner_faces: bool) {
     let chunk = &s.waves[0].chunks[0];
     // The buffer layout the backends use (gpu_io), filled like theirs.
     let layout = knudsen::backend::gpu_io::device_tables(&p).unwrap();
-    let k = Consts {
-        nx: g.nx() as u32,
-        ny: g.ny() as u32,
-        nz: g.nz() as u32,
-        ch: s.chunk_stride as u32,
-        srow: shape_rows(&p) as u32,
-        has_walls: true,
-        m: p.vgrid.m as u32,
-        part_at: layout.part_at,
-        exit_at: layout.exit_at,
-    };
+    let k = Consts::of(&p, s.chunk_stride, &layout);
+    assert!(k.has_walls);
     let table = velocity_table(&p, &chunk.velocities);
     let vidx = moment_index(&p, &chunk.velocities);
     let solids = &p.bodies.solids;

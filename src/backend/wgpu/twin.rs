@@ -24,6 +24,23 @@ pub struct Consts {
 const NONE: u32 = u32::MAX;
 
 impl Consts {
+    /// The constants the backend bakes into its kernels for `p`, with slice stride `ch` and
+    /// the buffer layout `t` (`gpu_io::device_tables`).
+    pub fn of(p: &crate::problem::Problem, ch: usize, t: &crate::backend::gpu_io::DeviceTables) -> Self {
+        let g = &p.grid;
+        Self {
+            nx: g.nx() as u32,
+            ny: g.ny() as u32,
+            nz: g.nz() as u32,
+            ch: ch as u32,
+            srow: crate::backend::gpu_tables::shape_rows(p) as u32,
+            has_walls: p.bodies.solids.any(),
+            m: p.vgrid.m as u32,
+            part_at: t.part_at,
+            exit_at: t.exit_at,
+        }
+    }
+
     fn dens(&self) -> u32 {
         self.nx + self.ny + self.nz
     }
