@@ -42,8 +42,9 @@ pub fn run(
     // The solve runs on the main thread over rayon's global pool, whose workers live until
     // the process ends. A local pool would run it on a worker that exits when the pool is
     // dropped, racing the process's exit: with wgpu's GL backend that worker holds EGL
-    // thread state, and libglvnd freeing it on both paths at once aborted ("double free or
-    // corruption") about one GL run in ten.
+    // thread state, which libglvnd frees both at thread exit and at teardown. That race is
+    // the likely cause of the "double free or corruption" abort seen in about one GL run in
+    // ten (docs/reliability.md, "The GL backend").
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(n) = threads {
         pool = pool.num_threads(n);
@@ -101,12 +102,12 @@ fn solve(path: &Path, cfg: &Config, choice: BackendChoice, dir: &Path, resume: &
         return Err(Failure::Interrupted {
             code: code as u8,
             message: format!(
-                "interrupted by {} after iteration {}; results (not converged) and checkpoint.h5 are in {}; continue with: knudsen run {} --restart {}",
+                "interrupted by {} after iteration {}; results (not converged) and checkpoint.h5 are in {}; continue with: knudsen run {} --restart {d} --out {d}",
                 signal_name(code),
                 result.iterations(),
                 dir.display(),
                 path.display(),
-                dir.display()
+                d = dir.display()
             ),
         });
     }
