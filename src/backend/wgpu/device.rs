@@ -91,7 +91,7 @@ pub fn describe(a: &wgpu::Adapter) -> String {
     let _ = writeln!(
         s,
         "  limits: storage binding {} MiB, buffer {} MiB, workgroups/dim {}, invocations/workgroup {}, workgroup memory {} KiB, storage buffers/stage {}",
-        l.max_storage_buffer_binding_size as u64 >> 20,
+        l.max_storage_buffer_binding_size >> 20,
         l.max_buffer_size >> 20,
         l.max_compute_workgroups_per_dimension,
         l.max_compute_invocations_per_workgroup,

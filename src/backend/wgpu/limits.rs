@@ -15,7 +15,7 @@ pub struct GpuLimits {
 impl GpuLimits {
     pub fn from_wgpu(l: &wgpu::Limits) -> Self {
         Self {
-            max_storage_binding: (l.max_storage_buffer_binding_size as u64).min(MAX_INDEXED_BINDING),
+            max_storage_binding: l.max_storage_buffer_binding_size.min(MAX_INDEXED_BINDING),
             max_buffer: l.max_buffer_size,
             max_workgroups_per_dim: l.max_compute_workgroups_per_dimension,
             max_invocations_per_workgroup: l.max_compute_invocations_per_workgroup,

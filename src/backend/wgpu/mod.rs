@@ -112,7 +112,7 @@ impl WgpuBackend {
         )
         .map_err(|e| anyhow!("{} cannot run this case: {e}", info.name))?;
         let tables = super::gpu_io::device_tables(p)?;
-        let max_binding = (requested.max_storage_buffer_binding_size as u64).min(schedule::MAX_INDEXED_BINDING);
+        let max_binding = requested.max_storage_buffer_binding_size.min(schedule::MAX_INDEXED_BINDING);
         for (what, floats) in [("bnd", tables.bnd.len()), ("incident", tables.incident_len)] {
             anyhow::ensure!(
                 floats as u64 * 4 <= max_binding,
