@@ -33,3 +33,30 @@ impl Faults {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A validation error outside any error scope (wgpu's default handler panics on it) is
+    /// recorded once and handed out once.
+    #[test]
+    fn an_uncaptured_validation_error_is_recorded_not_panicked() {
+        let Ok(adapter) = super::super::device::pick(super::super::device::adapters(), true) else {
+            assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true but no wgpu adapter");
+            return;
+        };
+        let (device, _queue) = super::super::device::open(&adapter, None, false).unwrap();
+        let faults = Faults::watch(&device);
+        // MAP_READ with STORAGE needs a feature no device was asked for: a validation error.
+        let _buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("invalid"),
+            size: 16,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        let fault = faults.take().expect("the error was recorded");
+        assert!(fault.starts_with("wgpu error") && fault.contains("invalid"), "{fault}");
+        assert!(faults.take().is_none(), "handed out once");
+    }
+}
