@@ -301,14 +301,7 @@ mod tests {
     fn resting_wall_density_equals_gas_density() {
         // A wall at the gas temperature in balance with gas at rest emits with rho_w = rho,
         // by the symmetry of the velocity grid; zero normal components count on neither side.
-        let wall = r#"{"type": "diffuse_wall", "temperature": 1.0}"#;
-        let json = format!(
-            r#"{{"gas": {{"kn": 1.0}}, "grid": {{"x": {{"min": 0, "max": 1, "cells": 2}},
-            "y": {{"min": 0, "max": 1, "cells": 3}}, "z": {{"min": 0, "max": 1, "cells": 4}}}},
-            "velocity": {{"points": 9}}, "boundaries": {{"x_min": {wall}, "x_max": {wall},
-            "y_min": {wall}, "y_max": {wall}, "z_min": {wall}, "z_max": {wall}}}}}"#
-        );
-        let cfg = Config::from_json(&json).unwrap();
+        let cfg = crate::config::walled_box([2, 3, 4], 9);
         let v = VelocityGrid::new(9, 4.0, Quadrature::Trapezoid);
         let b = Boundaries::new(&cfg, [2, 3, 4], &v);
         let g = Grid::uniform([2, 3, 4], [1.0; 3]);

@@ -87,16 +87,7 @@ mod tests {
     use super::*;
 
     fn case() -> Config {
-        let wall = r#"{"type": "diffuse_wall", "temperature": 1.0}"#;
-        Config::from_json(&format!(
-            r#"{{"gas": {{"kn": 1.0}},
-                "grid": {{"x": {{"min": 0, "max": 1, "cells": 2}}, "y": {{"min": 0, "max": 1, "cells": 2}},
-                          "z": {{"min": 0, "max": 1, "cells": 2}}}},
-                "velocity": {{"points": 10}},
-                "boundaries": {{"x_min": {wall}, "x_max": {wall}, "y_min": {wall}, "y_max": {wall},
-                                "z_min": {wall}, "z_max": {wall}}}}}"#
-        ))
-        .unwrap()
+        super::super::walled_box([2, 2, 2], 10)
     }
 
     #[test]

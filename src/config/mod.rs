@@ -191,3 +191,21 @@ impl Config {
         states.into_iter().filter_map(|(name, u, t)| self.velocity.tail_warning(name, u, t)).collect()
     }
 }
+
+/// A unit box of `cells` with diffuse walls at T = 1 all round, Kn = 1 and `points`^3
+/// velocities: the case the unit tests build on.
+#[cfg(test)]
+pub(crate) fn walled_box(cells: [usize; 3], points: usize) -> Config {
+    let wall = r#"{"type": "diffuse_wall", "temperature": 1.0}"#;
+    let axis = |n: usize| format!(r#"{{"min": 0, "max": 1, "cells": {n}}}"#);
+    Config::from_json(&format!(
+        r#"{{"gas": {{"kn": 1.0}}, "grid": {{"x": {}, "y": {}, "z": {}}},
+            "velocity": {{"points": {points}}},
+            "boundaries": {{"x_min": {wall}, "x_max": {wall}, "y_min": {wall}, "y_max": {wall},
+                            "z_min": {wall}, "z_max": {wall}}}}}"#,
+        axis(cells[0]),
+        axis(cells[1]),
+        axis(cells[2])
+    ))
+    .expect("a valid test case")
+}

@@ -158,20 +158,10 @@ fn conserved_of(p: &Problem, fields: &[Macro]) -> Vec<[f64; 5]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
     use crate::model::NRAW;
 
     fn problem() -> Problem {
-        let wall = r#"{"type": "diffuse_wall", "temperature": 1.0}"#;
-        let axis = r#"{"min": 0, "max": 1, "cells": 2}"#;
-        let cfg = Config::from_json(&format!(
-            r#"{{"gas": {{"kn": 1.0}}, "grid": {{"x": {axis}, "y": {axis}, "z": {axis}}},
-                "velocity": {{"points": 10}},
-                "boundaries": {{"x_min": {wall}, "x_max": {wall}, "y_min": {wall}, "y_max": {wall},
-                                "z_min": {wall}, "z_max": {wall}}}}}"#
-        ))
-        .unwrap();
-        Problem::new(&cfg)
+        Problem::new(&crate::config::walled_box([2, 2, 2], 10))
     }
 
     #[test]

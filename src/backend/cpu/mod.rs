@@ -315,7 +315,6 @@ mod tests {
     use super::*;
     use crate::backend::SweepInput;
     use crate::boundary::face_zeros;
-    use crate::config::Config;
     use crate::grid::Axis;
     use crate::model::{EqCoeffs, Macro};
 
@@ -324,14 +323,7 @@ mod tests {
         // A 2 x 2 x 1 grid with unequal widths, one velocity with all components positive,
         // uniform f^S and nu, and inflow 1 from the x and y faces, 0 from z. The first-order
         // upwind update of each cell, worked by hand, must match.
-        let wall = r#"{"type": "diffuse_wall", "temperature": 1.0}"#;
-        let json = format!(
-            r#"{{"gas": {{"kn": 1.0}}, "grid": {{"x": {{"min": 0, "max": 1, "cells": 2}},
-            "y": {{"min": 0, "max": 1, "cells": 2}}, "z": {{"min": 0, "max": 1, "cells": 1}}}},
-            "velocity": {{"points": 10}}, "boundaries": {{"x_min": {wall}, "x_max": {wall},
-            "y_min": {wall}, "y_max": {wall}, "z_min": {wall}, "z_max": {wall}}}}}"#
-        );
-        let cfg = Config::from_json(&json).unwrap();
+        let cfg = crate::config::walled_box([2, 2, 1], 10);
         let mut p = Problem::new(&cfg);
         p.grid.x = Axis::from_faces(vec![0.0, 0.25, 1.0]);
         p.grid.y = Axis::from_faces(vec![0.0, 0.6, 1.0]);

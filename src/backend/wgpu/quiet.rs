@@ -9,6 +9,10 @@
 /// Run `f` with file descriptor 2 redirected to a temporary file, then re-emit what was
 /// written there (see the module doc). Where capturing is not possible, `f` just runs.
 pub fn graphics_stack_quietly<T>(f: impl FnOnce() -> T) -> T {
+    // fd 2 belongs to the whole process: two threads redirecting at once would restore each
+    // other's temporary file as stderr. One enumeration at a time.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let Some(saved) = Redirect::start() else { return f() };
     let out = f();
     let text = saved.finish();
