@@ -97,4 +97,7 @@ pub struct Overrides {
     /// Overrides solver.tolerance.
     #[arg(long)]
     pub tolerance: Option<f64>,
+    /// Overrides solver.acceleration.
+    #[arg(long, value_enum)]
+    pub acceleration: Option<knudsen::config::Acceleration>,
 }

@@ -8,13 +8,15 @@ use super::Config;
 use serde_json::Value;
 
 /// Keys a continued run may change (dotted, as in error messages).
-const FREE_KEYS: [&str; 6] = [
+const FREE_KEYS: [&str; 7] = [
     "name",
     "output",
     "solver.tolerance",
     "solver.max_iterations",
     "solver.memory_budget_mib",
     "solver.checkpoint_minutes",
+    // Acceleration changes the path to the fixed point, not the fixed point.
+    "solver.acceleration",
 ];
 
 impl Config {

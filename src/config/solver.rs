@@ -25,6 +25,30 @@ pub struct SolverConfig {
     /// Minutes between checkpoints (`checkpoint.h5` in the output directory) of `knudsen run`.
     #[serde(default = "default_checkpoint_minutes")]
     pub checkpoint_minutes: f64,
+    /// What happens between two sweeps (`docs/model.md`): plain source iteration, or a
+    /// synthetic correction that reaches the same fixed point in far fewer sweeps.
+    #[serde(default)]
+    pub acceleration: Acceleration,
+}
+
+/// `solver.acceleration`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Acceleration {
+    /// Source iteration: the next sweep's equilibrium from this sweep's moments.
+    #[default]
+    None,
+    /// The general synthetic iterative scheme: a macroscopic correction after every sweep.
+    Gsis,
+}
+
+impl Acceleration {
+    pub fn name(self) -> &'static str {
+        match self {
+            Acceleration::None => "none",
+            Acceleration::Gsis => "gsis",
+        }
+    }
 }
 
 impl Default for SolverConfig {
@@ -36,6 +60,7 @@ impl Default for SolverConfig {
             mass_rescale: None,
             wall_density_damping: true,
             checkpoint_minutes: default_checkpoint_minutes(),
+            acceleration: Acceleration::default(),
         }
     }
 }

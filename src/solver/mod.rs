@@ -20,6 +20,7 @@
 pub mod convergence;
 pub mod source_iteration;
 pub mod state;
+pub mod synthetic;
 
 pub use convergence::{residuals, IterationRecord, MOMENTUM_FLOOR, RESIDUAL_NAMES};
 pub use state::Restart;
@@ -27,6 +28,7 @@ pub use state::Restart;
 use crate::backend::{Backend, SweepInput, SweepOutput};
 use crate::body::WALL_SUMS;
 use crate::boundary::FaceData;
+use crate::config::Acceleration;
 use crate::damping::DensitySteps;
 use crate::model::{raw, Macro, NRAW};
 use crate::problem::Problem;
@@ -43,8 +45,11 @@ use std::time::{Duration, Instant};
 pub trait Strategy {
     /// The value of `solver.acceleration` that selects it.
     fn name(&self) -> &'static str;
-    /// Update `state.fields` and `state.eq` of every fluid cell.
-    fn update_fields(&mut self, p: &Problem, out: &SweepOutput, state: &mut State) -> anyhow::Result<()>;
+    /// Update `state.fields` and `state.eq` of every fluid cell. A strategy that moves the
+    /// fields away from the sweep's may also update the incident wall fluxes in `out` to
+    /// match them (they set the next wall densities); it must leave them unchanged at its
+    /// fixed point.
+    fn update_fields(&mut self, p: &Problem, out: &mut SweepOutput, state: &mut State) -> anyhow::Result<()>;
 }
 
 #[derive(Debug, Clone)]
@@ -93,12 +98,16 @@ pub struct Solver<'a> {
 }
 
 impl<'a> Solver<'a> {
-    /// A source-iteration solver.
+    /// A solver with the case's `solver.acceleration`.
     pub fn new(problem: &'a Problem, backend: Box<dyn Backend + 'a>) -> Self {
+        let strategy: Box<dyn Strategy + 'a> = match problem.config.solver.acceleration {
+            Acceleration::None => Box::new(source_iteration::SourceIteration),
+            Acceleration::Gsis => Box::new(synthetic::Gsis::default()),
+        };
         Self {
             problem,
             backend,
-            strategy: Box::new(source_iteration::SourceIteration),
+            strategy,
             restart: None,
             checkpoints: None,
             stop: None,
@@ -173,7 +182,7 @@ impl<'a> Solver<'a> {
             let new_conserved: Vec<[f64; 5]> = out.raw.par_iter().map(conserved_from_raw).collect();
             let res = residuals(&state.conserved, &new_conserved);
             state.conserved = new_conserved;
-            self.strategy.update_fields(p, &out, &mut state)?;
+            self.strategy.update_fields(p, &mut out, &mut state)?;
             state.check_physical(p, iteration, self.backend.kind(), &out.raw)?;
             state.update_boundaries(p, &out);
             log::debug!(

@@ -16,7 +16,7 @@ impl Strategy for SourceIteration {
         "none"
     }
 
-    fn update_fields(&mut self, p: &Problem, out: &SweepOutput, state: &mut State) -> anyhow::Result<()> {
+    fn update_fields(&mut self, p: &Problem, out: &mut SweepOutput, state: &mut State) -> anyhow::Result<()> {
         let solids = &p.bodies.solids;
         // Cells are independent: update them in parallel (the sweep coefficients' grid
         // normalisation costs 3M exponentials per cell).
