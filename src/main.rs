@@ -14,7 +14,9 @@ fn main() -> ExitCode {
             cli::run::run(&config, backend, out, threads, cli::run::Resume { from: restart, force }, overrides)
         }
         Command::Info => cli::info::info(),
-        Command::Validate { files, fast, backend, out } => cli::validate::validate(files, fast, backend, &out),
+        Command::Validate { files, fast, backend, acceleration, out } => {
+            cli::validate::validate(files, fast, backend, acceleration, &out)
+        }
         Command::NvrtcCheck { source } => cli::nvrtc::nvrtc_check(source.as_deref()),
         Command::Compare { a, b } => cli::compare::compare(&a, &b),
         Command::Slice { result, field, axis, at, out } => cli::slice::slice(&result, &field, &axis, at, &out),

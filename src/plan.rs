@@ -45,6 +45,16 @@ pub fn host_bytes(cells: [usize; 3], m: usize) -> u64 {
     cells * (13 + 10 + 16 + 5 + 1 + 16) * 8 + m * m * m * (3 + 1 + 6) * 8 + tables
 }
 
+/// Host bytes of the synthetic solve (`solver.acceleration = "gsis"`), per cell: the operator
+/// (seven 5x5 f64 blocks and six neighbour indices, 1424 B), the multigrid levels below it
+/// (at most 1/7 of that) and their inverted diagonals, GMRES's 2 x 30 + 2 basis and
+/// preconditioned vectors of 5 f64 (2480 B), and the correction's base state, right-hand
+/// side and result (~160 B).
+pub fn synthetic_bytes(cells: [usize; 3]) -> u64 {
+    let cells = cells.iter().product::<usize>() as u64;
+    cells * (1424 + 1424 / 7 + 200 + 2480 + 160)
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanError(pub String);
 

@@ -72,6 +72,9 @@ pub enum Command {
         fast: bool,
         #[arg(long, value_enum, default_value = "cpu")]
         backend: BackendChoice,
+        /// solver.acceleration of every point that does not set its own.
+        #[arg(long, value_enum, default_value = "gsis")]
+        acceleration: knudsen::config::Acceleration,
         #[arg(long, default_value = "out/validation")]
         out: PathBuf,
     },

@@ -113,6 +113,13 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     // macroscopic state (16) and conserved variables (5), all f64.
     let host_bytes = g.cells() as u64 * (13 + 10 + 16 + 5) * 8;
     println!("host field storage: {:.1} MiB", mib(host_bytes));
+    match cfg.solver.acceleration {
+        knudsen::config::Acceleration::Gsis => println!(
+            "acceleration: gsis (synthetic solve on the host in f64: {:.1} MiB)",
+            mib(knudsen::plan::synthetic_bytes(cfg.cell_counts()))
+        ),
+        knudsen::config::Acceleration::None => println!("acceleration: none (source iteration)"),
+    }
     let cpu_budget = cfg.solver.memory_budget_mib.unwrap_or(backend::CPU_DEFAULT_BUDGET_MIB);
     match cpu_plan(p, (cpu_budget * 1048576.0) as u64) {
         Ok(pl) => println!(

@@ -31,7 +31,10 @@ pub fn load(path: &Path, o: Overrides) -> Result<Config, Failure> {
 
 /// Refuse a case whose host fields cannot fit the memory available now.
 pub fn check_host_memory(cfg: &Config) -> Result<(), Failure> {
-    let need = knudsen::plan::host_bytes(cfg.cell_counts(), cfg.velocity.points);
+    let mut need = knudsen::plan::host_bytes(cfg.cell_counts(), cfg.velocity.points);
+    if cfg.solver.acceleration == knudsen::config::Acceleration::Gsis {
+        need += knudsen::plan::synthetic_bytes(cfg.cell_counts());
+    }
     let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
         m.lines()
             .find(|l| l.starts_with("MemAvailable:"))

@@ -2,10 +2,17 @@
 
 use super::failure::Failure;
 use knudsen::backend::BackendChoice;
+use knudsen::config::Acceleration;
 use knudsen::validate::{run_suite, Suite, SuiteResult};
 use std::path::{Path, PathBuf};
 
-pub fn validate(files: Vec<PathBuf>, fast: bool, backend: BackendChoice, out: &Path) -> Result<(), Failure> {
+pub fn validate(
+    files: Vec<PathBuf>,
+    fast: bool,
+    backend: BackendChoice,
+    acceleration: Acceleration,
+    out: &Path,
+) -> Result<(), Failure> {
     let files = if files.is_empty() { default_suites()? } else { files };
     // Every file is read and checked before anything runs.
     let suites: Vec<Suite> = files
@@ -18,7 +25,7 @@ pub fn validate(files: Vec<PathBuf>, fast: bool, backend: BackendChoice, out: &P
     let mut results = Vec::new();
     for s in &suites {
         println!("{} [{}]", s.title, s.name);
-        let r = run_suite(s, subset, backend, &mut |line| println!("{line}")).map_err(Failure::Run)?;
+        let r = run_suite(s, subset, backend, acceleration, &mut |line| println!("{line}")).map_err(Failure::Run)?;
         print_verdict(&r);
         results.push(r);
     }

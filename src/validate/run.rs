@@ -3,6 +3,7 @@
 
 use super::{measure, Kind, Measure, PlotSpec, Point, Suite};
 use crate::backend::BackendChoice;
+use crate::config::Acceleration;
 use crate::problem::Problem;
 use crate::solver::Solver;
 use serde::Serialize;
@@ -22,6 +23,8 @@ pub struct PointResult {
     pub relative_error: Option<f64>,
     pub pass: Option<bool>,
     pub iterations: usize,
+    /// `solver.acceleration` of the run.
+    pub acceleration: String,
     pub converged: bool,
     pub seconds: f64,
     pub backend: String,
@@ -48,16 +51,18 @@ pub struct SuiteResult {
     pub failures: Vec<String>,
 }
 
-/// Run the points of `subset` ("fast" or "full") on `backend`; `log` sees a line per point.
+/// Run the points of `subset` ("fast" or "full") on `backend` with `acceleration` (unless a
+/// point sets its own `solver.acceleration`); `log` sees a line per point.
 pub fn run_suite(
     suite: &Suite,
     subset: &str,
     backend: BackendChoice,
+    acceleration: Acceleration,
     log: &mut dyn FnMut(&str),
 ) -> anyhow::Result<SuiteResult> {
     let mut points = Vec::new();
     for p in suite.points_in(subset) {
-        points.push(run_point(suite, p, backend, log)?);
+        points.push(run_point(suite, p, backend, acceleration, log)?);
     }
     let mut failures = Vec::new();
     for (n, p) in points.iter().enumerate() {
@@ -105,9 +110,13 @@ fn run_point(
     suite: &Suite,
     p: &Point,
     backend: BackendChoice,
+    acceleration: Acceleration,
     log: &mut dyn FnMut(&str),
 ) -> anyhow::Result<PointResult> {
-    let cfg = suite.config_of(p)?;
+    let mut cfg = suite.config_of(p)?;
+    if !p.set.contains_key("solver.acceleration") {
+        cfg.solver.acceleration = acceleration;
+    }
     let problem = Arc::new(Problem::new(&cfg));
     let (b, fallback) = crate::backend::create(backend, problem.clone(), cfg.solver.memory_budget_mib)?;
     if let Some(why) = fallback {
@@ -126,6 +135,7 @@ fn run_point(
         relative_error: None,
         pass: None,
         iterations: result.iterations(),
+        acceleration: cfg.solver.acceleration.name().into(),
         converged: result.converged,
         seconds: result.total_seconds,
         backend: kind,
@@ -136,7 +146,7 @@ fn run_point(
         r.pass = Some(e.abs() <= tol && result.converged);
     }
     log(&format!(
-        "  {:<40} {:>12.6} {} ({} it, {:.1} s)",
+        "  {:<40} {:>12.6} {} ({} it {}, {:.1} s)",
         format!("{:?}", p.set).chars().take(40).collect::<String>(),
         measured,
         match (r.reference, r.relative_error) {
@@ -144,6 +154,7 @@ fn run_point(
             _ => String::new(),
         },
         r.iterations,
+        r.acceleration,
         r.seconds
     ));
     Ok(r)

@@ -34,6 +34,7 @@
 
 pub mod flux;
 pub mod krylov;
+pub mod multigrid;
 pub mod operator;
 pub mod walls;
 
@@ -48,7 +49,7 @@ use rayon::prelude::*;
 /// Relative residual of each synthetic solve.
 pub const INNER_TOLERANCE: f64 = 1e-4;
 /// GMRES restart length and iteration cap per outer iteration.
-const RESTART: usize = 200;
+const RESTART: usize = 30;
 const MAX_INNER: usize = 2000;
 /// Diagonal shift of the mass rows of closed domains, relative to their mean diagonal per
 /// volume. Whatever its size the correction keeps the total mass (the shifted rows sum to
@@ -115,7 +116,10 @@ impl Strategy for Gsis {
                 op.diag[c][0][0] += CLOSED_SHIFT * diag_per_volume * volumes[c];
             }
         }
-        let (dw, outcome) = krylov::gmres(&op, &rhs, INNER_TOLERANCE, RESTART, MAX_INNER)?;
+        let active: Vec<bool> = (0..rhs.len()).map(fluid).collect();
+        let mg = multigrid::Multigrid::new(&op, p.grid.dims(), &active)?;
+        let vcycle = |v: &[[f64; NV]], o: &mut krylov::Vector| mg.apply(v, o);
+        let (dw, outcome) = krylov::gmres(&op, &rhs, INNER_TOLERANCE, RESTART, MAX_INNER, &vcycle)?;
         let from = &base;
         // Largest fraction of dW that keeps every density and temperature above MAX_DROP
         // of the sweep's.

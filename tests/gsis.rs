@@ -1,0 +1,83 @@
+//! The synthetic correction (`solver.acceleration = "gsis"`, src/solver/synthetic): the same
+//! fixed point as source iteration, in far fewer sweeps, on every backend.
+
+mod common;
+use common::*;
+use knudsen::backend::BackendChoice;
+use knudsen::config::Acceleration;
+
+fn with(mut cfg: knudsen::config::Config, acc: Acceleration, tol: f64, max: usize) -> knudsen::config::Config {
+    cfg.solver.acceleration = acc;
+    cfg.solver.tolerance = tol;
+    cfg.solver.max_iterations = max;
+    cfg
+}
+
+#[test]
+fn gsis_reaches_the_fixed_point_of_source_iteration_on_a_low_kn_cavity() {
+    // Reference: source iteration converged to 1e-11 on the CPU (f64). Kn 0.02 on 10^3
+    // cells is 3 mean free paths per cell, where source iteration needs hundreds of sweeps.
+    // Both runs stop at 1e-11, so each field is within about 1e-9 of the common fixed point
+    // (the error falls by at least 0.5 per GSIS iteration and by 1 - O(1/delta) per source
+    // iteration, whose distance to the fixed point is then ~ delta times its last change):
+    // 1e-6 relative L2, the bound, leaves room for the source iteration's lag.
+    let mut v = cavity_json(10, 12, 4.0, 0.1);
+    v["gas"]["kn"] = serde_json::json!(0.02);
+    let base = config(&v);
+    let (_, si) = run(&with(base.clone(), Acceleration::None, 1e-11, 20000), BackendChoice::Cpu, 2);
+    let (_, gs) = run(&with(base, Acceleration::Gsis, 1e-11, 200), BackendChoice::Cpu, 2);
+    assert!(si.converged && gs.converged, "SI {} its, GSIS {} its", si.iterations(), gs.iterations());
+    eprintln!("source iteration {} sweeps, GSIS {} sweeps", si.iterations(), gs.iterations());
+    assert!(gs.iterations() * 10 <= si.iterations(), "GSIS {} vs source iteration {}", gs.iterations(), si.iterations());
+    for (name, d) in field_differences(&gs.fields, &si.fields) {
+        eprintln!("{name}: {d:.2e}");
+        assert!(d < 1e-6, "{name}: GSIS differs from source iteration by {d:.2e}");
+    }
+}
+
+/// Planar flow between walls at y = 0, 1 (x and z periodic, one cell thick).
+fn planar(delta: f64, cells: usize, walls: [serde_json::Value; 2]) -> serde_json::Value {
+    let far = serde_json::json!({"min": 0.0, "max": 1.0, "cells": 1});
+    let periodic = serde_json::json!({"type": "periodic"});
+    serde_json::json!({
+        "gas": {"delta": delta, "prandtl": 2.0 / 3.0},
+        "grid": {"x": far, "y": {"min": 0.0, "max": 1.0, "cells": cells}, "z": far},
+        "velocity": {"points": 16},
+        "boundaries": {"x_min": periodic, "x_max": periodic, "y_min": walls[0], "y_max": walls[1],
+                       "z_min": periodic, "z_max": periodic},
+        "solver": {"tolerance": 1e-10, "max_iterations": 60, "acceleration": "gsis"}
+    })
+}
+
+#[test]
+fn planar_couette_and_fourier_at_delta_100_converge_within_50_iterations() {
+    // Source iteration needs about 11,000 sweeps here (1 - O(1/delta) per sweep); the
+    // issue's target for GSIS is 50, at the validation suites' tolerance 1e-10.
+    let wall = |t: f64, u: f64| serde_json::json!({"type": "diffuse_wall", "temperature": t, "velocity": [u, 0.0, 0.0]});
+    for (name, walls) in [("couette", [wall(1.0, -0.005), wall(1.0, 0.005)]), ("fourier", [wall(0.995, 0.0), wall(1.005, 0.0)])] {
+        let (_, r) = run(&config(&planar(100.0, 200, walls)), BackendChoice::Cpu, 2);
+        eprintln!("{name}: {} iterations, residual {:.2e}", r.iterations(), r.final_residual());
+        assert!(r.converged && r.iterations() <= 50, "{name}: {} iterations", r.iterations());
+    }
+}
+
+#[test]
+fn gsis_on_every_backend_agrees_with_the_cpu() {
+    // The synthetic solve runs on the host in f64 for every backend, so a GPU run differs
+    // from the CPU only by the sweep's f32 storage: 1e-4 relative L2 bounds that at this
+    // size (the backend comparison tests find ~1e-6 for source iteration; the correction
+    // amplifies the sweep's round-off by at most its condition, about 10 here).
+    let mut v = cavity_json(8, 12, 4.0, 0.1);
+    v["gas"]["kn"] = serde_json::json!(0.05);
+    let cfg = with(config(&v), Acceleration::Gsis, 1e-6, 60);
+    let (_, cpu) = run(&cfg, BackendChoice::Cpu, 2);
+    assert!(cpu.converged);
+    for b in backends().into_iter().filter(|&b| b != BackendChoice::Cpu) {
+        let (_, r) = run(&cfg, b, 2);
+        eprintln!("{b:?}: {} iterations (CPU {})", r.iterations(), cpu.iterations());
+        assert!(r.converged && r.iterations() <= cpu.iterations() + 3, "{b:?}: {} iterations", r.iterations());
+        for (name, d) in field_differences(&r.fields, &cpu.fields) {
+            assert!(d < 1e-4, "{b:?} {name}: {d:.2e}");
+        }
+    }
+}
