@@ -64,9 +64,12 @@ fn planar_couette_and_fourier_at_delta_100_converge_within_50_iterations() {
 #[test]
 fn gsis_on_every_backend_agrees_with_the_cpu() {
     // The synthetic solve runs on the host in f64 for every backend, so a GPU run differs
-    // from the CPU only by the sweep's f32 storage: 1e-4 relative L2 bounds that at this
-    // size (the backend comparison tests find ~1e-6 for source iteration; the correction
-    // amplifies the sweep's round-off by at most its condition, about 10 here).
+    // from the CPU by the sweep's f32 storage and by its earlier stop: f32 cannot resolve
+    // changes below 1e-5 (the tolerance is raised to it) against the CPU's 1e-6. With a
+    // contraction of ~0.5 per iteration that leaves ~2e-5 in the conserved fields: 1e-4
+    // relative L2 (as tests/gpu.rs). The heat flux (q ~ 1e-3 p v0 in this isothermal
+    // cavity) is a difference of third moments ~500 times larger, so its relative error
+    // is larger too: 3e-4.
     let mut v = cavity_json(8, 12, 4.0, 0.1);
     v["gas"]["kn"] = serde_json::json!(0.05);
     let cfg = with(config(&v), Acceleration::Gsis, 1e-6, 60);
@@ -77,7 +80,9 @@ fn gsis_on_every_backend_agrees_with_the_cpu() {
         eprintln!("{b:?}: {} iterations (CPU {})", r.iterations(), cpu.iterations());
         assert!(r.converged && r.iterations() <= cpu.iterations() + 3, "{b:?}: {} iterations", r.iterations());
         for (name, d) in field_differences(&r.fields, &cpu.fields) {
-            assert!(d < 1e-4, "{b:?} {name}: {d:.2e}");
+            let tol = if name == "heat_flux" { 3e-4 } else { 1e-4 };
+            eprintln!("{b:?} {name}: {d:.2e} (tolerance {tol:.0e})");
+            assert!(d < tol, "{b:?} {name}: {d:.2e}");
         }
     }
 }

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Runs on the NVIDIA device machine (the `device` tool), from the repository root:
+#   tests/device/gsis.sh shipped|kn|cube
+# Needs carry/knudsen built with `--features cuda` and .gl/*.deb (tests/device/setup.sh).
+# Source iteration against GSIS: iterations, wall time, and the mean sweep and host-update
+# time per iteration, on CUDA and wgpu. The GPU stores f in f32, so every run stops at 1e-5.
+# Writes $OUT/log.txt.
+set -u
+. tests/device/setup.sh
+exec > >(tee -a "$OUT/log.txt") 2>&1
+R=/tmp/knudsen-gsis
+mkdir -p $R
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+echo "cores $(nproc)"
+
+run() { # name config backend acceleration args...
+  local name=$1 cfg=$2 be=$3 acc=$4; shift 4
+  local t0; t0=$(date +%s.%N)
+  RUST_LOG=knudsen=debug,info timeout "${LIMIT:-300}" $K run "$cfg" --backend "$be" --acceleration "$acc" \
+    --tolerance 1e-5 --out $R/$name "$@" > $R/$name.log 2>&1
+  local rc=$?
+  local wall; wall=$(python3 -c "print(f'{$(date +%s.%N) - $t0:.1f}')")
+  local means; means=$(grep -oE "backend [0-9.]+ s, host update [0-9.]+ s" $R/$name.log |
+    awk '{b+=$2; h+=$6; n++} END {if (n) printf "sweep %.3f s, host %.3f s per iteration", b/n, h/n}')
+  local fin; fin=$(grep -E "converged|error" $R/$name.log | grep -v XDG | tail -1 | sed 's/.*knudsen\] //')
+  printf '%-28s %-5s %-5s rc=%s wall %6s s | %s | %s\n' "$name" "$be" "$acc" "$rc" "$wall" "$means" "$fin"
+}
+
+cavity() { # name cells points kn
+  python3 - "$@" <<'PY'
+import json, sys
+name, n, m, kn = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+c = json.load(open("configs/cavity-quick.json"))
+c["name"] = name
+c["gas"]["kn"] = kn
+for a in "xyz":
+    c["grid"][a]["cells"] = n
+c["velocity"]["points"] = m
+c["solver"] = {"tolerance": 1e-5, "max_iterations": 4000}
+json.dump(c, open(f"/tmp/{name}.json", "w"))
+PY
+}
+
+case "${1:-shipped}" in
+shipped)
+  for cfg in cavity-quick cube-quick cavity-kn0.01; do
+    for be in cuda wgpu; do
+      for acc in none gsis; do
+        run $cfg-$be-$acc configs/$cfg.json $be $acc
+      done
+    done
+  done
+  for acc in none gsis; do run cavity-kn1-cuda-$acc configs/cavity-kn1.json cuda $acc; done
+  ;;
+kn)
+  for kn in 10 1 0.1 0.01 0.001; do
+    cavity cav32-kn$kn 32 32 $kn
+    for acc in gsis none; do run cav32-kn$kn-cuda-$acc /tmp/cav32-kn$kn.json cuda $acc; done
+  done
+  ;;
+wgpu64)
+  for acc in none gsis; do LIMIT=280 run cavity-kn1-wgpu-$acc configs/cavity-kn1.json wgpu $acc; done
+  ;;
+cube)
+  LIMIT=560 run cube-ma2-kn1-cuda-gsis configs/cube-ma2-kn1.json cuda gsis
+  ;;
+esac
