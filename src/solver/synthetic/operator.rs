@@ -17,11 +17,37 @@ use rayon::prelude::*;
 /// No neighbour on that side.
 pub const NONE: u32 = u32::MAX;
 
+/// A neighbour block, stored in f32: the products are memory-bound (a cell's row is read
+/// once per product and reused nowhere), and L is a model whose f32 rounding (1e-7) is far
+/// below what it already approximates; the fixed point does not depend on it.
+pub type OffBlock = [[f32; NV]; NV];
+
+pub fn narrow(b: &Block) -> OffBlock {
+    std::array::from_fn(|r| std::array::from_fn(|k| b[r][k] as f32))
+}
+
+pub fn widen(b: &OffBlock) -> Block {
+    std::array::from_fn(|r| std::array::from_fn(|k| b[r][k] as f64))
+}
+
+/// y += A x with an f32 block, in f64.
+#[inline(always)]
+pub fn add_product(y: &mut [f64; NV], a: &OffBlock, x: &[f64; NV]) {
+    for r in 0..NV {
+        let mut t = 0.0;
+        for k in 0..NV {
+            t += a[r][k] as f64 * x[k];
+        }
+        y[r] += t;
+    }
+}
+
 pub struct Operator {
+    /// The diagonal blocks, in f64 (they are inverted for smoothing).
     pub diag: Vec<Block>,
     /// Per cell and side (the order of [`Face::ALL`]), the block of the neighbour's
     /// correction, and the neighbour (or [`NONE`]).
-    pub off: Vec<[Block; 6]>,
+    pub off: Vec<[OffBlock; 6]>,
     pub nbr: Vec<[u32; 6]>,
 }
 
@@ -115,25 +141,28 @@ impl Operator {
         let mut op = Operator { diag: Vec::with_capacity(rows.len()), off: Vec::with_capacity(rows.len()), nbr: Vec::with_capacity(rows.len()) };
         for (d, o, n) in rows {
             op.diag.push(d);
-            op.off.push(o);
+            op.off.push(o.map(|b| narrow(&b)));
             op.nbr.push(n);
         }
         op
     }
 
+    /// (A x) of cell c.
+    #[inline(always)]
+    pub fn row(&self, c: usize, x: &[[f64; NV]]) -> [f64; NV] {
+        let mut acc = flux::apply(&self.diag[c], &x[c]);
+        for s in 0..6 {
+            let n = self.nbr[c][s];
+            if n != NONE {
+                add_product(&mut acc, &self.off[c][s], &x[n as usize]);
+            }
+        }
+        acc
+    }
+
     /// y = A x.
     pub fn apply(&self, x: &[[f64; NV]], y: &mut [[f64; NV]]) {
-        y.par_iter_mut().enumerate().for_each(|(c, yc)| {
-            let mut acc = flux::apply(&self.diag[c], &x[c]);
-            for s in 0..6 {
-                let n = self.nbr[c][s];
-                if n != NONE {
-                    let t = flux::apply(&self.off[c][s], &x[n as usize]);
-                    (0..NV).for_each(|k| acc[k] += t[k]);
-                }
-            }
-            *yc = acc;
-        });
+        y.par_iter_mut().enumerate().for_each(|(c, yc)| *yc = self.row(c, x));
     }
 }
 
@@ -145,7 +174,8 @@ mod tests {
     fn mass_rows_of_a_closed_box_sum_to_zero_and_a_uniform_state_balances() {
         // Every face either passes mass between two cells or passes none (walls), so the
         // mass rows sum to zero for any correction; that is the left null vector the
-        // solver projects out.
+        // solver projects out. Exactly so in f64; the neighbour blocks are stored in f32,
+        // so to their rounding (6e-8 relative per entry): 1e-6 of the rows' size.
         let p = Problem::new(&crate::config::walled_box([3, 4, 2], 10));
         let base: Vec<Base> =
             (0..p.grid.cells()).map(|c| Base { rho: 1.0 + 0.01 * c as f64, u: [0.01, 0.0, -0.02], t: 1.0 }).collect();
@@ -155,7 +185,7 @@ mod tests {
         op.apply(&x, &mut y);
         let mass: f64 = y.iter().map(|r| r[0]).sum();
         let scale: f64 = y.iter().map(|r| r[0].abs()).sum();
-        assert!(mass.abs() < 1e-13 * scale.max(1.0), "{mass} of {scale}");
+        assert!(mass.abs() < 1e-6 * scale.max(1.0), "{mass} of {scale}");
     }
 
     /// Net upwind outflow of psi from cell c when every cell holds the Maxwellian of `w`
