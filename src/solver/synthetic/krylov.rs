@@ -10,8 +10,18 @@ use rayon::prelude::*;
 
 pub type Vector = Vec<[f64; NV]>;
 
+/// Cells per partial sum of [`dot`].
+const DOT_CHUNK: usize = 4096;
+
+/// The sum of fixed chunks' partial sums, in chunk order: the same bits for any number of
+/// threads (a plain parallel sum groups terms by how the work was split).
 fn dot(a: &[[f64; NV]], b: &[[f64; NV]]) -> f64 {
-    a.par_iter().zip(b).map(|(x, y)| (0..NV).map(|k| x[k] * y[k]).sum::<f64>()).sum()
+    let partial: Vec<f64> = a
+        .par_chunks(DOT_CHUNK)
+        .zip(b.par_chunks(DOT_CHUNK))
+        .map(|(x, y)| x.iter().zip(y).map(|(p, q)| (0..NV).map(|k| p[k] * q[k]).sum::<f64>()).sum())
+        .collect();
+    partial.iter().sum()
 }
 
 fn norm(a: &[[f64; NV]]) -> f64 {
