@@ -53,7 +53,7 @@ shipped)
   for acc in none gsis; do run cavity-kn1-cuda-$acc configs/cavity-kn1.json cuda $acc; done
   ;;
 kn)
-  for kn in 10 1 0.1 0.01 0.001; do
+  for kn in ${KNS:-10 1 0.1 0.01 0.001}; do
     cavity cav32-kn$kn 32 32 $kn
     for acc in gsis none; do run cav32-kn$kn-cuda-$acc /tmp/cav32-kn$kn.json cuda $acc; done
   done
