@@ -2,7 +2,7 @@
 //!
 //! The correction operator is nonsymmetric (convection, the wall ghosts), so GMRES; right
 //! preconditioning so the residual it minimises is the true one, whatever the
-//! preconditioner (block Jacobi here, the multigrid V-cycle of `super::multigrid` in use).
+//! preconditioner (block Jacobi here, the multigrid W-cycle of `super::multigrid` in use).
 
 use super::flux::{Block, NV};
 use super::operator::Operator;
@@ -212,7 +212,7 @@ mod tests {
         let (x, out) = gmres(&op, &b, 1e-10, 30, 2000, &jacobi).unwrap();
         let mg = super::super::multigrid::Multigrid::new(&op, p.grid.dims(), &vec![true; b.len()]).unwrap();
         let (y, with_mg) = gmres(&op, &b, 1e-10, 30, 2000, &|v: &[[f64; NV]], o: &mut Vector| mg.apply(v, o)).unwrap();
-        // The V-cycle must help: fewer steps than block Jacobi, the same solution.
+        // The W-cycle must help: fewer steps than block Jacobi, the same solution.
         assert!(with_mg.iterations < out.iterations, "multigrid {with_mg:?} vs Jacobi {out:?}");
         let diff: f64 = x.iter().zip(&y).map(|(p, q)| (0..NV).map(|k| (p[k] - q[k]).powi(2)).sum::<f64>()).sum::<f64>().sqrt();
         assert!(diff <= 1e-8 * norm(&x), "{diff}");
