@@ -150,3 +150,31 @@ fn a_different_case_is_refused_unless_forced() {
     let o = finish(&other, &out, &["--force"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+#[test]
+fn a_gsis_run_continued_after_its_iteration_limit_matches_the_uninterrupted_one() {
+    // GSIS keeps no state of its own between iterations (the correction is rebuilt from the
+    // fields and the sweep each time), so the restart state is the whole of it.
+    let dir = tempfile::tempdir().unwrap();
+    let case = case(dir.path());
+    let gsis = ["--acceleration", "gsis"];
+    let reference = dir.path().join("reference");
+    let o = knudsen()
+        .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--out"])
+        .arg(&reference)
+        .args(gsis)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = dir.path().join("limited");
+    let o = knudsen()
+        .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--max-iterations", "4", "--out"])
+        .arg(&out)
+        .args(gsis)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = finish(&case, &out, &gsis);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_same(&out, &reference);
+}
