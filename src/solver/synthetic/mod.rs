@@ -46,7 +46,9 @@ use crate::problem::Problem;
 use flux::{Base, NV};
 use rayon::prelude::*;
 
-/// Relative residual of each synthetic solve.
+/// Relative residual of each synthetic solve. Measured on the 16^3 cavity (sweeps to 1e-6 at
+/// Kn 0.01 / 0.1 / 1): 1e-4 gives 13 / 16 / 12, 1e-3 gives 15 / 16 / 12, and 1e-2 lets the
+/// Kn 0.01 case drift for 691 sweeps: the inexact correction feeds back.
 pub const INNER_TOLERANCE: f64 = 1e-4;
 /// GMRES restart length and iteration cap per outer iteration.
 const RESTART: usize = 30;
@@ -123,15 +125,13 @@ impl Strategy for Gsis {
         let mg = multigrid::Multigrid::new(&op, p.grid.dims(), &active)?;
         let t_setup = t0.elapsed().as_secs_f64() - t_assemble;
         let vcycle = |v: &[[f64; NV]], o: &mut krylov::Vector| mg.apply(v, o);
-        let inner = std::env::var("KNUDSEN_GSIS_INNER").ok().and_then(|v| v.parse().ok()).unwrap_or(INNER_TOLERANCE);
-        let (dw, outcome) = krylov::gmres(&op, &rhs, inner, RESTART, MAX_INNER, &vcycle)?;
+        let (dw, outcome) = krylov::gmres(&op, &rhs, INNER_TOLERANCE, RESTART, MAX_INNER, &vcycle)?;
         let t_solve = t0.elapsed().as_secs_f64() - t_assemble - t_setup;
-        let from = &base;
         // Largest fraction of dW that keeps every density and temperature above MAX_DROP
         // of the sweep's.
         let scale = (0..dw.len()).filter(|&c| fluid(c)).fold(1.0f64, |s, c| {
             let lim = |x: f64, d: f64| if d < 0.0 { (MAX_DROP * x / -d).min(1.0) } else { 1.0 };
-            s.min(lim(from[c].rho, dw[c][0])).min(lim(from[c].t, dw[c][4]))
+            s.min(lim(base[c].rho, dw[c][0])).min(lim(base[c].t, dw[c][4]))
         });
         if !scale.is_finite() || dw.iter().flatten().any(|x| !x.is_finite()) {
             anyhow::bail!("synthetic solve gave a non-finite correction ({outcome:?})");
@@ -144,10 +144,10 @@ impl Strategy for Gsis {
             mg.levels()
         );
         let change: Vec<[f64; NV]> = dw.iter().map(|d| d.map(|x| scale * x)).collect();
-        walls::predict_incident(p, &from, &change, out);
+        walls::predict_incident(p, &base, &change, out);
         state.fields.par_iter_mut().zip(state.eq.par_iter_mut()).enumerate().for_each(|(c, (f, e))| {
             if fluid(c) {
-                let (b, d) = (&from[c], &dw[c]);
+                let (b, d) = (&base[c], &dw[c]);
                 let u = std::array::from_fn(|i| b.u[i] + scale * d[1 + i]);
                 *f = Macro { rho: b.rho + scale * d[0], u, t: b.t + scale * d[4], q: star[c].q, p: star[c].p };
                 *e = p.eq_coeffs(f);
