@@ -104,14 +104,7 @@ impl<'a> Solver<'a> {
             Acceleration::None => Box::new(source_iteration::SourceIteration),
             Acceleration::Gsis => Box::new(synthetic::Gsis::default()),
         };
-        Self {
-            problem,
-            backend,
-            strategy,
-            restart: None,
-            checkpoints: None,
-            stop: None,
-        }
+        Self { problem, backend, strategy, restart: None, checkpoints: None, stop: None }
     }
 
     /// Hand a snapshot to `write` whenever `every` has passed since the last one (or the

@@ -37,11 +37,7 @@ pub struct Base {
 
 impl Base {
     pub fn mean(a: &Base, b: &Base) -> Base {
-        Base {
-            rho: 0.5 * (a.rho + b.rho),
-            u: std::array::from_fn(|i| 0.5 * (a.u[i] + b.u[i])),
-            t: 0.5 * (a.t + b.t),
-        }
+        Base { rho: 0.5 * (a.rho + b.rho), u: std::array::from_fn(|i| 0.5 * (a.u[i] + b.u[i])), t: 0.5 * (a.t + b.t) }
     }
 }
 
@@ -253,7 +249,13 @@ mod tests {
         let (mut x, mut w) = (Vec::new(), Vec::new());
         for half in [-1.0, 1.0] {
             for i in 0..=n {
-                let c = if i == 0 || i == n { 1.0 } else if i % 2 == 1 { 4.0 } else { 2.0 };
+                let c = if i == 0 || i == n {
+                    1.0
+                } else if i % 2 == 1 {
+                    4.0
+                } else {
+                    2.0
+                };
                 x.push(half * i as f64 * h);
                 w.push(c * h / 3.0);
             }
@@ -272,7 +274,8 @@ mod tests {
                 for (&xc, &wc) in v.nodes.iter().zip(&v.weights_1d) {
                     let mut x = [0.0; 3];
                     (x[a], x[(a + 1) % 3], x[(a + 2) % 3]) = (xa, xb, xc);
-                    let f = wa * wb * wc * maxwellian(w[0], [w[1], w[2], w[3]], w[4], x) * if abs { xa.abs() } else { xa };
+                    let f =
+                        wa * wb * wc * maxwellian(w[0], [w[1], w[2], w[3]], w[4], x) * if abs { xa.abs() } else { xa };
                     let psi = [1.0, x[0], x[1], x[2], x[0] * x[0] + x[1] * x[1] + x[2] * x[2]];
                     for r in 0..NV {
                         s[r] += psi[r] * f;
@@ -310,7 +313,12 @@ mod tests {
             let fd = fd_jacobian([b.rho, b.u[0], b.u[1], b.u[2], b.t], a, false);
             for r in 0..NV {
                 for k in 0..NV {
-                    assert!((jc[r][k] - fd[r][k]).abs() < 1e-6, "central a {a} [{r}][{k}]: {} vs {}", jc[r][k], fd[r][k]);
+                    assert!(
+                        (jc[r][k] - fd[r][k]).abs() < 1e-6,
+                        "central a {a} [{r}][{k}]: {} vs {}",
+                        jc[r][k],
+                        fd[r][k]
+                    );
                 }
             }
         }
@@ -320,7 +328,12 @@ mod tests {
             let fd = fd_jacobian([rest.rho, 0.0, 0.0, 0.0, rest.t], a, true);
             for r in 0..NV {
                 for k in 0..NV {
-                    assert!((d[r][k] - fd[r][k]).abs() < 1e-6, "dissipation a {a} [{r}][{k}]: {} vs {}", d[r][k], fd[r][k]);
+                    assert!(
+                        (d[r][k] - fd[r][k]).abs() < 1e-6,
+                        "dissipation a {a} [{r}][{k}]: {} vs {}",
+                        d[r][k],
+                        fd[r][k]
+                    );
                 }
             }
         }

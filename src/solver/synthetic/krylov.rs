@@ -186,7 +186,8 @@ mod tests {
 
     #[test]
     fn block_inverse_inverts() {
-        let a: Block = std::array::from_fn(|r| std::array::from_fn(|k| if r == k { 4.0 } else { ((r * 3 + k) % 4) as f64 - 1.5 }));
+        let a: Block =
+            std::array::from_fn(|r| std::array::from_fn(|k| if r == k { 4.0 } else { ((r * 3 + k) % 4) as f64 - 1.5 }));
         let inv = invert(&a).unwrap();
         let id = super::super::flux::mul(&a, &inv);
         for r in 0..NV {
@@ -214,11 +215,13 @@ mod tests {
         let (y, with_mg) = gmres(&op, &b, 1e-10, 30, 2000, &|v: &[[f64; NV]], o: &mut Vector| mg.apply(v, o)).unwrap();
         // The W-cycle must help: fewer steps than block Jacobi, the same solution.
         assert!(with_mg.iterations < out.iterations, "multigrid {with_mg:?} vs Jacobi {out:?}");
-        let diff: f64 = x.iter().zip(&y).map(|(p, q)| (0..NV).map(|k| (p[k] - q[k]).powi(2)).sum::<f64>()).sum::<f64>().sqrt();
+        let diff: f64 =
+            x.iter().zip(&y).map(|(p, q)| (0..NV).map(|k| (p[k] - q[k]).powi(2)).sum::<f64>()).sum::<f64>().sqrt();
         assert!(diff <= 1e-8 * norm(&x), "{diff}");
         let mut ax = vec![[0.0; NV]; b.len()];
         op.apply(&x, &mut ax);
-        let r: f64 = ax.iter().zip(&b).map(|(p, q)| (0..NV).map(|k| (p[k] - q[k]).powi(2)).sum::<f64>()).sum::<f64>().sqrt();
+        let r: f64 =
+            ax.iter().zip(&b).map(|(p, q)| (0..NV).map(|k| (p[k] - q[k]).powi(2)).sum::<f64>()).sum::<f64>().sqrt();
         assert!(r <= 1.01e-10 * norm(&b), "{out:?}, true residual {r}");
     }
 }

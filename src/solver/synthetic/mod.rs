@@ -93,7 +93,13 @@ impl Strategy for Gsis {
         let star: Vec<Macro> = out.raw.par_iter().map(Macro::from_raw).collect();
         let fluid = |c: usize| !solids.is_solid(c);
         let base: Vec<Base> = (0..star.len())
-            .map(|c| if fluid(c) { Base { rho: star[c].rho, u: star[c].u, t: star[c].t } } else { Base { rho: 1.0, u: [0.0; 3], t: 1.0 } })
+            .map(|c| {
+                if fluid(c) {
+                    Base { rho: star[c].rho, u: star[c].u, t: star[c].t }
+                } else {
+                    Base { rho: 1.0, u: [0.0; 3], t: 1.0 }
+                }
+            })
             .collect();
         let mut rhs: Vec<[f64; NV]> = (0..star.len())
             .into_par_iter()
@@ -113,8 +119,9 @@ impl Strategy for Gsis {
         if closed {
             let fluid_volume: f64 = (0..rhs.len()).filter(|&c| fluid(c)).map(|c| volumes[c]).sum();
             let mean = (0..rhs.len()).filter(|&c| fluid(c)).map(|c| rhs[c][0]).sum::<f64>() / fluid_volume;
-            let diag_per_volume = (0..rhs.len()).filter(|&c| fluid(c)).map(|c| op.diag[c][0][0].abs() / volumes[c]).sum::<f64>()
-                / p.fluid_cells() as f64;
+            let diag_per_volume =
+                (0..rhs.len()).filter(|&c| fluid(c)).map(|c| op.diag[c][0][0].abs() / volumes[c]).sum::<f64>()
+                    / p.fluid_cells() as f64;
             for c in (0..rhs.len()).filter(|&c| fluid(c)) {
                 rhs[c][0] -= mean * volumes[c];
                 op.diag[c][0][0] += CLOSED_SHIFT * diag_per_volume * volumes[c];
@@ -136,7 +143,8 @@ impl Strategy for Gsis {
         if !scale.is_finite() || dw.iter().flatten().any(|x| !x.is_finite()) {
             anyhow::bail!("synthetic solve gave a non-finite correction ({outcome:?})");
         }
-        self.last = SolveStats { inner_iterations: outcome.iterations, relative_residual: outcome.relative_residual, scale };
+        self.last =
+            SolveStats { inner_iterations: outcome.iterations, relative_residual: outcome.relative_residual, scale };
         log::debug!(
             "gsis: {} inner iterations, relative residual {:.2e}, correction scale {scale}; assemble {t_assemble:.3} s, multigrid setup {t_setup:.3} s ({} levels), GMRES {t_solve:.3} s",
             outcome.iterations,
@@ -156,4 +164,3 @@ impl Strategy for Gsis {
         Ok(())
     }
 }
-

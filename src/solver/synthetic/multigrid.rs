@@ -108,7 +108,8 @@ fn coarsen(op: &Operator, dims: [usize; 3], active: &[bool]) -> (Operator, [usiz
             (diag, off.map(|b| narrow(&b)), nbr)
         })
         .collect();
-    let mut coarse = Operator { diag: Vec::with_capacity(nc), off: Vec::with_capacity(nc), nbr: Vec::with_capacity(nc) };
+    let mut coarse =
+        Operator { diag: Vec::with_capacity(nc), off: Vec::with_capacity(nc), nbr: Vec::with_capacity(nc) };
     for (d, o, n) in rows {
         coarse.diag.push(d);
         coarse.off.push(o);
@@ -248,7 +249,8 @@ impl<'a> Multigrid<'a> {
         }
         let lv = &self.levels[l];
         // The first sweep from x = 0 needs no product.
-        let mut x: Vec<[f64; NV]> = b.par_iter().zip(&lv.inv).map(|(bc, m)| flux::apply(m, bc).map(|v| DAMPING * v)).collect();
+        let mut x: Vec<[f64; NV]> =
+            b.par_iter().zip(&lv.inv).map(|(bc, m)| flux::apply(m, bc).map(|v| DAMPING * v)).collect();
         let mut tmp = vec![[0.0; NV]; b.len()];
         for _ in 1..SWEEPS {
             self.jacobi(l, b, &x, &mut tmp);

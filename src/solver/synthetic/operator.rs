@@ -138,7 +138,11 @@ impl Operator {
                 (diag, off, nbr)
             })
             .collect();
-        let mut op = Operator { diag: Vec::with_capacity(rows.len()), off: Vec::with_capacity(rows.len()), nbr: Vec::with_capacity(rows.len()) };
+        let mut op = Operator {
+            diag: Vec::with_capacity(rows.len()),
+            off: Vec::with_capacity(rows.len()),
+            nbr: Vec::with_capacity(rows.len()),
+        };
         for (d, o, n) in rows {
             op.diag.push(d);
             op.off.push(o.map(|b| narrow(&b)));
@@ -180,7 +184,8 @@ mod tests {
         let base: Vec<Base> =
             (0..p.grid.cells()).map(|c| Base { rho: 1.0 + 0.01 * c as f64, u: [0.01, 0.0, -0.02], t: 1.0 }).collect();
         let op = Operator::assemble(&p, &base, 0.0);
-        let x: Vec<[f64; NV]> = (0..p.grid.cells()).map(|c| std::array::from_fn(|k| ((c * 7 + k * 3) % 5) as f64 - 2.0)).collect();
+        let x: Vec<[f64; NV]> =
+            (0..p.grid.cells()).map(|c| std::array::from_fn(|k| ((c * 7 + k * 3) % 5) as f64 - 2.0)).collect();
         let mut y = vec![[0.0; NV]; x.len()];
         op.apply(&x, &mut y);
         let mass: f64 = y.iter().map(|r| r[0]).sum();
@@ -224,7 +229,8 @@ mod tests {
         let base: Vec<Base> = (0..p.grid.cells()).map(|_| Base { rho: 1.2, u: [0.0; 3], t: 0.8 }).collect();
         let op = Operator::assemble(&p, &base, 0.0);
         let w0: Vec<[f64; NV]> = base.iter().map(|b| [b.rho, b.u[0], b.u[1], b.u[2], b.t]).collect();
-        let dw: Vec<[f64; NV]> = (0..w0.len()).map(|c| std::array::from_fn(|k| (((c * 7 + k * 3) % 5) as f64 - 2.0) * 0.1)).collect();
+        let dw: Vec<[f64; NV]> =
+            (0..w0.len()).map(|c| std::array::from_fn(|k| (((c * 7 + k * 3) % 5) as f64 - 2.0) * 0.1)).collect();
         let mut ldw = vec![[0.0; NV]; w0.len()];
         op.apply(&dw, &mut ldw);
         let eps = 1e-6;
@@ -235,7 +241,11 @@ mod tests {
             let fd: [f64; NV] = std::array::from_fn(|r| (fp[r] - fm[r]) / (2.0 * eps));
             let scale = fd.iter().chain(&ldw[c]).fold(0.0f64, |m, x| m.max(x.abs()));
             for r in 0..NV {
-                assert!((fd[r] - ldw[c][r]).abs() < 0.03 * scale, "cell {c} row {r}: kinetic {fd:?} vs operator {:?}", ldw[c]);
+                assert!(
+                    (fd[r] - ldw[c][r]).abs() < 0.03 * scale,
+                    "cell {c} row {r}: kinetic {fd:?} vs operator {:?}",
+                    ldw[c]
+                );
             }
         }
     }
