@@ -108,14 +108,7 @@ fn coarsen(op: &Operator, dims: [usize; 3], active: &[bool]) -> (Operator, [usiz
             (diag, off.map(|b| narrow(&b)), nbr)
         })
         .collect();
-    let mut coarse =
-        Operator { diag: Vec::with_capacity(nc), off: Vec::with_capacity(nc), nbr: Vec::with_capacity(nc) };
-    for (d, o, n) in rows {
-        coarse.diag.push(d);
-        coarse.off.push(o);
-        coarse.nbr.push(n);
-    }
-    (coarse, cd, children)
+    (Operator::from_rows(rows.into_iter()), cd, children)
 }
 
 fn dense_lu(op: &Operator) -> anyhow::Result<(Vec<f64>, Vec<usize>)> {

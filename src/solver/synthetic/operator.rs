@@ -138,15 +138,17 @@ impl Operator {
                 (diag, off, nbr)
             })
             .collect();
-        let mut op = Operator {
-            diag: Vec::with_capacity(rows.len()),
-            off: Vec::with_capacity(rows.len()),
-            nbr: Vec::with_capacity(rows.len()),
-        };
-        for (d, o, n) in rows {
+        Self::from_rows(rows.into_iter().map(|(d, o, n)| (d, o.map(|b| narrow(&b)), n)))
+    }
+
+    /// From per-cell rows (diagonal, neighbour blocks, neighbours), in cell order.
+    pub fn from_rows(rows: impl ExactSizeIterator<Item = (Block, [OffBlock; 6], [u32; 6])>) -> Self {
+        let n = rows.len();
+        let mut op = Operator { diag: Vec::with_capacity(n), off: Vec::with_capacity(n), nbr: Vec::with_capacity(n) };
+        for (d, o, nb) in rows {
             op.diag.push(d);
-            op.off.push(o.map(|b| narrow(&b)));
-            op.nbr.push(n);
+            op.off.push(o);
+            op.nbr.push(nb);
         }
         op
     }
