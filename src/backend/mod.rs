@@ -7,6 +7,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod gpu_io;
 pub mod gpu_tables;
+pub mod upwind2;
 pub mod wgpu;
 
 use crate::body::WALL_SUMS;

@@ -103,4 +103,7 @@ pub struct Overrides {
     /// Overrides solver.acceleration.
     #[arg(long, value_enum)]
     pub acceleration: Option<knudsen::config::Acceleration>,
+    /// Overrides solver.scheme.
+    #[arg(long, value_enum)]
+    pub scheme: Option<knudsen::config::Scheme>,
 }

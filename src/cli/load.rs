@@ -13,6 +13,7 @@ pub fn load(path: &Path, o: Overrides) -> Result<Config, Failure> {
     cfg.solver.max_iterations = o.max_iterations.unwrap_or(cfg.solver.max_iterations);
     cfg.solver.tolerance = o.tolerance.unwrap_or(cfg.solver.tolerance);
     cfg.solver.acceleration = o.acceleration.unwrap_or(cfg.solver.acceleration);
+    cfg.solver.scheme = o.scheme.unwrap_or(cfg.solver.scheme);
     cfg.validate().map_err(|mut e| {
         // Name the option when the bad value came from the command line.
         let flag = match e.key.as_str() {

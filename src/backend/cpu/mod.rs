@@ -19,6 +19,7 @@
 //! contiguously, and the moment stage reads each velocity's row contiguously.
 
 pub mod gauss;
+pub mod sweep2;
 
 use super::{Backend, SweepInput, SweepOutput, CPU_BYTES_PER_VALUE};
 use crate::body::{add_wall_sums, WALL_SUMS};
@@ -31,6 +32,7 @@ use crate::problem::Problem;
 use gauss::GaussTables;
 use rayon::prelude::*;
 use std::sync::Arc;
+use sweep2::{face_out, Ring};
 
 pub struct CpuBackend {
     problem: Arc<Problem>,
@@ -49,14 +51,16 @@ impl CpuBackend {
 
     /// Replace the plan (tests use it to compare batchings); storage is resized to fit.
     pub fn with_plan(problem: Arc<Problem>, plan: BatchPlan) -> Self {
-        let slices = vec![0.0; plan.max_batch * problem.grid.slice_cells()];
+        let slots = problem.config.solver.scheme.slices();
+        let slices = vec![0.0; plan.max_batch * problem.grid.slice_cells() * slots];
         Self { problem, plan, slices, gauss: GaussTables::default() }
     }
 }
 
-/// The CPU plan: one f64 slice per batch velocity.
+/// The CPU plan: one f64 slice per batch velocity (three for the second-order scheme).
 pub fn cpu_plan(p: &Problem, budget_bytes: u64) -> Result<BatchPlan, crate::plan::PlanError> {
-    plan_batches(&p.vgrid.octant_members(), p.grid.slice_cells(), CPU_BYTES_PER_VALUE, 1, budget_bytes)
+    let slices = p.config.solver.scheme.slices();
+    plan_batches(&p.vgrid.octant_members(), p.grid.slice_cells(), CPU_BYTES_PER_VALUE, slices, budget_bytes)
 }
 
 impl Backend for CpuBackend {
@@ -84,16 +88,23 @@ impl Backend for CpuBackend {
             self.gauss.fill(p, input.eq);
         }
         let gauss = use_tables.then_some(&self.gauss);
+        let slots = p.config.solver.scheme.slices();
+        let second = slots > 1;
         for batch in &self.plan.batches {
-            let slices = &mut self.slices[..batch.velocities.len() * nxy];
+            let slices = &mut self.slices[..batch.velocities.len() * nxy * slots];
             for step in 0..nz {
                 let k = if batch.octant.negative(2) { nz - 1 - step } else { step };
-                slices.par_chunks_mut(nxy).zip(batch.velocities.par_iter()).for_each(|(f, &v)| {
-                    sweep_slice(p, input, gauss, v as usize, batch.octant, k, step == 0, f);
+                slices.par_chunks_mut(nxy * slots).zip(batch.velocities.par_iter()).for_each(|(f, &v)| {
+                    if second {
+                        sweep2::sweep_slice2(p, input, gauss, v as usize, batch.octant, k, step == 0, f)
+                    } else {
+                        sweep_slice(p, input, gauss, v as usize, batch.octant, k, step == 0, f)
+                    }
                 });
-                moment_slice(p, batch, k, slices, &mut out.raw[k * nxy..(k + 1) * nxy]);
-                wall_flux_slice(p, batch, k, slices, &mut out.incident, &mut out.exits);
-                wall_load_slice(p, batch, k, slices, &mut out.wall);
+                let ring = Ring { data: slices, nxy, slots };
+                moment_slice(p, batch, k, ring, &mut out.raw[k * nxy..(k + 1) * nxy]);
+                wall_flux_slice(p, batch, k, ring, &mut out.incident, &mut out.exits);
+                wall_load_slice(p, batch, k, ring, &mut out.wall);
             }
         }
         Ok(())
@@ -195,13 +206,12 @@ pub fn upwind_faces(oct: Octant) -> [Face; 3] {
 
 /// Add slice `k` of the batch to the raw moments `raw_slab` (the cells of slice k).
 /// Rows run in parallel; each cell sums over batch velocities in order.
-pub fn moment_slice(p: &Problem, batch: &Batch, _k: usize, slices: &[f64], raw_slab: &mut [[f64; NRAW]]) {
+pub fn moment_slice(p: &Problem, batch: &Batch, _k: usize, ring: Ring, raw_slab: &mut [[f64; NRAW]]) {
     let nx = p.grid.nx();
-    let nxy = p.grid.slice_cells();
     raw_slab.par_chunks_mut(nx).enumerate().for_each(|(j, raw_row)| {
         for (b, &v) in batch.velocities.iter().enumerate() {
             let (xi, w) = (p.vgrid.xi[v as usize], p.vgrid.w[v as usize]);
-            let row = &slices[b * nxy + j * nx..b * nxy + (j + 1) * nx];
+            let row = &ring.slice(b, 0)[j * nx..(j + 1) * nx];
             for (acc, &f) in raw_row.iter_mut().zip(row) {
                 accumulate_raw(acc, xi, w * f);
             }
@@ -210,13 +220,14 @@ pub fn moment_slice(p: &Problem, batch: &Batch, _k: usize, slices: &[f64], raw_s
 }
 
 /// Add slice `k` of the batch to the incident flux of every face cell it touches, and record
-/// the outgoing values of faces that keep exits (partner data, boundary.rs).
-/// A batch moves into at most one face per axis (its octant's downwind faces).
+/// the outgoing values of faces that keep exits (partner data, boundary.rs). Both carry the
+/// face value ([`face_out`]). A batch moves into at most one face per axis (its octant's
+/// downwind faces).
 pub fn wall_flux_slice(
     p: &Problem,
     batch: &Batch,
     k: usize,
-    slices: &[f64],
+    ring: Ring,
     incident: &mut FaceData,
     exits: &mut FaceData,
 ) {
@@ -228,6 +239,7 @@ pub fn wall_flux_slice(
     for face in downwind_faces(batch.octant) {
         // Face cells of this face in slice k (from `first`), and the slice cell each one
         // sits against.
+        let out = |b: usize, s: usize| face_out(ring, b, s, face.axis());
         let (first, count, cell_of): (usize, usize, Box<dyn Fn(usize) -> usize + Sync>) = match face.axis() {
             0 => {
                 let ib = if face.is_max() { nx - 1 } else { 0 };
@@ -251,7 +263,7 @@ pub fn wall_flux_slice(
             for (b, &v) in batch.velocities.iter().enumerate() {
                 let v = v as usize;
                 let speed = (-face.normal_speed(p.vgrid.xi[v])).max(0.0);
-                *acc += p.vgrid.w[v] * speed * slices[b * nxy + s];
+                *acc += p.vgrid.w[v] * speed * out(b, s);
             }
         });
         let ex = &mut exits[face.id()];
@@ -262,7 +274,7 @@ pub fn wall_flux_slice(
             let s = cell_of(t);
             for (b, &v) in batch.velocities.iter().enumerate() {
                 if let Some(sl) = slot(m, face.axis(), v as usize, face.is_max()) {
-                    row[sl] = slices[b * nxy + s];
+                    row[sl] = out(b, s);
                 }
             }
         });
@@ -271,7 +283,7 @@ pub fn wall_flux_slice(
 
 /// Add slice `k` of the batch to the incident sums of the body wall faces in that slice.
 /// A face's velocities are those moving into it (`side.normal_speed < 0`).
-pub fn wall_load_slice(p: &Problem, batch: &Batch, k: usize, slices: &[f64], wall: &mut [[f64; WALL_SUMS]]) {
+pub fn wall_load_slice(p: &Problem, batch: &Batch, k: usize, ring: Ring, wall: &mut [[f64; WALL_SUMS]]) {
     let solids = &p.bodies.solids;
     if !solids.any() {
         return;
@@ -284,7 +296,8 @@ pub fn wall_load_slice(p: &Problem, batch: &Batch, k: usize, slices: &[f64], wal
             let x = p.vgrid.xi[v as usize];
             let un = wf.side.normal_speed(x);
             if un < 0.0 {
-                add_wall_sums(acc, x, p.vgrid.w[v as usize] * -un * slices[b * nxy + s]);
+                let f = face_out(ring, b, s, wf.side.axis());
+                add_wall_sums(acc, x, p.vgrid.w[v as usize] * -un * f);
             }
         }
     });

@@ -99,6 +99,7 @@ impl CudaBackend {
     /// the kernels compiled for this problem's sizes.
     pub fn new(problem: Arc<Problem>, budget_bytes: Option<u64>) -> anyhow::Result<Self> {
         available().map_err(|e| anyhow!(e))?;
+        crate::backend::wgpu::refuse_second_order(&problem)?;
         let ctx = CudaContext::new(0).context("creating a CUDA context on device 0")?;
         let name = ctx.name().unwrap_or_else(|_| "CUDA device".into());
         let total = ctx.total_mem().context("querying device memory")? as u64;

@@ -84,6 +84,16 @@ pub struct WgpuBackend {
     slices: Vec<wgpu::Buffer>,
 }
 
+/// The GPU backends run the first-order sweep only, so far; a second-order case is refused
+/// rather than silently solved at first order.
+pub fn refuse_second_order(p: &Problem) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        p.config.solver.scheme == crate::config::Scheme::FirstOrder,
+        "solver.scheme = \"second_order\" runs on the CPU backend only in this version (--backend cpu)"
+    );
+    Ok(())
+}
+
 impl WgpuBackend {
     /// Choose an adapter, plan, and allocate. The plan is checked against the adapter's
     /// limits before anything is allocated.
@@ -99,6 +109,7 @@ impl WgpuBackend {
         adapter: &wgpu::Adapter,
     ) -> anyhow::Result<Self> {
         let info = adapter.get_info();
+        refuse_second_order(&problem)?;
         let requested = opts.limits.clone().unwrap_or_else(|| adapter.limits());
         let limits = GpuLimits::from_wgpu(&requested);
         let p = &*problem;
