@@ -21,6 +21,10 @@ override CH: u32;
 // Velocity grid: M points per axis at xi_i = (2 i - (M - 1)) STEP.
 override M: u32;
 override STEP: f32;
+// Slices per velocity: 1 (first order) or 4 (second order: f, then the face values emitted
+// along x, y, z, which the face fluxes and exits carry). Keep in sync with
+// src/config/solver.rs::Scheme::slices.
+override SLOTS: u32 = 1u;
 // A padding slot of a chunk (schedule.rs: GHOST): zero weight.
 const GHOST: u32 = 0xffffffffu;
 // Start of each face's exits in `incident` (faces that keep them for specular and periodic
@@ -61,9 +65,10 @@ var<workgroup> red: array<f32, 2432>; // NACC * MWG
 // face_offset(): shaders/face_offset.wgsl; NONE, slots(), slot(): shaders/partner.wgsl;
 // both appended by the host.
 
-// Record f of velocity g at slice cell (i, j) of slice k for every face that keeps exits and
-// that g leaves through there. Each (face cell, slot) is written by one invocation.
-fn record_exits(g: u32, i: u32, j: u32, k: u32, f: f32) {
+// Record the value velocity g emits at slice cell (i, j) of slice k (along x, y, z in `f`)
+// for every face that keeps exits and that g leaves through there. Each (face cell, slot)
+// is written by one invocation.
+fn record_exits(g: u32, i: u32, j: u32, k: u32, f: vec3<f32>) {
     if g == GHOST {
         return;
     }
@@ -71,37 +76,37 @@ fn record_exits(g: u32, i: u32, j: u32, k: u32, f: f32) {
     if i == 0u && EXIT0 != NONE {
         let sl = slot(g, 0u, false);
         if sl != NONE {
-            incident[EXIT0 + (k * NY + j) * slots() + sl] = f;
+            incident[EXIT0 + (k * NY + j) * slots() + sl] = f.x;
         }
     }
     if i == NX - 1u && EXIT1 != NONE {
         let sl = slot(g, 0u, true);
         if sl != NONE {
-            incident[EXIT1 + (k * NY + j) * slots() + sl] = f;
+            incident[EXIT1 + (k * NY + j) * slots() + sl] = f.x;
         }
     }
     if j == 0u && EXIT2 != NONE {
         let sl = slot(g, 1u, false);
         if sl != NONE {
-            incident[EXIT2 + (k * NX + i) * slots() + sl] = f;
+            incident[EXIT2 + (k * NX + i) * slots() + sl] = f.y;
         }
     }
     if j == NY - 1u && EXIT3 != NONE {
         let sl = slot(g, 1u, true);
         if sl != NONE {
-            incident[EXIT3 + (k * NX + i) * slots() + sl] = f;
+            incident[EXIT3 + (k * NX + i) * slots() + sl] = f.y;
         }
     }
     if k == 0u && EXIT4 != NONE {
         let sl = slot(g, 2u, false);
         if sl != NONE {
-            incident[EXIT4 + s * slots() + sl] = f;
+            incident[EXIT4 + s * slots() + sl] = f.z;
         }
     }
     if k == NZ - 1u && EXIT5 != NONE {
         let sl = slot(g, 2u, true);
         if sl != NONE {
-            incident[EXIT5 + s * slots() + sl] = f;
+            incident[EXIT5 + s * slots() + sl] = f.z;
         }
     }
 }
@@ -133,6 +138,17 @@ fn moment_slice(
         // lo and hi are whole quads (the host pads batches and splits chunks on quads).
         for (var q = lo / 4u + lid; q < hi / 4u; q += MWG) {
           let f4 = slices[s * (CH / 4u) + q];
+          // At the domain boundary, what each velocity carries through the faces: the
+          // emitted face values under second order, the cell values under first.
+          var fx4 = f4;
+          var fy4 = f4;
+          var fz4 = f4;
+          if SLOTS > 1u && (on_x || on_y || on_z) {
+              let slot4 = NX * NY * (CH / 4u);
+              fx4 = slices[slot4 + s * (CH / 4u) + q];
+              fy4 = slices[2u * slot4 + s * (CH / 4u) + q];
+              fz4 = slices[3u * slot4 + s * (CH / 4u) + q];
+          }
           for (var lane = 0u; lane < 4u; lane++) {
             let g = vidx[M + 4u * q + lane];
             let ix = g % M;
@@ -143,6 +159,7 @@ fn moment_slice(
             let z = f32(i32(2u * iz) - i32(M - 1u)) * STEP;
             let w = select(w1(ix) * w1(iy) * w1(iz), 0.0, g == GHOST);
             let wf = w * f4[lane];
+            let face = vec3<f32>(fx4[lane], fy4[lane], fz4[lane]);
             let xi2 = x * x + y * y + z * z;
             acc[0] += wf;
             acc[1] += wf * x;
@@ -158,19 +175,19 @@ fn moment_slice(
             acc[11] += wf * y * xi2;
             acc[12] += wf * z * xi2;
             if on_x {
-                acc[13] += wf * max(-x, 0.0);
-                acc[14] += wf * max(x, 0.0);
+                acc[13] += w * face.x * max(-x, 0.0);
+                acc[14] += w * face.x * max(x, 0.0);
             }
             if on_y {
-                acc[15] += wf * max(-y, 0.0);
-                acc[16] += wf * max(y, 0.0);
+                acc[15] += w * face.y * max(-y, 0.0);
+                acc[16] += w * face.y * max(y, 0.0);
             }
             if on_z {
-                acc[17] += wf * max(-z, 0.0);
-                acc[18] += wf * max(z, 0.0);
+                acc[17] += w * face.z * max(-z, 0.0);
+                acc[18] += w * face.z * max(z, 0.0);
             }
             if on_x || on_y || on_z {
-                record_exits(g, i, j, k, f4[lane]);
+                record_exits(g, i, j, k, face);
             }
           }
         }

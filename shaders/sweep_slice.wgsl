@@ -2,9 +2,12 @@
 // in upwind order, in place (docs/model.md, "Iteration").
 // CPU twin: src/backend/wgpu/twin.rs::sweep_slice. Launcher: src/backend/wgpu/kernels.rs.
 //
-// Slice storage is [slice cell][chunk velocity] (stride CH): neighbouring invocations touch
+// Slice storage is [slot][slice cell][chunk velocity] (stride CH): neighbouring invocations touch
 // neighbouring addresses, so every load and store of a warp is one coalesced transaction.
 // The cell state is read by all invocations at the same cell at once (a broadcast).
+// Slots: first order keeps f only; second order keeps f, then the face value each cell emits
+// along x, y and z (shaders/upwind2.wgsl), read back by the next row (y), the next slice (z)
+// and the face and wall stages.
 
 // Keep in sync with src/backend/wgpu/layout.rs::StepParams.
 struct StepParams {
@@ -26,6 +29,9 @@ override SROW: u32 = 1u;
 override HAS_WALLS: bool = true;
 // Velocity nodes per axis (partner slots).
 override M: u32;
+// Slices per velocity: 1 (first order) or 4 (second order). Keep in sync with
+// src/config/solver.rs::Scheme::slices.
+override SLOTS: u32 = 1u;
 // Start of each face's partner inflow in `bnd` (specular and periodic faces, [face cell]
 // [slot], shaders/partner.wgsl), or NONE: faces x_min, x_max, y_min, y_max, z_min, z_max.
 // Without partner faces the partner reads fold away.
@@ -55,7 +61,7 @@ const SOLID: u32 = 0x80000000u;
 @group(0) @binding(4) var<storage, read_write> slices: array<f32>;
 
 // face_offset(): shaders/face_offset.wgsl; NONE, slots(), slot(): shaders/partner.wgsl;
-// both appended by the host.
+// solve_cell(): shaders/upwind2.wgsl; all appended by the host.
 
 fn part_at(face: u32) -> u32 {
     switch face {
@@ -125,6 +131,12 @@ fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     let x_slot = slot(gv, 0u, !neg_x);
     let y_slot = slot(gv, 1u, !neg_y);
     let z_slot = slot(gv, 2u, !neg_z);
+    let second = SLOTS > 1u;
+    // Start of each slot in `slices`; the upwind y and z values are the emitted face values
+    // under second order, the cell values under first.
+    let slot_len = NX * NY * CH;
+    let y_in = select(0u, 2u * slot_len, second);
+    let z_in = select(0u, 3u * slot_len, second);
     for (var jj = 0u; jj < NY; jj++) {
         let j = select(jj, NY - 1u - jj, neg_y);
         let jup = select(j - 1u, j + 1u, neg_y);
@@ -148,7 +160,7 @@ fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
                     fy = partner(y_part, k * NX + i, y_slot);
                 }
             } else {
-                fy = slices[(jup * NX + i) * CH + v];
+                fy = slices[y_in + (jup * NX + i) * CH + v];
             }
             var fz: f32;
             if first {
@@ -157,14 +169,16 @@ fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
                     fz = partner(z_part, s, z_slot);
                 }
             } else {
-                fz = slices[s * CH + v];
+                fz = slices[z_in + s * CH + v];
             }
             let cell = k * NX * NY + s;
             let e0 = cells[3u * cell];
             let word = select(0u, bitcast<u32>(e0.w), HAS_WALLS);
             if (word & SOLID) != 0u {
                 // No gas inside a body: nothing to add to any moment.
-                slices[s * CH + v] = 0.0;
+                for (var o = 0u; o < SLOTS; o++) {
+                    slices[o * slot_len + s * CH + v] = 0.0;
+                }
                 fx = 0.0;
                 continue;
             }
@@ -187,6 +201,15 @@ fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
             let c2 = dot(cu, cu);
             let sc = dot(cells[3u * cell + 2u].xyz, cu);
             let fs = e0.x * exp(-c2 * e0.y) * (e1.w + sc * (2.0 * c2 * e0.y - 5.0));
+            if second {
+                let u = solve_cell(vec3<f32>(a, b, c), vec3<f32>(fx, fy, fz), e0.z, fs);
+                slices[s * CH + v] = u.f;
+                slices[slot_len + s * CH + v] = u.out.x;
+                slices[2u * slot_len + s * CH + v] = u.out.y;
+                slices[3u * slot_len + s * CH + v] = u.out.z;
+                fx = u.out.x;
+                continue;
+            }
             let f = (a * fx + b * fy + c * fz + e0.z * fs) / (a + b + c + e0.z);
             slices[s * CH + v] = f;
             fx = f;

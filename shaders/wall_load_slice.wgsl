@@ -19,6 +19,10 @@ override NZ: u32;
 override CH: u32;
 // Shape rows per velocity in `table` (see sweep_slice.wgsl).
 override SROW: u32 = 1u;
+// Slices per velocity: 1 (first order) or 4 (second order: f, then the face values emitted
+// along x, y, z; a wall face receives the value emitted along its axis). Keep in sync with
+// src/config/solver.rs::Scheme::slices.
+override SLOTS: u32 = 1u;
 
 const WWG: u32 = 64u;
 // Sums per wall face; keep in sync with src/body.rs::WALL_SUMS.
@@ -63,12 +67,13 @@ fn wall_load_slice(
     let axis = face.y / 2u;
     // Inward normal of the side as a box face: +1 on a min side, -1 on a max side.
     let inward = select(1.0, -1.0, (face.y & 1u) == 1u);
+    let emitted_at = select(0u, (1u + axis) * NX * NY * CH, SLOTS > 1u);
     var acc: array<f32, 5>;
     for (var v = lo + lid; v < hi_all; v += WWG) {
         let vel = table[v * (SROW + 1u)];
         let un = vel[axis] * inward;
         if un < 0.0 {
-            let wf = vel.w * (-un) * slices[s * CH + v];
+            let wf = vel.w * (-un) * slices[emitted_at + s * CH + v];
             acc[0] += wf;
             acc[1] += wf * vel.x;
             acc[2] += wf * vel.y;

@@ -31,7 +31,7 @@ fn check_path(text: &str) -> usize {
     let v = VelocityGrid::from_config(&cfg.velocity);
     let budget = (cfg.solver.memory_budget_mib.unwrap_or(512.0) * 1048576.0) as u64;
     let _ = knudsen::plan::plan_batches(&v.octant_members(), grid.slice_cells(), CPU_BYTES_PER_VALUE, 1, budget);
-    let _ = schedule(&v.octant_members(), &v.xi, grid.dims(), budget, &GpuLimits::webgpu_default(), None);
+    let _ = schedule(&v.octant_members(), &v.xi, grid.dims(), budget, &GpuLimits::webgpu_default(), None, 1);
     2
 }
 

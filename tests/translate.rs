@@ -28,6 +28,7 @@ fn cases() -> Vec<Sizes> {
             walls: true,
             part_at: [u32::MAX; 6],
             exit_at: [u32::MAX; 6],
+            slots: 1,
         },
         // A quarter domain: specular y_min and z_min with partner data and exits.
         Sizes {
@@ -41,6 +42,8 @@ fn cases() -> Vec<Sizes> {
             walls: false,
             part_at: [u32::MAX, u32::MAX, 500, u32::MAX, 30000, u32::MAX],
             exit_at: [u32::MAX, u32::MAX, 200, u32::MAX, 30000, u32::MAX],
+            // The second-order scheme's four slots.
+            slots: 4,
         },
     ]
 }

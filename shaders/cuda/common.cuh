@@ -11,6 +11,10 @@
 // to `slices` (a unit test in src/backend/wgpu/schedule.rs checks the kernels do).
 __device__ __forceinline__ size_t slice_at(unsigned s, unsigned v) { return (size_t)s * CH + v; }
 
+// Start of slot `o` of a slice buffer: SLOTS slices of NX * NY * CH values one after another
+// (slot 0: f; under second order, slots 1-3: the face values emitted along x, y, z).
+__device__ __forceinline__ size_t slot_at(unsigned o) { return (size_t)o * NX * NY * CH; }
+
 // Wall words (src/grid/solid.rs). Keep in sync with SOLID_BIT there.
 #define SOLID 0x80000000u
 // A padding slot of a chunk (schedule.rs: GHOST).

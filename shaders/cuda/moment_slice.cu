@@ -8,37 +8,37 @@
 #define NACC 19u
 #define MSTRIDE 16u
 
-// Record f of velocity g at slice cell (i, j) of slice k for every face that keeps exits and
-// that g leaves through there (moment_slice.wgsl::record_exits).
+// Record the value velocity g emits at slice cell (i, j) of slice k (along x, y, z in f) for
+// every face that keeps exits and that g leaves through there (moment_slice.wgsl::record_exits).
 __device__ __forceinline__ void record_exits(float* __restrict__ incident, unsigned g, unsigned i, unsigned j,
-                                             unsigned k, float f) {
+                                             unsigned k, const float f[3]) {
     if (g == GHOST) {
         return;
     }
     const unsigned s = j * NX + i;
     if (i == 0u && EXIT0 != NONE) {
         const unsigned sl = slot(g, 0u, false);
-        if (sl != NONE) incident[EXIT0 + (k * NY + j) * slots() + sl] = f;
+        if (sl != NONE) incident[EXIT0 + (k * NY + j) * slots() + sl] = f[0];
     }
     if (i == NX - 1u && EXIT1 != NONE) {
         const unsigned sl = slot(g, 0u, true);
-        if (sl != NONE) incident[EXIT1 + (k * NY + j) * slots() + sl] = f;
+        if (sl != NONE) incident[EXIT1 + (k * NY + j) * slots() + sl] = f[0];
     }
     if (j == 0u && EXIT2 != NONE) {
         const unsigned sl = slot(g, 1u, false);
-        if (sl != NONE) incident[EXIT2 + (k * NX + i) * slots() + sl] = f;
+        if (sl != NONE) incident[EXIT2 + (k * NX + i) * slots() + sl] = f[1];
     }
     if (j == NY - 1u && EXIT3 != NONE) {
         const unsigned sl = slot(g, 1u, true);
-        if (sl != NONE) incident[EXIT3 + (k * NX + i) * slots() + sl] = f;
+        if (sl != NONE) incident[EXIT3 + (k * NX + i) * slots() + sl] = f[1];
     }
     if (k == 0u && EXIT4 != NONE) {
         const unsigned sl = slot(g, 2u, false);
-        if (sl != NONE) incident[EXIT4 + s * slots() + sl] = f;
+        if (sl != NONE) incident[EXIT4 + s * slots() + sl] = f[2];
     }
     if (k == NZ - 1u && EXIT5 != NONE) {
         const unsigned sl = slot(g, 2u, true);
-        if (sl != NONE) incident[EXIT5 + s * slots() + sl] = f;
+        if (sl != NONE) incident[EXIT5 + s * slots() + sl] = f[2];
     }
 }
 
@@ -73,6 +73,19 @@ extern "C" __global__ void moment_slice(unsigned step, unsigned count, unsigned 
             // float4 q of cell s: slice_at(s, 4q) / 4, in 64 bits.
             const float4 f4 = slices[slice_at(s, 4u * q) / 4u];
             const float fl[4] = {f4.x, f4.y, f4.z, f4.w};
+            // At the domain boundary, what each velocity carries through the faces: the
+            // emitted face values under second order, the cell values under first.
+            float fa[3][4];
+            for (unsigned d = 0u; d < 3u; d++) {
+                float4 e4 = f4;
+                if (SLOTS > 1u && (on_x || on_y || on_z)) {
+                    e4 = slices[(slot_at(1u + d) + slice_at(s, 4u * q)) / 4u];
+                }
+                fa[d][0] = e4.x;
+                fa[d][1] = e4.y;
+                fa[d][2] = e4.z;
+                fa[d][3] = e4.w;
+            }
             for (unsigned lane = 0u; lane < 4u; lane++) {
                 const unsigned g = vidx[M + 4u * q + lane];
                 const unsigned ix = g % M;
@@ -85,6 +98,7 @@ extern "C" __global__ void moment_slice(unsigned step, unsigned count, unsigned 
                                            : __uint_as_float(vidx[ix]) * __uint_as_float(vidx[iy]) *
                                                  __uint_as_float(vidx[iz]);
                 const float wf = w * fl[lane];
+                const float face[3] = {fa[0][lane], fa[1][lane], fa[2][lane]};
                 const float xi2 = x * x + y * y + z * z;
                 acc[0] += wf;
                 acc[1] += wf * x;
@@ -100,19 +114,19 @@ extern "C" __global__ void moment_slice(unsigned step, unsigned count, unsigned 
                 acc[11] += wf * y * xi2;
                 acc[12] += wf * z * xi2;
                 if (on_x) {
-                    acc[13] += wf * fmaxf(-x, 0.0f);
-                    acc[14] += wf * fmaxf(x, 0.0f);
+                    acc[13] += w * face[0] * fmaxf(-x, 0.0f);
+                    acc[14] += w * face[0] * fmaxf(x, 0.0f);
                 }
                 if (on_y) {
-                    acc[15] += wf * fmaxf(-y, 0.0f);
-                    acc[16] += wf * fmaxf(y, 0.0f);
+                    acc[15] += w * face[1] * fmaxf(-y, 0.0f);
+                    acc[16] += w * face[1] * fmaxf(y, 0.0f);
                 }
                 if (on_z) {
-                    acc[17] += wf * fmaxf(-z, 0.0f);
-                    acc[18] += wf * fmaxf(z, 0.0f);
+                    acc[17] += w * face[2] * fmaxf(-z, 0.0f);
+                    acc[18] += w * face[2] * fmaxf(z, 0.0f);
                 }
                 if (on_x || on_y || on_z) {
-                    record_exits(incident, g, i, j, k, fl[lane]);
+                    record_exits(incident, g, i, j, k, face);
                 }
             }
         }

@@ -40,6 +40,68 @@ __device__ __forceinline__ float partner(const float* __restrict__ bnd, unsigned
     return sl == NONE ? 0.0f : bnd[at + idx * slots() + sl];
 }
 
+// The second-order cell update: shaders/upwind2.wgsl::solve_cell, line for line.
+struct CellUpdate {
+    float f;
+    float out[3];
+};
+
+__device__ __forceinline__ float balance_lhs(const float a[3], const float in[3], float nu, float lo, float hi,
+                                             float f) {
+    float g = nu * f;
+    for (unsigned d = 0u; d < 3u; d++) {
+        g += a[d] * (a[d] > 0.0f ? fminf(fmaxf(2.0f * f - in[d], lo), hi) : f);
+    }
+    return g;
+}
+
+__device__ CellUpdate solve_cell(const float a[3], const float in[3], float nu, float fs) {
+    float lo = fs, hi = fs;
+    for (unsigned d = 0u; d < 3u; d++) {
+        if (a[d] > 0.0f) {
+            lo = fminf(lo, in[d]);
+            hi = fmaxf(hi, in[d]);
+        }
+    }
+    const float rhs = a[0] * in[0] + a[1] * in[1] + a[2] * in[2] + nu * fs;
+    float f = (2.0f * rhs - nu * fs) / (2.0f * (a[0] + a[1] + a[2]) + nu);
+    bool clamped = false;
+    for (unsigned d = 0u; d < 3u; d++) {
+        const float x = 2.0f * f - in[d];
+        clamped = clamped || (a[d] > 0.0f && (x < lo || x > hi));
+    }
+    if (clamped) {
+        float kl = lo, kh = hi;
+        float gl = balance_lhs(a, in, nu, lo, hi, lo);
+        float gh = balance_lhs(a, in, nu, lo, hi, hi);
+        for (unsigned d = 0u; d < 3u; d++) {
+            if (a[d] > 0.0f) {
+                for (unsigned e = 0u; e < 2u; e++) {
+                    const float kk = 0.5f * (in[d] + (e == 1u ? hi : lo));
+                    if (kk > kl && kk < kh) {
+                        const float gk = balance_lhs(a, in, nu, lo, hi, kk);
+                        if (gk <= rhs) {
+                            kl = kk;
+                            gl = gk;
+                        } else {
+                            kh = kk;
+                            gh = gk;
+                        }
+                    }
+                }
+            }
+        }
+        f = gh > gl ? kl + (rhs - gl) * (kh - kl) / (gh - gl) : kl;
+    }
+    f = fminf(fmaxf(f, lo), hi);
+    CellUpdate u;
+    u.f = f;
+    for (unsigned d = 0u; d < 3u; d++) {
+        u.out[d] = a[d] > 0.0f ? fminf(fmaxf(2.0f * f - in[d], lo), hi) : f;
+    }
+    return u;
+}
+
 extern "C" __global__ void sweep_slice(unsigned step, unsigned count, unsigned split,
                                        const float4* __restrict__ cells, const float* __restrict__ bnd,
                                        const float4* __restrict__ table, float* __restrict__ slices) {
@@ -65,6 +127,10 @@ extern "C" __global__ void sweep_slice(unsigned step, unsigned count, unsigned s
     const unsigned x_slot = slot(gv, 0u, !neg_x);
     const unsigned y_slot = slot(gv, 1u, !neg_y);
     const unsigned z_slot = slot(gv, 2u, !neg_z);
+    // Under second order the upwind y and z values are the emitted face values (slots 2, 3).
+    const bool second = SLOTS > 1u;
+    const size_t y_in = second ? slot_at(2u) : 0u;
+    const size_t z_in = second ? slot_at(3u) : 0u;
     for (unsigned jj = 0u; jj < NY; jj++) {
         const unsigned j = neg_y ? NY - 1u - jj : jj;
         const unsigned jup = neg_y ? j + 1u : j - 1u;
@@ -78,15 +144,17 @@ extern "C" __global__ void sweep_slice(unsigned step, unsigned count, unsigned s
             // Upwind loads first, then the cell's own data (sweep_slice.wgsl says why).
             float fy = jj == 0u ? (y_part != NONE ? partner(bnd, y_part, k * NX + i, y_slot)
                                                   : bnd[y_face + k * NX + i] * shape.y)
-                                : slices[slice_at(jup * NX + i, v)];
+                                : slices[y_in + slice_at(jup * NX + i, v)];
             float fz = first ? (z_part != NONE ? partner(bnd, z_part, s, z_slot) : bnd[z_face + s] * shape.z)
-                             : slices[slice_at(s, v)];
+                             : slices[z_in + slice_at(s, v)];
             const unsigned cell = k * NX * NY + s;
             const float4 e0 = cells[3u * cell];
             const unsigned word = HAS_WALLS ? __float_as_uint(e0.w) : 0u;
             if ((word & SOLID) != 0u) {
                 // No gas inside a body: nothing to add to any moment.
-                slices[slice_at(s, v)] = 0.0f;
+                for (unsigned o = 0u; o < SLOTS; o++) {
+                    slices[slot_at(o) + slice_at(s, v)] = 0.0f;
+                }
                 fx = 0.0f;
                 continue;
             }
@@ -110,6 +178,17 @@ extern "C" __global__ void sweep_slice(unsigned step, unsigned count, unsigned s
             const float c2 = cx * cx + cy * cy + cz * cz;
             const float sc = e2.x * cx + e2.y * cy + e2.z * cz;
             const float fs = e0.x * __expf(-c2 * e0.y) * (e1.w + sc * (2.0f * c2 * e0.y - 5.0f));
+            if (second) {
+                const float av[3] = {a, b, c};
+                const float in[3] = {fx, fy, fz};
+                const CellUpdate u = solve_cell(av, in, e0.z, fs);
+                slices[slice_at(s, v)] = u.f;
+                for (unsigned d = 0u; d < 3u; d++) {
+                    slices[slot_at(1u + d) + slice_at(s, v)] = u.out[d];
+                }
+                fx = u.out[0];
+                continue;
+            }
             const float f = (a * fx + b * fy + c * fz + e0.z * fs) / (a + b + c + e0.z);
             slices[slice_at(s, v)] = f;
             fx = f;

@@ -38,7 +38,8 @@ extern "C" __global__ void wall_load_slice(unsigned step, unsigned count, unsign
         const float comp = axis == 0u ? vel.x : (axis == 1u ? vel.y : vel.z);
         const float un = comp * inward;
         if (un < 0.0f) {
-            const float wf = vel.w * (-un) * slices[slice_at(s, v)];
+            // Under second order the value emitted along the wall's axis (slot 1 + axis).
+            const float wf = vel.w * (-un) * slices[(SLOTS > 1u ? slot_at(1u + axis) : 0u) + slice_at(s, v)];
             acc[0] += wf;
             acc[1] += wf * vel.x;
             acc[2] += wf * vel.y;

@@ -120,6 +120,14 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
         ),
         knudsen::config::Acceleration::None => println!("acceleration: none (source iteration)"),
     }
+    let slots = cfg.solver.scheme.slices();
+    match cfg.solver.scheme {
+        knudsen::config::Scheme::FirstOrder => println!("scheme: first_order (1 slice per velocity)"),
+        knudsen::config::Scheme::SecondOrder => println!(
+            "scheme: second_order ({slots} slices per velocity: the cell values and the face values emitted along x, y, z; {} more than first order)",
+            slots - 1
+        ),
+    }
     let cpu_budget = cfg.solver.memory_budget_mib.unwrap_or(backend::CPU_DEFAULT_BUDGET_MIB);
     match cpu_plan(p, (cpu_budget * 1048576.0) as u64) {
         Ok(pl) => println!(
@@ -144,7 +152,7 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
         }
         Err(_) => ("no adapter found; WebGPU default limits".into(), GpuLimits::webgpu_default()),
     };
-    match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits, None) {
+    match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits, None, slots) {
         Ok(s) => println!(
             "wgpu (f32) on {name}, budget {gpu_budget} MiB: {} velocities in flight in {} waves, {} bindings of {} velocities; distribution storage {:.1} MiB; GPU fields {:.1} MiB",
             s.in_flight(),

@@ -25,6 +25,8 @@ pub struct Sizes {
     /// Partner inflow starts in `bnd` and exit starts in `incident` (gpu_io::NONE: none).
     pub part_at: [u32; 6],
     pub exit_at: [u32; 6],
+    /// Slices per velocity (SLOTS): 1 or 4 (config::Scheme::slices).
+    pub slots: u32,
 }
 
 impl Sizes {
@@ -41,6 +43,7 @@ impl Sizes {
             step: (p.vgrid.half_width / (p.vgrid.m - 1) as f64) as f32,
             part_at: t.part_at,
             exit_at: t.exit_at,
+            slots: p.config.solver.scheme.slices() as u32,
         }
     }
 
@@ -50,6 +53,7 @@ impl Sizes {
             format!("-DNY={}u", self.ny),
             format!("-DNZ={}u", self.nz),
             format!("-DCH={}u", self.chunk_stride),
+            format!("-DSLOTS={}u", self.slots),
             format!("-DSROW={}u", self.srow),
             format!("-DHAS_WALLS={}", if self.has_walls { "true" } else { "false" }),
             format!("-DM={}u", self.m),
@@ -115,6 +119,7 @@ pub fn check_sizes() -> Vec<Sizes> {
             step: 4.0 / 47.0,
             part_at: [u32::MAX; 6],
             exit_at: [u32::MAX; 6],
+            slots: 1,
         },
         // Specular y_min and z_min (a quarter domain), with their exits.
         Sizes {
@@ -128,6 +133,8 @@ pub fn check_sizes() -> Vec<Sizes> {
             step: 4.0 / 11.0,
             part_at: [u32::MAX, u32::MAX, 500, u32::MAX, 30000, u32::MAX],
             exit_at: [u32::MAX, u32::MAX, 200, u32::MAX, 30000, u32::MAX],
+            // The second-order scheme's four slots.
+            slots: 4,
         },
     ]
 }

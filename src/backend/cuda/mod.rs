@@ -99,15 +99,21 @@ impl CudaBackend {
     /// the kernels compiled for this problem's sizes.
     pub fn new(problem: Arc<Problem>, budget_bytes: Option<u64>) -> anyhow::Result<Self> {
         available().map_err(|e| anyhow!(e))?;
-        crate::backend::wgpu::refuse_second_order(&problem)?;
         let ctx = CudaContext::new(0).context("creating a CUDA context on device 0")?;
         let name = ctx.name().unwrap_or_else(|_| "CUDA device".into());
         let total = ctx.total_mem().context("querying device memory")? as u64;
         let p = &*problem;
         let budget = budget_bytes.unwrap_or(total / 2);
-        let sched =
-            schedule::schedule(&p.vgrid.octant_members(), &p.vgrid.xi, p.grid.dims(), budget, &limits(total), None)
-                .map_err(|e| anyhow!("{name} cannot run this case: {e}"))?;
+        let sched = schedule::schedule(
+            &p.vgrid.octant_members(),
+            &p.vgrid.xi,
+            p.grid.dims(),
+            budget,
+            &limits(total),
+            None,
+            p.config.solver.scheme.slices(),
+        )
+        .map_err(|e| anyhow!("{name} cannot run this case: {e}"))?;
         let t = gpu_io::device_tables(p)?;
         // The kernels index every buffer but the slices in 32 bits (schedule::MAX_INDEXED_BINDING).
         let cells = p.grid.cells();
@@ -143,7 +149,7 @@ impl CudaBackend {
         let mut walls: Vec<u32> = t.walls.iter().flatten().copied().collect();
         walls.resize(walls.len().max(4), 0);
         let alloc = |n: usize| stream.alloc_zeros::<f32>(n.max(1));
-        let slice_len = sched.chunk_stride * sched.slice_cells;
+        let slice_len = sched.chunk_stride * sched.slice_cells * sched.slots;
         let mut tables = Vec::new();
         let mut vidx = Vec::new();
         for wave in &sched.waves {

@@ -62,7 +62,7 @@ impl WgpuBackend {
             moments_bytes + incident_len as u64 * 4 + wall_sums_bytes,
             wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         );
-        let slice_bytes = (sched.chunk_stride * sched.slice_cells * 4) as u64;
+        let slice_bytes = (sched.chunk_stride * sched.slice_cells * sched.slots * 4) as u64;
         let slices: Vec<wgpu::Buffer> = (0..sched.slice_buffers)
             .map(|_| make("slices", slice_bytes, storage | wgpu::BufferUsages::COPY_SRC))
             .collect();
@@ -158,7 +158,6 @@ fn step_params(sched: &GpuSchedule, nz: usize) -> Vec<u8> {
 /// The sizes baked into the kernels as constants.
 fn kernel_sizes(p: &Problem, sched: &GpuSchedule, tables: &DeviceTables) -> Sizes {
     let [nx, ny, nz] = p.grid.dims();
-    // KNUDSEN_ROW_IN_WORKGROUP=0 turns the row buffer off (performance comparisons).
     Sizes {
         nx: nx as u32,
         ny: ny as u32,
@@ -170,6 +169,7 @@ fn kernel_sizes(p: &Problem, sched: &GpuSchedule, tables: &DeviceTables) -> Size
         walls: p.bodies.solids.any(),
         part_at: tables.part_at,
         exit_at: tables.exit_at,
+        slots: sched.slots as u32,
     }
 }
 

@@ -23,6 +23,8 @@ pub struct Sizes {
     /// or gpu_io::NONE.
     pub part_at: [u32; 6],
     pub exit_at: [u32; 6],
+    /// Slices per velocity (SLOTS, all three kernels): 1 or 4 (config::Scheme::slices).
+    pub slots: u32,
 }
 
 const PART: [&str; 6] = ["PART0", "PART1", "PART2", "PART3", "PART4", "PART5"];
@@ -36,6 +38,7 @@ impl Sizes {
             ("NY", self.ny as f64),
             ("NZ", self.nz as f64),
             ("CH", self.chunk_stride as f64),
+            ("SLOTS", self.slots as f64),
         ];
         match kernel {
             "moment_slice" => {

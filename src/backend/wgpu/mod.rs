@@ -84,16 +84,6 @@ pub struct WgpuBackend {
     slices: Vec<wgpu::Buffer>,
 }
 
-/// The GPU backends run the first-order sweep only, so far; a second-order case is refused
-/// rather than silently solved at first order.
-pub fn refuse_second_order(p: &Problem) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        p.config.solver.scheme == crate::config::Scheme::FirstOrder,
-        "solver.scheme = \"second_order\" runs on the CPU backend only in this version (--backend cpu)"
-    );
-    Ok(())
-}
-
 impl WgpuBackend {
     /// Choose an adapter, plan, and allocate. The plan is checked against the adapter's
     /// limits before anything is allocated.
@@ -109,7 +99,6 @@ impl WgpuBackend {
         adapter: &wgpu::Adapter,
     ) -> anyhow::Result<Self> {
         let info = adapter.get_info();
-        refuse_second_order(&problem)?;
         let requested = opts.limits.clone().unwrap_or_else(|| adapter.limits());
         let limits = GpuLimits::from_wgpu(&requested);
         let p = &*problem;
@@ -120,6 +109,7 @@ impl WgpuBackend {
             budget_bytes,
             &limits,
             opts.max_slice_binding,
+            p.config.solver.scheme.slices(),
         )
         .map_err(|e| anyhow!("{} cannot run this case: {e}", info.name))?;
         let tables = super::gpu_io::device_tables(p)?;

@@ -47,6 +47,9 @@ pub struct GpuSchedule {
     /// Slice buffers allocated (the most chunks in any wave).
     pub slice_buffers: usize,
     pub slice_cells: usize,
+    /// Slices per velocity (`config::Scheme::slices`): each slice buffer holds `slots`
+    /// slices of `slice_cells x chunk_stride` values, one after another.
+    pub slots: usize,
     /// Bytes of all slice buffers: the distribution-function storage.
     pub distribution_bytes: u64,
     /// Bytes of the per-cell buffers (coefficients, moments) and face buffers.
@@ -83,6 +86,7 @@ pub fn schedule(
     budget_bytes: u64,
     limits: &GpuLimits,
     max_slice_binding: Option<u64>,
+    slots: usize,
 ) -> Result<GpuSchedule, PlanError> {
     let [nx, ny, nz] = dims;
     let nxy = nx * ny;
@@ -116,7 +120,7 @@ pub fn schedule(
     let moment_grid = grid_2d(nxy, limits.max_workgroups_per_dim)
         .ok_or_else(|| PlanError(format!("a slice of {nxy} cells exceeds the adapter's workgroup grid")))?;
 
-    let bytes_per_velocity = (nxy * crate::backend::GPU_BYTES_PER_VALUE) as u64;
+    let bytes_per_velocity = (nxy * crate::backend::GPU_BYTES_PER_VALUE * slots) as u64;
     let slice_binding = max_slice_binding.map_or(binding, |cap| cap.min(binding));
     // Chunks hold whole quads (LANES velocities of one octant, one vec4 of slice storage).
     let per_binding = (slice_binding / bytes_per_velocity) as usize / LANES * LANES;
@@ -135,7 +139,7 @@ pub fn schedule(
     }
     // Batches as large as the budget allows (never more than an octant), then packed into
     // waves of at most `in_flight` velocities.
-    let plan = plan_batches(octants, nxy, crate::backend::GPU_BYTES_PER_VALUE, 1, budget_bytes)?;
+    let plan = plan_batches(octants, nxy, crate::backend::GPU_BYTES_PER_VALUE, slots, budget_bytes)?;
     let mut waves: Vec<Vec<Batch>> = Vec::new();
     let mut filled = 0;
     for b in plan.batches {
@@ -193,6 +197,7 @@ pub fn schedule(
         chunk_stride,
         slice_buffers,
         slice_cells: nxy,
+        slots,
         distribution_bytes: slice_buffers as u64 * chunk_stride as u64 * bytes_per_velocity,
         field_bytes: cells * (48 + 4 * super::layout::MSTRIDE as u64) + faces * 8 + nz as u64 * 4,
         moment_grid,
@@ -207,7 +212,7 @@ mod tests {
 
     fn plan(m: usize, n: usize, budget_mib: u64, limits: GpuLimits) -> Result<GpuSchedule, PlanError> {
         let v = VelocityGrid::new(m, 4.0, Quadrature::Trapezoid);
-        schedule(&v.octant_members(), &v.xi, [n, n, n], budget_mib << 20, &limits, None)
+        schedule(&v.octant_members(), &v.xi, [n, n, n], budget_mib << 20, &limits, None, 1)
     }
 
     /// 128^3 cells x 128^3 velocities on an 80 GB device with a 70000 MiB budget: 2^20

@@ -7,9 +7,10 @@ const REDUCE_SUBGROUP: &str = include_str!("../../../shaders/reduce_subgroup.wgs
 const WALL_LOAD: &str = include_str!("../../../shaders/wall_load_slice.wgsl");
 const FACE_OFFSET: &str = include_str!("../../../shaders/face_offset.wgsl");
 const PARTNER: &str = include_str!("../../../shaders/partner.wgsl");
+const UPWIND2: &str = include_str!("../../../shaders/upwind2.wgsl");
 
 pub fn sweep_source() -> String {
-    format!("{SWEEP}\n{FACE_OFFSET}\n{PARTNER}")
+    format!("{SWEEP}\n{FACE_OFFSET}\n{PARTNER}\n{UPWIND2}")
 }
 
 /// The moment kernel with the subgroup reduction, or the workgroup-memory tree.
