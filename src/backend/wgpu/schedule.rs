@@ -252,13 +252,25 @@ mod tests {
                 assert!(elements > 1 << 32, "the case that needs 64-bit slice indices");
             }
             check_invariants(&s, 128, &limits);
+            // The second-order scheme's four slots share each binding: still in range.
+            let v = VelocityGrid::new(128, 4.0, Quadrature::Trapezoid);
+            let s4 = schedule(&v.octant_members(), &v.xi, [128; 3], 70000 << 20, &limits, None, 4).unwrap();
+            let elements = (s4.chunk_stride * s4.slice_cells * s4.slots) as u64;
+            if name == "wgpu" {
+                assert!(elements * 4 <= MAX_INDEXED_BINDING && elements - 1 < 1 << 30, "{elements} values");
+            }
+            assert_eq!(s4.in_flight(), (1 << 20) / 4, "{name}: a quarter of the velocities fit");
+            check_invariants(&s4, 128, &limits);
         }
-        // Every access to the slices in the CUDA kernels goes through the 64-bit slice_at.
+        // Every access to the slices in the CUDA kernels goes through the 64-bit slice_at
+        // (plus, for the second-order slots, a size_t slot start from slot_at).
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders/cuda");
         for name in ["sweep_slice.cu", "moment_slice.cu", "wall_load_slice.cu"] {
             let src = std::fs::read_to_string(dir.join(name)).unwrap();
             for (n, line) in src.lines().enumerate().filter(|(_, l)| l.contains("slices[")) {
-                assert!(line.contains("slices[slice_at("), "{name}:{}: {line}", n + 1);
+                let wide = line.contains("slices[slice_at(")
+                    || (line.contains("slice_at(") && ["slot_at(", "y_in + ", "z_in + "].iter().any(|w| line.contains(w)));
+                assert!(wide, "{name}:{}: {line}", n + 1);
             }
         }
     }
@@ -272,7 +284,7 @@ mod tests {
             assert_eq!(in_wave, w.batches.iter().map(|b| b.velocities.len()).sum::<usize>());
             for c in &w.chunks {
                 assert!(c.velocities.len() <= s.chunk_stride);
-                let bytes = (s.chunk_stride * s.slice_cells * 4) as u64;
+                let bytes = (s.chunk_stride * s.slice_cells * s.slots * 4) as u64;
                 assert!(bytes <= limits.max_storage_binding.min(limits.max_buffer));
                 assert!(!c.velocities.is_empty());
                 assert_eq!((c.velocities.len() % LANES, c.split % LANES), (0, 0), "partial quads");

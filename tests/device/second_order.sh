@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs on the NVIDIA device machine (the `device` tool), from the repository root:
+#   tests/device/second_order.sh tests|refine|speed|cube [BACKEND]
+# Needs carry/knudsen built with `--features cuda`, .gl/*.deb (tests/device/setup.sh), and
+# for `tests` carry/second_order (the stripped test binary of tests/second_order.rs).
+#   tests:  the second-order tests with CUDA and wgpu present (every backend against the CPU).
+#   refine: the Kn 1 cavity (32^3 velocities) at 16^3, 32^3 and 64^3 cells, first and second
+#           order, with GSIS on CUDA: centre velocity per resolution (validate suite).
+#   speed:  seconds per iteration of configs/cavity-kn1.json (64^3 x 64^3), both schemes,
+#           CUDA and wgpu (3 iterations each).
+#   cube:   the paper cube (configs/cube-ma2-kn1.json), second order, on BACKEND (cuda).
+# Writes $OUT/log.txt and the files named below.
+set -u
+. tests/device/setup.sh
+exec > >(tee -a "$OUT/log.txt") 2>&1
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+case "${1:-}" in
+tests)
+    carry/second_order --test-threads 1 --nocapture 2>&1 | grep -v XDG_RUNTIME
+    ;;
+refine)
+    python3 - <<'PY'
+import json
+c = json.load(open("configs/validation/cavity-grid.json"))
+c["name"] = "cavity-refine"
+c["title"] = "Lid-driven cavity, Kn = 1, 32^3 velocities: centre velocity u_x / U against cells"
+c["order"] = [0.0, 3.0]
+c["case"]["velocity"]["points"] = 32
+c["case"]["solver"] = {"tolerance": 1e-5, "max_iterations": 200}
+c["points"] = [{"set": {"grid.x.cells": n, "grid.y.cells": n, "grid.z.cells": n, "solver.scheme": s},
+                "subsets": ["fast", "full"]}
+               for s in ["first_order", "second_order"] for n in [16, 32, 64]]
+c.pop("plot", None)
+json.dump(c, open("/tmp/cavity-refine.json", "w"), indent=1)
+PY
+    $K validate /tmp/cavity-refine.json --fast --backend cuda --acceleration gsis --out /tmp/refine 2>&1 | grep -v XDG_RUNTIME
+    cp /tmp/refine/results-fast.json "$OUT/refine.json"
+    ;;
+speed)
+    for be in cuda wgpu; do
+        for s in first_order second_order; do
+            echo "== $be $s"
+            $K run configs/cavity-kn1.json --backend $be --scheme $s --max-iterations 3 --acceleration none \
+                --memory-budget-mib 20000 --out /tmp/speed-$be-$s 2>&1 | grep -E "backend|iteration [0-9]+ |error"
+        done
+    done
+    ;;
+cube)
+    be=${2:-cuda}
+    t0=$(date +%s)
+    $K run configs/cube-ma2-kn1.json --backend "$be" --scheme second_order --max-iterations 40 \
+        --memory-budget-mib 40000 --out /tmp/cube2 2>&1 | grep -v XDG_RUNTIME | grep -E "backend|iteration|converged|error|WARN"
+    echo "wall $(( $(date +%s) - t0 )) s"
+    cp /tmp/cube2/summary.json "$OUT/cube-summary.json" 2>/dev/null
+    ;;
+*)
+    echo "usage: $0 tests|refine|speed|cube [BACKEND]"; exit 2
+    ;;
+esac
