@@ -269,7 +269,8 @@ mod tests {
             let src = std::fs::read_to_string(dir.join(name)).unwrap();
             for (n, line) in src.lines().enumerate().filter(|(_, l)| l.contains("slices[")) {
                 let wide = line.contains("slices[slice_at(")
-                    || (line.contains("slice_at(") && ["slot_at(", "y_in + ", "z_in + "].iter().any(|w| line.contains(w)));
+                    || (line.contains("slice_at(")
+                        && ["slot_at(", "y_in + ", "z_in + "].iter().any(|w| line.contains(w)));
                 assert!(wide, "{name}:{}: {line}", n + 1);
             }
         }
