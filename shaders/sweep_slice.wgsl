@@ -32,8 +32,6 @@ override M: u32;
 // Slices per velocity: 1 (first order) or 4 (second order). Keep in sync with
 // src/config/solver.rs::Scheme::slices.
 override SLOTS: u32 = 1u;
-// The second-order limiter's L (src/backend/upwind2.rs::LIMIT; keep in sync).
-const LIMIT: f32 = 2.0;
 // Start of each face's partner inflow in `bnd` (specular and periodic faces, [face cell]
 // [slot], shaders/partner.wgsl), or NONE: faces x_min, x_max, y_min, y_max, z_min, z_max.
 // Without partner faces the partner reads fold away.
@@ -143,13 +141,8 @@ fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
         let j = select(jj, NY - 1u - jj, neg_y);
         let jup = select(j - 1u, j + 1u, neg_y);
         let b = abs(xi.y) * bnd[NX + j];
-        // The x-upwind value is the cell just updated; it stays in a register. Under second
-        // order so do that cell's value and inverse width, for the limiter (x_lim: whether
-        // the x inflow came from a fluid cell).
+        // The x-upwind value is the cell just updated; it stays in a register.
         var fx = bnd[x_face + k * NY + j] * shape.x;
-        var x_up = 0.0;
-        var x_inv = 0.0;
-        var x_lim = false;
         if x_part != NONE {
             fx = partner(x_part, k * NY + j, x_slot);
         }
@@ -170,17 +163,6 @@ fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
                 fy = slices[y_in + (jup * NX + i) * CH + v];
             }
             var fz: f32;
-            // The upstream cell values along y and z (slot 0), for the second-order limiter.
-            var y_lim = second && jj != 0u;
-            var z_lim = second && !first;
-            var y_up = 0.0;
-            var z_up = 0.0;
-            if y_lim {
-                y_up = slices[(jup * NX + i) * CH + v];
-            }
-            if z_lim {
-                z_up = slices[s * CH + v];
-            }
             if first {
                 fz = bnd[z_face + s] * shape.z;
                 if z_part != NONE {
@@ -194,12 +176,8 @@ fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
             let word = select(0u, bitcast<u32>(e0.w), HAS_WALLS);
             if (word & SOLID) != 0u {
                 // No gas inside a body: nothing to add to any moment.
-                slices[s * CH + v] = 0.0;
-                x_lim = false;
-                if second {
-                    slices[slot_len + s * CH + v] = 0.0;
-                    slices[2u * slot_len + s * CH + v] = 0.0;
-                    slices[3u * slot_len + s * CH + v] = 0.0;
+                for (var o = 0u; o < SLOTS; o++) {
+                    slices[o * slot_len + s * CH + v] = 0.0;
                 }
                 fx = 0.0;
                 continue;
@@ -210,15 +188,12 @@ fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
                 let zs = select(4u, 5u, neg_z);
                 if ((word >> xs) & 1u) != 0u {
                     fx = wall_emission(word, xs, cell, v);
-                    x_lim = false;
                 }
                 if ((word >> ys) & 1u) != 0u {
                     fy = wall_emission(word, ys, cell, v);
-                    y_lim = false;
                 }
                 if ((word >> zs) & 1u) != 0u {
                     fz = wall_emission(word, zs, cell, v);
-                    z_lim = false;
                 }
             }
             let e1 = cells[3u * cell + 1u];
@@ -227,25 +202,12 @@ fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
             let sc = dot(cells[3u * cell + 2u].xyz, cu);
             let fs = e0.x * exp(-c2 * e0.y) * (e1.w + sc * (2.0 * c2 * e0.y - 5.0));
             if second {
-                // Width ratios from the inverse widths in `bnd`: width / width_up.
-                // (Upstream indices are only used where the axis is limited; kept in range.)
-                let kup = select(select(k - 1u, k + 1u, neg_z), k, first);
-                let jy = select(jup, j, jj == 0u);
-                let x_in = bnd[i];
-                let ratio = vec3<f32>(x_inv / x_in, bnd[NX + jy] / bnd[NX + j], bnd[NX + NY + kup] / bnd[NX + NY + k]);
-                let inflow = vec3<f32>(fx, fy, fz);
-                let limited = vec3<bool>(x_lim, y_lim, z_lim);
-                let up = vec3<f32>(x_up, y_up, z_up);
-                let bound = select(vec3<f32>(0.0), LIMIT * ratio * (inflow - up), limited);
-                let u = solve_cell(vec3<f32>(a, b, c), inflow, bound, limited, e0.z, fs);
+                let u = solve_cell(vec3<f32>(a, b, c), vec3<f32>(fx, fy, fz), e0.z, fs);
                 slices[s * CH + v] = u.f;
                 slices[slot_len + s * CH + v] = u.out.x;
                 slices[2u * slot_len + s * CH + v] = u.out.y;
                 slices[3u * slot_len + s * CH + v] = u.out.z;
                 fx = u.out.x;
-                x_up = u.f;
-                x_inv = x_in;
-                x_lim = true;
                 continue;
             }
             let f = (a * fx + b * fy + c * fz + e0.z * fs) / (a + b + c + e0.z);

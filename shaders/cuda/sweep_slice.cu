@@ -40,86 +40,64 @@ __device__ __forceinline__ float partner(const float* __restrict__ bnd, unsigned
     return sl == NONE ? 0.0f : bnd[at + idx * slots() + sl];
 }
 
-// The second-order cell update: shaders/upwind2.wgsl::solve_cell, line for line (reference:
-// src/backend/upwind2.rs::solve_cell).
-#define LIMIT 2.0f
-
+// The second-order cell update: shaders/upwind2.wgsl::solve_cell, line for line.
 struct CellUpdate {
     float f;
     float out[3];
 };
 
-__device__ __forceinline__ float minmod(float x, float y) {
-    return x * y <= 0.0f ? 0.0f : (fabsf(x) <= fabsf(y) ? x : y);
-}
-
-__device__ __forceinline__ float emitted(float a, float in, float bound, bool limited, float lo, float hi, float f) {
-    if (a <= 0.0f) return f;
-    return limited ? fmaxf(f + minmod(f - in, bound), 0.0f) : fminf(fmaxf(2.0f * f - in, lo), hi);
-}
-
-__device__ __forceinline__ float balance_lhs(const float a[3], const float in[3], const float bound[3],
-                                             const bool limited[3], float nu, float lo, float hi, float f) {
+__device__ __forceinline__ float balance_lhs(const float a[3], const float in[3], float nu, float lo, float hi,
+                                             float f) {
     float g = nu * f;
     for (unsigned d = 0u; d < 3u; d++) {
-        g += a[d] * emitted(a[d], in[d], bound[d], limited[d], lo, hi, f);
+        g += a[d] * (a[d] > 0.0f ? fminf(fmaxf(2.0f * f - in[d], lo), hi) : f);
     }
     return g;
 }
 
-__device__ CellUpdate solve_cell(const float a[3], const float in[3], const float bound[3], const bool limited[3],
-                                 float nu, float fs) {
-    float lo = fs, hi = fs, f_hi = fs, sum_a = 0.0f, rhs = nu * fs;
+__device__ CellUpdate solve_cell(const float a[3], const float in[3], float nu, float fs) {
+    float lo = fs, hi = fs;
     for (unsigned d = 0u; d < 3u; d++) {
         if (a[d] > 0.0f) {
             lo = fminf(lo, in[d]);
             hi = fmaxf(hi, in[d]);
-            f_hi = fmaxf(f_hi, in[d] + (limited[d] ? fabsf(bound[d]) : 0.0f));
-            sum_a += a[d];
-            rhs += a[d] * in[d];
         }
     }
-    f_hi = fmaxf(f_hi, hi);
-    float f = (2.0f * rhs - nu * fs) / (2.0f * sum_a + nu);
-    bool diamond = true;
+    const float rhs = a[0] * in[0] + a[1] * in[1] + a[2] * in[2] + nu * fs;
+    float f = (2.0f * rhs - nu * fs) / (2.0f * (a[0] + a[1] + a[2]) + nu);
+    bool clamped = false;
     for (unsigned d = 0u; d < 3u; d++) {
-        diamond = diamond && (a[d] <= 0.0f || emitted(a[d], in[d], bound[d], limited[d], lo, hi, f) == 2.0f * f - in[d]);
+        const float x = 2.0f * f - in[d];
+        clamped = clamped || (a[d] > 0.0f && (x < lo || x > hi));
     }
-    CellUpdate u;
-    if (!diamond) {
-        float kl = 0.0f, kh = f_hi;
-        float gl = balance_lhs(a, in, bound, limited, nu, lo, hi, kl);
-        float gh = balance_lhs(a, in, bound, limited, nu, lo, hi, kh);
-        if (rhs <= 0.0f || gl > rhs || gh < rhs) {
-            // A Shakhov f^S slightly negative in a far tail: the first-order value.
-            u.f = rhs / (sum_a + nu);
-            u.out[0] = u.out[1] = u.out[2] = u.f;
-            return u;
-        }
+    if (clamped) {
+        float kl = lo, kh = hi;
+        float gl = balance_lhs(a, in, nu, lo, hi, lo);
+        float gh = balance_lhs(a, in, nu, lo, hi, hi);
         for (unsigned d = 0u; d < 3u; d++) {
-            if (a[d] <= 0.0f) continue;
-            const float kinks[4] = {limited[d] ? in[d] : 0.5f * (in[d] + lo),
-                                    limited[d] ? in[d] + bound[d] : 0.5f * (in[d] + hi),
-                                    limited[d] ? 0.5f * in[d] : -1.0f, limited[d] ? -bound[d] : -1.0f};
-            for (unsigned e = 0u; e < 4u; e++) {
-                const float kk = kinks[e];
-                if (kk > kl && kk < kh) {
-                    const float gk = balance_lhs(a, in, bound, limited, nu, lo, hi, kk);
-                    if (gk <= rhs) {
-                        kl = kk;
-                        gl = gk;
-                    } else {
-                        kh = kk;
-                        gh = gk;
+            if (a[d] > 0.0f) {
+                for (unsigned e = 0u; e < 2u; e++) {
+                    const float kk = 0.5f * (in[d] + (e == 1u ? hi : lo));
+                    if (kk > kl && kk < kh) {
+                        const float gk = balance_lhs(a, in, nu, lo, hi, kk);
+                        if (gk <= rhs) {
+                            kl = kk;
+                            gl = gk;
+                        } else {
+                            kh = kk;
+                            gh = gk;
+                        }
                     }
                 }
             }
         }
         f = gh > gl ? kl + (rhs - gl) * (kh - kl) / (gh - gl) : kl;
     }
+    f = fminf(fmaxf(f, lo), hi);
+    CellUpdate u;
     u.f = f;
     for (unsigned d = 0u; d < 3u; d++) {
-        u.out[d] = emitted(a[d], in[d], bound[d], limited[d], lo, hi, f);
+        u.out[d] = a[d] > 0.0f ? fminf(fmaxf(2.0f * f - in[d], lo), hi) : f;
     }
     return u;
 }
@@ -159,10 +137,6 @@ extern "C" __global__ void sweep_slice(unsigned step, unsigned count, unsigned s
         const float b = fabsf(vel.y) * bnd[NX + j];
         // The x-upwind value is the cell just updated; it stays in a register.
         float fx = x_part != NONE ? partner(bnd, x_part, k * NY + j, x_slot) : bnd[x_face + k * NY + j] * shape.x;
-        // Second order: the previous cell's value and inverse width, and whether the x inflow
-        // came from a fluid cell (the limiter's upstream increment).
-        float x_up = 0.0f, x_inv = 0.0f;
-        bool x_lim = false;
         for (unsigned ii = 0u; ii < NX; ii++) {
             const unsigned i = neg_x ? NX - 1u - ii : ii;
             const float a = fabsf(vel.x) * bnd[i];
@@ -173,10 +147,6 @@ extern "C" __global__ void sweep_slice(unsigned step, unsigned count, unsigned s
                                 : slices[y_in + slice_at(jup * NX + i, v)];
             float fz = first ? (z_part != NONE ? partner(bnd, z_part, s, z_slot) : bnd[z_face + s] * shape.z)
                              : slices[z_in + slice_at(s, v)];
-            bool y_lim = second && jj != 0u;
-            bool z_lim = second && !first;
-            const float y_up = y_lim ? slices[slice_at(jup * NX + i, v)] : 0.0f;
-            const float z_up = z_lim ? slices[slice_at(s, v)] : 0.0f;
             const unsigned cell = k * NX * NY + s;
             const float4 e0 = cells[3u * cell];
             const unsigned word = HAS_WALLS ? __float_as_uint(e0.w) : 0u;
@@ -186,7 +156,6 @@ extern "C" __global__ void sweep_slice(unsigned step, unsigned count, unsigned s
                     slices[slot_at(o) + slice_at(s, v)] = 0.0f;
                 }
                 fx = 0.0f;
-                x_lim = false;
                 continue;
             }
             if (word != 0u) {
@@ -195,15 +164,12 @@ extern "C" __global__ void sweep_slice(unsigned step, unsigned count, unsigned s
                 const unsigned zs = neg_z ? 5u : 4u;
                 if (((word >> xs) & 1u) != 0u) {
                     fx = wall_emission(cells, bnd, table, word, xs, cell, v);
-                    x_lim = false;
                 }
                 if (((word >> ys) & 1u) != 0u) {
                     fy = wall_emission(cells, bnd, table, word, ys, cell, v);
-                    y_lim = false;
                 }
                 if (((word >> zs) & 1u) != 0u) {
                     fz = wall_emission(cells, bnd, table, word, zs, cell, v);
-                    z_lim = false;
                 }
             }
             const float4 e1 = cells[3u * cell + 1u];
@@ -215,22 +181,12 @@ extern "C" __global__ void sweep_slice(unsigned step, unsigned count, unsigned s
             if (second) {
                 const float av[3] = {a, b, c};
                 const float in[3] = {fx, fy, fz};
-                const bool limited[3] = {x_lim, y_lim, z_lim};
-                // Width ratios width / width_up from the inverse widths in `bnd`.
-                const float x_in = bnd[i];
-                const float bound[3] = {
-                    x_lim ? LIMIT * (x_inv / x_in) * (fx - x_up) : 0.0f,
-                    y_lim ? LIMIT * (bnd[NX + jup] / bnd[NX + j]) * (fy - y_up) : 0.0f,
-                    z_lim ? LIMIT * (bnd[NX + NY + (neg_z ? k + 1u : k - 1u)] / bnd[NX + NY + k]) * (fz - z_up) : 0.0f};
-                const CellUpdate u = solve_cell(av, in, bound, limited, e0.z, fs);
+                const CellUpdate u = solve_cell(av, in, e0.z, fs);
                 slices[slice_at(s, v)] = u.f;
                 for (unsigned d = 0u; d < 3u; d++) {
                     slices[slot_at(1u + d) + slice_at(s, v)] = u.out[d];
                 }
                 fx = u.out[0];
-                x_up = u.f;
-                x_inv = x_in;
-                x_lim = true;
                 continue;
             }
             const float f = (a * fx + b * fy + c * fz + e0.z * fs) / (a + b + c + e0.z);
