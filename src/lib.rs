@@ -21,6 +21,11 @@
 //! once; its right-hand side vanishes at source iteration's fixed point, so both converge to
 //! the same solution, GSIS in tens of sweeps where source iteration needs ~delta.
 //!
+//! `solver.scheme = "second_order"` sweeps with the diamond difference
+//! `F_out = 2 f - F_in` per axis, clamped to the range of the cell's inflows and f^S
+//! ([`backend::upwind2`]): second order on stretched grids with a discrete maximum principle,
+//! at four slices per velocity (the cell values and the face values emitted along x, y, z).
+//!
 //! The pipeline is [`config`] (validated JSON) -> [`grid`] (physical and velocity grids) ->
 //! [`plan`] (batches from a memory budget) -> [`backend`] (one sweep on CPU or GPU) driven by
 //! [`solver`] (the iteration) -> [`output`] (HDF5 + XDMF, CSV, summary.json).
