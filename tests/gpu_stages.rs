@@ -10,6 +10,7 @@ use knudsen::backend::wgpu::twin::{self, Consts, SweepBindings, VelocityIndex};
 use knudsen::backend::wgpu::{WgpuBackend, WgpuOptions};
 use knudsen::backend::SweepInput;
 use knudsen::boundary::Face;
+use knudsen::config::Scheme;
 use knudsen::model::Macro;
 use knudsen::problem::Problem;
 use std::sync::Arc;
@@ -21,17 +22,24 @@ fn rel_max(a: &[f32], b: &[f32]) -> f64 {
 
 #[test]
 fn sweep_and_moment_stages_match_their_cpu_twins() {
-    check_stages(false);
+    check_stages(false, Scheme::FirstOrder);
+}
+
+/// The second-order scheme's four slots (shaders/upwind2.wgsl, twin2.rs), with partner faces
+/// so that the exits carry emitted face values too.
+#[test]
+fn second_order_stages_match_their_cpu_twins() {
+    check_stages(true, Scheme::SecondOrder);
 }
 
 /// The same with specular y_min and z_min faces: partner inflow read by sweep_slice from
 /// `bnd`, exits written by moment_slice after the incident fluxes.
 #[test]
 fn partner_reads_and_exit_writes_match_their_cpu_twins() {
-    check_stages(true);
+    check_stages(true, Scheme::FirstOrder);
 }
 
-fn check_stages(partner_faces: bool) {
+fn check_stages(partner_faces: bool, scheme: Scheme) {
     let Some(adapter) = gpu_adapter() else { return };
     let mut v = cavity_json(5, 12, 4.0, 0.1);
     if partner_faces {
@@ -44,7 +52,8 @@ fn check_stages(partner_faces: bool) {
     // the wall emission of sweep_slice, and wall_load_slice, all take part.
     v["bodies"] = serde_json::json!([{"min": [0.25, 0.4, 0.25], "max": [0.75, 0.6, 0.75], "temperature": 1.3,
         "velocity": [0.0, 0.1, 0.0]}]);
-    let cfg = config(&v);
+    let mut cfg = config(&v);
+    cfg.solver.scheme = scheme;
     let p = Arc::new(Problem::new(&cfg));
     let g = &p.grid;
     // A state that varies from cell to cell.
@@ -101,7 +110,7 @@ fn check_stages(partner_faces: bool) {
         .chain(partner.iter().flat_map(|f| f.iter().map(|&x| x as f32)))
         .collect();
     assert_eq!(bnd.len(), layout.bnd.len());
-    let mut t_slices = vec![0.0f32; s.chunk_stride * g.slice_cells()];
+    let mut t_slices = vec![0.0f32; s.chunk_stride * g.slice_cells() * s.slots];
     let mut t_moments = vec![0.0f32; g.cells() * MSTRIDE];
     let vi =
         VelocityIndex { m: p.vgrid.m as u32, step: (p.vgrid.half_width / (p.vgrid.m - 1) as f64) as f32, vidx: &vidx };

@@ -20,6 +20,7 @@ pub mod schedule;
 pub mod shaders;
 mod stage_check;
 pub mod twin;
+pub mod twin2;
 
 use super::{Backend, PlanSummary, SweepInput, SweepOutput};
 use crate::problem::Problem;

@@ -19,6 +19,8 @@ pub struct Consts {
     /// PART0..5 (sweep_slice) and EXIT0..5 (moment_slice); u32::MAX for none.
     pub part_at: [u32; 6],
     pub exit_at: [u32; 6],
+    /// SLOTS: slices per velocity (1, or 4 for the second-order scheme).
+    pub slots: u32,
 }
 
 const NONE: u32 = u32::MAX;
@@ -38,6 +40,7 @@ impl Consts {
             m: p.vgrid.m as u32,
             part_at: t.part_at,
             exit_at: t.exit_at,
+            slots: p.config.solver.scheme.slices() as u32,
         }
     }
 
@@ -146,6 +149,10 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
     let x_slot = k_.slot(gv, 0, !neg_x);
     let y_slot = k_.slot(gv, 1, !neg_y);
     let z_slot = k_.slot(gv, 2, !neg_z);
+    let second = k_.slots > 1;
+    let slot_len = nx * ny * ch;
+    let y_in = select(0, 2 * slot_len, second);
+    let z_in = select(0, 3 * slot_len, second);
     let partner = |at: u32, idx: u32, sl: u32| {
         if sl == NONE {
             0.0
@@ -172,7 +179,7 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
                     b.bnd[(y_face + k * nx + i) as usize] * shape[1]
                 }
             } else {
-                slices[((jup * nx + i) * ch + v) as usize]
+                slices[(y_in + (jup * nx + i) * ch + v) as usize]
             };
             let mut fz = if first {
                 if z_part != NONE {
@@ -181,13 +188,15 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
                     b.bnd[(z_face + s) as usize] * shape[2]
                 }
             } else {
-                slices[(s * ch + v) as usize]
+                slices[(z_in + s * ch + v) as usize]
             };
             let cell = k * nx * ny + s;
             let e = &b.cells[cell as usize].rows;
             let word = select(0, e[0][3].to_bits(), k_.has_walls);
             if word & SOLID != 0 {
-                slices[(s * ch + v) as usize] = 0.0;
+                for o in 0..k_.slots {
+                    slices[(o * slot_len + s * ch + v) as usize] = 0.0;
+                }
                 fx = 0.0;
                 continue;
             }
@@ -207,6 +216,15 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
             let c2 = cu[0] * cu[0] + cu[1] * cu[1] + cu[2] * cu[2];
             let sc = e[2][0] * cu[0] + e[2][1] * cu[1] + e[2][2] * cu[2];
             let fs = e[0][0] * (-c2 * e[0][1]).exp() * (e[1][3] + sc * (2.0 * c2 * e[0][1] - 5.0));
+            if second {
+                let u = super::twin2::solve_cell([a, bb, c], [fx, fy, fz], e[0][2], fs);
+                slices[(s * ch + v) as usize] = u.f;
+                for d in 0..3 {
+                    slices[((d + 1) * slot_len + s * ch + v) as usize] = u.out[d as usize];
+                }
+                fx = u.out[0];
+                continue;
+            }
             let f = (a * fx + bb * fy + c * fz + e[0][2] * fs) / (a + bb + c + e[0][2]);
             slices[(s * ch + v) as usize] = f;
             fx = f;
@@ -260,6 +278,13 @@ pub fn moment_slice(
             let w1 = |i: u32| f32::from_bits(vi.vidx[i as usize]);
             let w = if g == u32::MAX { 0.0 } else { w1(ix) * w1(iy) * w1(iz) };
             let wf = w * slices[(s * ch + v) as usize];
+            // What the velocity carries through the faces: the emitted face values (slots
+            // 1-3) under second order, the cell value under first.
+            let slot_len = nx * ny * ch;
+            let face: [f32; 3] = std::array::from_fn(|d| {
+                let at = select(0, (d as u32 + 1) * slot_len, k_.slots > 1 && (on_x || on_y || on_z));
+                slices[(at + s * ch + v) as usize]
+            });
             let xi2 = x * x + y * y + z * z;
             acc[0] += wf;
             acc[1] += wf * x;
@@ -275,19 +300,19 @@ pub fn moment_slice(
             acc[11] += wf * y * xi2;
             acc[12] += wf * z * xi2;
             if on_x {
-                acc[13] += wf * (-x).max(0.0);
-                acc[14] += wf * x.max(0.0);
+                acc[13] += w * face[0] * (-x).max(0.0);
+                acc[14] += w * face[0] * x.max(0.0);
             }
             if on_y {
-                acc[15] += wf * (-y).max(0.0);
-                acc[16] += wf * y.max(0.0);
+                acc[15] += w * face[1] * (-y).max(0.0);
+                acc[16] += w * face[1] * y.max(0.0);
             }
             if on_z {
-                acc[17] += wf * (-z).max(0.0);
-                acc[18] += wf * z.max(0.0);
+                acc[17] += w * face[2] * (-z).max(0.0);
+                acc[18] += w * face[2] * z.max(0.0);
             }
             if on_x || on_y || on_z {
-                record_exits(k_, g, i, j, k, slices[(s * ch + v) as usize], incident);
+                record_exits(k_, g, i, j, k, face, incident);
             }
         }
         let cell = (k * nx * ny + s) as usize;
@@ -316,35 +341,35 @@ pub fn moment_slice(
 }
 
 /// Twin of moment_slice.wgsl's `record_exits`.
-fn record_exits(k_: &Consts, g: u32, i: u32, j: u32, k: u32, f: f32, incident: &mut [f32]) {
+fn record_exits(k_: &Consts, g: u32, i: u32, j: u32, k: u32, f: [f32; 3], incident: &mut [f32]) {
     if g == u32::MAX {
         return;
     }
     let (nx, ny, nz) = (k_.nx, k_.ny, k_.nz);
     let s = j * nx + i;
     let e = &k_.exit_at;
-    let mut put = |at: u32, idx: u32, sl: u32| {
+    let mut put = |at: u32, idx: u32, sl: u32, axis: usize| {
         if sl != NONE {
-            incident[(at + idx * k_.slots() + sl) as usize] = f;
+            incident[(at + idx * k_.slots() + sl) as usize] = f[axis];
         }
     };
     if i == 0 && e[0] != NONE {
-        put(e[0], k * ny + j, k_.slot(g, 0, false));
+        put(e[0], k * ny + j, k_.slot(g, 0, false), 0);
     }
     if i == nx - 1 && e[1] != NONE {
-        put(e[1], k * ny + j, k_.slot(g, 0, true));
+        put(e[1], k * ny + j, k_.slot(g, 0, true), 0);
     }
     if j == 0 && e[2] != NONE {
-        put(e[2], k * nx + i, k_.slot(g, 1, false));
+        put(e[2], k * nx + i, k_.slot(g, 1, false), 1);
     }
     if j == ny - 1 && e[3] != NONE {
-        put(e[3], k * nx + i, k_.slot(g, 1, true));
+        put(e[3], k * nx + i, k_.slot(g, 1, true), 1);
     }
     if k == 0 && e[4] != NONE {
-        put(e[4], s, k_.slot(g, 2, false));
+        put(e[4], s, k_.slot(g, 2, false), 2);
     }
     if k == nz - 1 && e[5] != NONE {
-        put(e[5], s, k_.slot(g, 2, true));
+        put(e[5], s, k_.slot(g, 2, true), 2);
     }
 }
 
@@ -374,12 +399,13 @@ pub fn wall_load_slice(
     let s = face[0];
     let axis = (face[1] / 2) as usize;
     let inward = select(1.0f32, -1.0, face[1] & 1 == 1);
+    let emitted_at = select(0, (1 + axis as u32) * k_.nx * k_.ny * k_.ch, k_.slots > 1);
     let mut acc = [0.0f32; 5];
     for v in lo..hi_all {
         let vel = table[(v * (k_.srow + 1)) as usize];
         let un = vel[axis] * inward;
         if un < 0.0 {
-            let wf = vel[3] * (-un) * slices[(s * k_.ch + v) as usize];
+            let wf = vel[3] * (-un) * slices[(emitted_at + s * k_.ch + v) as usize];
             acc[0] += wf;
             acc[1] += wf * vel[0];
             acc[2] += wf * vel[1];
