@@ -46,11 +46,11 @@ struct CellUpdate {
     float out[3];
 };
 
-__device__ __forceinline__ float balance_lhs(const float a[3], const float in[3], float nu, float lo, float hi,
-                                             float f) {
+__device__ __forceinline__ float balance_lhs(const float a[3], const float in[3], float w, float nu, float lo,
+                                             float hi, float f) {
     float g = nu * f;
     for (unsigned d = 0u; d < 3u; d++) {
-        g += a[d] * (a[d] > 0.0f ? fminf(fmaxf(2.0f * f - in[d], lo), hi) : f);
+        g += a[d] * (a[d] > 0.0f ? fminf(fmaxf((1.0f + w) * f - w * in[d], lo), hi) : f);
     }
     return g;
 }
@@ -63,23 +63,26 @@ __device__ CellUpdate solve_cell(const float a[3], const float in[3], float nu, 
             hi = fmaxf(hi, in[d]);
         }
     }
+    const float sum_a = a[0] + a[1] + a[2];
+    // The diamond weight (src/backend/upwind2.rs): 1 in cells thinner than a mean free path.
+    const float w = fminf(1.0f, sum_a / nu);
     const float rhs = a[0] * in[0] + a[1] * in[1] + a[2] * in[2] + nu * fs;
-    float f = (2.0f * rhs - nu * fs) / (2.0f * (a[0] + a[1] + a[2]) + nu);
+    float f = (rhs + w * (rhs - nu * fs)) / ((1.0f + w) * sum_a + nu);
     bool clamped = false;
     for (unsigned d = 0u; d < 3u; d++) {
-        const float x = 2.0f * f - in[d];
+        const float x = (1.0f + w) * f - w * in[d];
         clamped = clamped || (a[d] > 0.0f && (x < lo || x > hi));
     }
     if (clamped) {
         float kl = lo, kh = hi;
-        float gl = balance_lhs(a, in, nu, lo, hi, lo);
-        float gh = balance_lhs(a, in, nu, lo, hi, hi);
+        float gl = balance_lhs(a, in, w, nu, lo, hi, lo);
+        float gh = balance_lhs(a, in, w, nu, lo, hi, hi);
         for (unsigned d = 0u; d < 3u; d++) {
             if (a[d] > 0.0f) {
                 for (unsigned e = 0u; e < 2u; e++) {
-                    const float kk = 0.5f * (in[d] + (e == 1u ? hi : lo));
+                    const float kk = (w * in[d] + (e == 1u ? hi : lo)) / (1.0f + w);
                     if (kk > kl && kk < kh) {
-                        const float gk = balance_lhs(a, in, nu, lo, hi, kk);
+                        const float gk = balance_lhs(a, in, w, nu, lo, hi, kk);
                         if (gk <= rhs) {
                             kl = kk;
                             gl = gk;
@@ -97,7 +100,7 @@ __device__ CellUpdate solve_cell(const float a[3], const float in[3], float nu, 
     CellUpdate u;
     u.f = f;
     for (unsigned d = 0u; d < 3u; d++) {
-        u.out[d] = a[d] > 0.0f ? fminf(fmaxf(2.0f * f - in[d], lo), hi) : f;
+        u.out[d] = a[d] > 0.0f ? fminf(fmaxf((1.0f + w) * f - w * in[d], lo), hi) : f;
     }
     return u;
 }

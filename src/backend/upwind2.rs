@@ -34,14 +34,16 @@ pub struct CellUpdate {
     pub out: [f64; 3],
 }
 
-/// Solve `sum_d a_d (clamp(2 f - inflow_d, lo, hi) - inflow_d) + nu (f - fs) = 0`.
+/// Solve `sum_d a_d (clamp((1 + w) f - w inflow_d, lo, hi) - inflow_d) + nu (f - fs) = 0`
+/// with the diamond weight `w = min(1, sum_d a_d / nu)`.
 ///
-/// Where nothing clamps, the answer is the diamond difference
-/// `f = (2 sum_d a_d inflow_d + nu fs) / (2 sum_d a_d + nu)`, a convex combination of the
-/// inflows and fs: one division and a check, the common case. Otherwise `G` is linear
-/// between its kinks, `2 f - inflow_d = lo` or `hi` (at most six, all known beforehand), and
-/// `G(lo) <= R <= G(hi)`: the root is interpolated between the closest kinks on either side.
-/// Exact, with a fixed cost (no iteration), which suits the GPU kernels that copy it.
+/// Where nothing clamps, the answer is
+/// `f = ((1 + w) sum_d a_d inflow_d + nu fs) / ((1 + w) sum_d a_d + nu)`, a convex
+/// combination of the inflows and fs: one division and a check, the common case. Otherwise
+/// `G` is linear between its kinks, `(1 + w) f - w inflow_d = lo` or `hi` (at most six, all
+/// known beforehand), and `G(lo) <= R <= G(hi)`: the root is interpolated between the closest
+/// kinks on either side. Exact, with a fixed cost (no iteration), which suits the GPU kernels
+/// that copy it.
 pub fn solve_cell(a: [f64; 3], inflow: [f64; 3], nu: f64, fs: f64) -> CellUpdate {
     let (mut lo, mut hi) = (fs, fs);
     for d in 0..3 {
@@ -50,16 +52,21 @@ pub fn solve_cell(a: [f64; 3], inflow: [f64; 3], nu: f64, fs: f64) -> CellUpdate
             hi = hi.max(inflow[d]);
         }
     }
+    let sum_a = a[0] + a[1] + a[2];
+    // The diamond weight: 1 (F_out = 2 f - F_in) in cells thinner than a mean free path along
+    // the characteristic (nu <= sum_d a_d), falling as sum_d a_d / nu in thicker ones, where
+    // the diamond difference would pass on an error of the opposite sign (module docs).
+    let w = (sum_a / nu).min(1.0);
     let rhs = a[0] * inflow[0] + a[1] * inflow[1] + a[2] * inflow[2] + nu * fs;
-    let out = |f: f64, d: usize| if a[d] > 0.0 { (2.0 * f - inflow[d]).clamp(lo, hi) } else { f };
-    let mut f = (2.0 * rhs - nu * fs) / (2.0 * (a[0] + a[1] + a[2]) + nu);
-    let clamped = (0..3).any(|d| a[d] > 0.0 && !(lo..=hi).contains(&(2.0 * f - inflow[d])));
+    let out = |f: f64, d: usize| if a[d] > 0.0 { ((1.0 + w) * f - w * inflow[d]).clamp(lo, hi) } else { f };
+    let mut f = (rhs + w * (rhs - nu * fs)) / ((1.0 + w) * sum_a + nu);
+    let clamped = (0..3).any(|d| a[d] > 0.0 && !(lo..=hi).contains(&((1.0 + w) * f - w * inflow[d])));
     if clamped {
         let g = |f: f64| nu * f + (0..3).map(|d| a[d] * out(f, d)).sum::<f64>();
         let (mut kl, mut kh) = (lo, hi);
         let (mut gl, mut gh) = (g(lo), g(hi));
         for d in (0..3).filter(|&d| a[d] > 0.0) {
-            for k in [0.5 * (inflow[d] + lo), 0.5 * (inflow[d] + hi)] {
+            for k in [(w * inflow[d] + lo) / (1.0 + w), (w * inflow[d] + hi) / (1.0 + w)] {
                 if k > kl && k < kh {
                     let gk = g(k);
                     if gk <= rhs {
@@ -72,7 +79,6 @@ pub fn solve_cell(a: [f64; 3], inflow: [f64; 3], nu: f64, fs: f64) -> CellUpdate
         }
         f = if gh > gl { kl + (rhs - gl) * (kh - kl) / (gh - gl) } else { kl };
     }
-    // [lo, hi] holds the root; the clamp only removes round-off (an exact maximum principle).
     let f = f.clamp(lo, hi);
     CellUpdate { f, out: [0, 1, 2].map(|d| out(f, d)) }
 }

@@ -9,12 +9,12 @@ pub struct CellUpdate {
     pub out: [f32; 3],
 }
 
-fn emitted(a: [f32; 3], inflow: [f32; 3], lo: f32, hi: f32, f: f32) -> [f32; 3] {
-    std::array::from_fn(|d| if a[d] > 0.0 { (2.0 * f - inflow[d]).clamp(lo, hi) } else { f })
+fn emitted(a: [f32; 3], inflow: [f32; 3], w: f32, lo: f32, hi: f32, f: f32) -> [f32; 3] {
+    std::array::from_fn(|d| if a[d] > 0.0 { ((1.0 + w) * f - w * inflow[d]).clamp(lo, hi) } else { f })
 }
 
-fn balance_lhs(a: [f32; 3], inflow: [f32; 3], nu: f32, lo: f32, hi: f32, f: f32) -> f32 {
-    let e = emitted(a, inflow, lo, hi, f);
+fn balance_lhs(a: [f32; 3], inflow: [f32; 3], w: f32, nu: f32, lo: f32, hi: f32, f: f32) -> f32 {
+    let e = emitted(a, inflow, w, lo, hi, f);
     nu * f + (a[0] * e[0] + a[1] * e[1] + a[2] * e[2])
 }
 
@@ -28,22 +28,24 @@ pub fn solve_cell(a: [f32; 3], inflow: [f32; 3], nu: f32, fs: f32) -> CellUpdate
             hi = hi.max(inflow[d]);
         }
     }
+    let sum_a = a[0] + a[1] + a[2];
+    let w = (sum_a / nu).min(1.0);
     let rhs = a[0] * inflow[0] + a[1] * inflow[1] + a[2] * inflow[2] + nu * fs;
-    let mut f = (2.0 * rhs - nu * fs) / (2.0 * (a[0] + a[1] + a[2]) + nu);
+    let mut f = (rhs + w * (rhs - nu * fs)) / ((1.0 + w) * sum_a + nu);
     let clamped = (0..3).any(|d| {
-        let x = 2.0 * f - inflow[d];
+        let x = (1.0 + w) * f - w * inflow[d];
         a[d] > 0.0 && (x < lo || x > hi)
     });
     if clamped {
         let (mut kl, mut kh) = (lo, hi);
-        let mut gl = balance_lhs(a, inflow, nu, lo, hi, lo);
-        let mut gh = balance_lhs(a, inflow, nu, lo, hi, hi);
+        let mut gl = balance_lhs(a, inflow, w, nu, lo, hi, lo);
+        let mut gh = balance_lhs(a, inflow, w, nu, lo, hi, hi);
         for d in 0..3 {
             if a[d] > 0.0 {
                 for e in 0..2 {
-                    let kk = 0.5 * (inflow[d] + if e == 1 { hi } else { lo });
+                    let kk = (w * inflow[d] + if e == 1 { hi } else { lo }) / (1.0 + w);
                     if kk > kl && kk < kh {
-                        let gk = balance_lhs(a, inflow, nu, lo, hi, kk);
+                        let gk = balance_lhs(a, inflow, w, nu, lo, hi, kk);
                         if gk <= rhs {
                             kl = kk;
                             gl = gk;
@@ -58,7 +60,7 @@ pub fn solve_cell(a: [f32; 3], inflow: [f32; 3], nu: f32, fs: f32) -> CellUpdate
         f = if gh > gl { kl + (rhs - gl) * (kh - kl) / (gh - gl) } else { kl };
     }
     f = f.clamp(lo, hi);
-    CellUpdate { f, out: emitted(a, inflow, lo, hi, f) }
+    CellUpdate { f, out: emitted(a, inflow, w, lo, hi, f) }
 }
 
 #[cfg(test)]
