@@ -7,11 +7,16 @@
 //! across the cell, `F_d^out = 2 f - F_d^in` (the diamond difference), exact for linear f
 //! on any widths and so second order on stretched grids.
 //!
+//! In a cell thicker than a mean free path along the characteristic (`nu > sum_d a_d`) the
+//! diamond difference would pass errors on with a factor near or below zero (a mode GSIS
+//! does not damp); there the outflow is weighted towards f, `F^out = (1 + w) f - w F^in` with
+//! `w = min(1, sum_d a_d / nu)`, which tends to 1 as the grid is refined.
+//!
 //! Limiter: the outgoing face value is clamped to the range of what enters the cell, the
 //! inflows of its active axes and f^S:
 //!
 //! ```text
-//! F_d^out = clamp(2 f - F_d^in, lo, hi),   lo, hi = min, max { F_e^in (a_e > 0), f^S }.
+//! F_d^out = clamp((1 + w) f - w F_d^in, lo, hi),   lo, hi = min, max { F_e^in (a_e > 0), f^S }.
 //! ```
 //!
 //! Along a characteristic the exact solution moves from its inflow towards f^S, so smooth
@@ -24,7 +29,7 @@
 //! stage and the wall loads read exactly what the cell emitted: fluxes telescope.
 //!
 //! The update is a scalar equation `G(f) = R`, `G` piecewise linear and increasing
-//! (slope 2 a_d per unclamped axis, plus nu), solved exactly by [`solve_cell`].
+//! (slope (1 + w) a_d per unclamped axis, plus nu), solved exactly by [`solve_cell`].
 
 /// The cell value and the outgoing face value of each axis (the cell value for an axis
 /// with `a = 0`).
