@@ -152,10 +152,7 @@ pub fn sweep_slice(
     let c = speed[2] / g.z.widths[k];
     let eq = &inp.eq[k * nx * ny..(k + 1) * nx * ny];
     let slab = k * nx * ny..(k + 1) * nx * ny;
-    let rows = gauss.map(|t| {
-        let (ix, iy, iz) = (v % m, v / m % m, v / (m * m));
-        (&t.row(0, ix)[slab.clone()], &t.row(1, iy)[slab.clone()], &t.row(2, iz)[slab.clone()])
-    });
+    let rows = gauss_rows(gauss, v, m, slab);
     for jj in 0..ny {
         let j = if oct.negative(1) { ny - 1 - jj } else { jj };
         let jup = if oct.negative(1) { j + 1 } else { j.wrapping_sub(1) };
@@ -173,29 +170,49 @@ pub fn sweep_slice(
                     f[s] = 0.0;
                     continue;
                 }
-                if let Some(w) = wall_of(word, fx_face) {
-                    fx = emission(w);
-                }
-                if let Some(w) = wall_of(word, fy_face) {
-                    fy = emission(w);
-                }
-                if let Some(w) = wall_of(word, fz_face) {
-                    fz = emission(w);
-                }
+                let [wx, wy, wz] = upwind_walls(word, [fx_face, fy_face, fz_face]);
+                fx = wx.map_or(fx, emission);
+                fy = wy.map_or(fy, emission);
+                fz = wz.map_or(fz, emission);
             }
             let e = &eq[s];
-            let fs = match rows {
-                Some((gx, gy, gz)) => {
-                    let cv = [xi[0] - e.u[0], xi[1] - e.u[1], xi[2] - e.u[2]];
-                    let c2 = cv[0] * cv[0] + cv[1] * cv[1] + cv[2] * cv[2];
-                    let sc = e.s[0] * cv[0] + e.s[1] * cv[1] + e.s[2] * cv[2];
-                    e.pref * gx[s] * gy[s] * gz[s] * (e.base + sc * (2.0 * c2 * e.inv_t - 5.0))
-                }
-                None => e.shakhov(xi),
-            };
+            let fs = equilibrium(e, xi, rows, s);
             f[s] = (a * fx + b * fy + c * fz + e.nu * fs) / (a + b + c + e.nu);
         }
     }
+}
+
+/// The per-cell 1D Gaussians of velocity `v` over slice k's cells (`slab`), when the tables
+/// are in use.
+pub type Rows<'a> = Option<(&'a [f64], &'a [f64], &'a [f64])>;
+
+pub fn gauss_rows<'a>(gauss: Option<&'a GaussTables>, v: usize, m: usize, slab: std::ops::Range<usize>) -> Rows<'a> {
+    gauss.map(|t| {
+        let (ix, iy, iz) = (v % m, v / m % m, v / (m * m));
+        (&t.row(0, ix)[slab.clone()], &t.row(1, iy)[slab.clone()], &t.row(2, iz)[slab])
+    })
+}
+
+/// f^S of velocity `xi` at slice cell `s`: the Maxwellian factor from the tables' rows, or the
+/// direct exponential ([`crate::model::EqCoeffs::shakhov`]); equal to round-off.
+#[inline]
+pub fn equilibrium(e: &crate::model::EqCoeffs, xi: [f64; 3], rows: Rows, s: usize) -> f64 {
+    match rows {
+        Some((gx, gy, gz)) => {
+            let cv = [xi[0] - e.u[0], xi[1] - e.u[1], xi[2] - e.u[2]];
+            let c2 = cv[0] * cv[0] + cv[1] * cv[1] + cv[2] * cv[2];
+            let sc = e.s[0] * cv[0] + e.s[1] * cv[1] + e.s[2] * cv[2];
+            e.pref * gx[s] * gy[s] * gz[s] * (e.base + sc * (2.0 * c2 * e.inv_t - 5.0))
+        }
+        None => e.shakhov(xi),
+    }
+}
+
+/// The body walls among a fluid cell's upwind sides (wall word `word`, upwind faces
+/// `faces`): per axis, the wall face whose emission replaces the upwind value.
+#[inline]
+pub fn upwind_walls(word: u32, faces: [Face; 3]) -> [Option<usize>; 3] {
+    faces.map(|f| wall_of(word, f))
 }
 
 /// The faces a velocity of octant `oct` enters through, per axis.

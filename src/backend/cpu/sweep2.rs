@@ -8,11 +8,11 @@
 //! x-face value of the cell before it in the row is still in a register.
 
 use super::gauss::GaussTables;
-use super::upwind_faces;
+use super::{equilibrium, gauss_rows, upwind_faces, upwind_walls};
 use crate::backend::upwind2::solve_cell;
 use crate::backend::SweepInput;
 use crate::boundary::Face;
-use crate::grid::solid::{wall_of, SOLID_BIT};
+use crate::grid::solid::SOLID_BIT;
 use crate::grid::Octant;
 use crate::problem::Problem;
 
@@ -79,10 +79,7 @@ pub fn sweep_slice2(
     let c = speed[2] / g.z.widths[k];
     let eq = &inp.eq[k * nxy..(k + 1) * nxy];
     let slab = k * nxy..(k + 1) * nxy;
-    let rows = gauss.map(|t| {
-        let (ix, iy, iz) = (v % m, v / m % m, v / (m * m));
-        (&t.row(0, ix)[slab.clone()], &t.row(1, iy)[slab.clone()], &t.row(2, iz)[slab.clone()])
-    });
+    let rows = gauss_rows(gauss, v, m, slab);
     let (f, faces) = slots.split_at_mut(nxy);
     let (fx_out, rest) = faces.split_at_mut(nxy);
     let (fy_out, fz_out) = rest.split_at_mut(nxy);
@@ -107,27 +104,13 @@ pub fn sweep_slice2(
                     fx = 0.0;
                     continue;
                 }
-                if let Some(w) = wall_of(word, fx_face) {
-                    fx = emission(w);
-                }
-                if let Some(w) = wall_of(word, fy_face) {
-                    fy = emission(w);
-                }
-                if let Some(w) = wall_of(word, fz_face) {
-                    fz = emission(w);
-                }
+                let [wx, wy, wz] = upwind_walls(word, [fx_face, fy_face, fz_face]);
+                fx = wx.map_or(fx, emission);
+                fy = wy.map_or(fy, emission);
+                fz = wz.map_or(fz, emission);
             }
-            let e = &eq[s];
-            let fs = match rows {
-                Some((gx, gy, gz)) => {
-                    let cv = [xi[0] - e.u[0], xi[1] - e.u[1], xi[2] - e.u[2]];
-                    let c2 = cv[0] * cv[0] + cv[1] * cv[1] + cv[2] * cv[2];
-                    let sc = e.s[0] * cv[0] + e.s[1] * cv[1] + e.s[2] * cv[2];
-                    e.pref * gx[s] * gy[s] * gz[s] * (e.base + sc * (2.0 * c2 * e.inv_t - 5.0))
-                }
-                None => e.shakhov(xi),
-            };
-            let u = solve_cell([a, b, c], [fx, fy, fz], e.nu, fs);
+            let fs = equilibrium(&eq[s], xi, rows, s);
+            let u = solve_cell([a, b, c], [fx, fy, fz], eq[s].nu, fs);
             f[s] = u.f;
             fx_out[s] = u.out[0];
             fy_out[s] = u.out[1];
