@@ -21,6 +21,7 @@ pub mod shaders;
 mod stage_check;
 pub mod twin;
 pub mod twin2;
+pub mod twin_wall;
 
 use super::{Backend, PlanSummary, SweepInput, SweepOutput};
 use crate::problem::Problem;
