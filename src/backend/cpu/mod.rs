@@ -18,21 +18,23 @@
 //! Layout: the slice storage is `[velocity][j][i]`, so one velocity's sweep walks memory
 //! contiguously, and the moment stage reads each velocity's row contiguously.
 
+pub mod context;
 pub mod gauss;
 pub mod sweep2;
 
 use super::{Backend, SweepInput, SweepOutput, CPU_BYTES_PER_VALUE};
 use crate::body::{add_wall_sums, WALL_SUMS};
 use crate::boundary::{slot, slots_per_cell, Face, FaceData};
-use crate::grid::solid::{wall_of, SOLID_BIT};
+use crate::grid::solid::SOLID_BIT;
 use crate::grid::Octant;
 use crate::model::{accumulate_raw, NRAW};
 use crate::plan::{plan_batches, Batch, BatchPlan, GAUSS_TABLE_MAX_BYTES};
 use crate::problem::Problem;
+use context::SliceContext;
 use gauss::GaussTables;
 use rayon::prelude::*;
 use std::sync::Arc;
-use sweep2::{face_out, Ring};
+use sweep2::{face_out, SliceSlots};
 
 pub struct CpuBackend {
     problem: Arc<Problem>,
@@ -101,10 +103,10 @@ impl Backend for CpuBackend {
                         sweep_slice(p, input, gauss, v as usize, batch.octant, k, step == 0, f)
                     }
                 });
-                let ring = Ring { data: slices, nxy, slots };
-                moment_slice(p, batch, k, ring, &mut out.raw[k * nxy..(k + 1) * nxy]);
-                wall_flux_slice(p, batch, k, ring, &mut out.incident, &mut out.exits);
-                wall_load_slice(p, batch, k, ring, &mut out.wall);
+                let stored = SliceSlots { data: slices, nxy, slots };
+                moment_slice(p, batch, k, stored, &mut out.raw[k * nxy..(k + 1) * nxy]);
+                wall_flux_slice(p, batch, k, stored, &mut out.incident, &mut out.exits);
+                wall_load_slice(p, batch, k, stored, &mut out.wall);
             }
         }
         Ok(())
@@ -138,21 +140,8 @@ pub fn sweep_slice(
 ) {
     let g = &p.grid;
     let (nx, ny) = (g.nx(), g.ny());
-    let xi = p.vgrid.xi[v];
-    let [fx_face, fy_face, fz_face] = upwind_faces(oct);
-    let m = p.vgrid.m;
-    let ghost = |face: Face, idx: usize| {
-        p.bounds.faces[face.id()].inflow(&inp.face_density[face.id()], &inp.partner[face.id()], m, idx, v)
-    };
-    // A collapsed periodic axis has no upwind term (boundary.rs).
-    let speed: [f64; 3] = std::array::from_fn(|a| if p.bounds.collapsed[a] { 0.0 } else { xi[a].abs() });
-    let solids = &p.bodies.solids;
-    let words = &solids.words[if solids.any() { k * nx * ny..(k + 1) * nx * ny } else { 0..0 }];
-    let emission = |w: usize| inp.wall_density[w] * p.bodies.bodies[solids.walls[w].body as usize].shape[v];
-    let c = speed[2] / g.z.widths[k];
-    let eq = &inp.eq[k * nx * ny..(k + 1) * nx * ny];
-    let slab = k * nx * ny..(k + 1) * nx * ny;
-    let rows = gauss_rows(gauss, v, m, slab);
+    let cx = SliceContext::new(p, inp, gauss, v, oct, k);
+    let (speed, c) = (cx.speed, cx.c);
     for jj in 0..ny {
         let j = if oct.negative(1) { ny - 1 - jj } else { jj };
         let jup = if oct.negative(1) { j + 1 } else { j.wrapping_sub(1) };
@@ -162,57 +151,23 @@ pub fn sweep_slice(
             let iup = if oct.negative(0) { i + 1 } else { i.wrapping_sub(1) };
             let a = speed[0] / g.x.widths[i];
             let s = j * nx + i;
-            let mut fx = if ii == 0 { ghost(fx_face, k * ny + j) } else { f[j * nx + iup] };
-            let mut fy = if jj == 0 { ghost(fy_face, k * nx + i) } else { f[jup * nx + i] };
-            let mut fz = if first { ghost(fz_face, s) } else { f[s] };
-            if let Some(&word) = words.get(s).filter(|&&w| w != 0) {
+            let mut up = [
+                if ii == 0 { cx.ghost(0, k * ny + j) } else { f[j * nx + iup] },
+                if jj == 0 { cx.ghost(1, k * nx + i) } else { f[jup * nx + i] },
+                if first { cx.ghost(2, s) } else { f[s] },
+            ];
+            if let Some(word) = cx.word(s) {
                 if word & SOLID_BIT != 0 {
                     f[s] = 0.0;
                     continue;
                 }
-                let [wx, wy, wz] = upwind_walls(word, [fx_face, fy_face, fz_face]);
-                fx = wx.map_or(fx, emission);
-                fy = wy.map_or(fy, emission);
-                fz = wz.map_or(fz, emission);
+                up = cx.wall_inflows(word, up);
             }
-            let e = &eq[s];
-            let fs = equilibrium(e, xi, rows, s);
-            f[s] = (a * fx + b * fy + c * fz + e.nu * fs) / (a + b + c + e.nu);
+            let e = &cx.eq[s];
+            let fs = cx.equilibrium(s);
+            f[s] = (a * up[0] + b * up[1] + c * up[2] + e.nu * fs) / (a + b + c + e.nu);
         }
     }
-}
-
-/// The per-cell 1D Gaussians of velocity `v` over slice k's cells (`slab`), when the tables
-/// are in use.
-pub type Rows<'a> = Option<(&'a [f64], &'a [f64], &'a [f64])>;
-
-pub fn gauss_rows<'a>(gauss: Option<&'a GaussTables>, v: usize, m: usize, slab: std::ops::Range<usize>) -> Rows<'a> {
-    gauss.map(|t| {
-        let (ix, iy, iz) = (v % m, v / m % m, v / (m * m));
-        (&t.row(0, ix)[slab.clone()], &t.row(1, iy)[slab.clone()], &t.row(2, iz)[slab])
-    })
-}
-
-/// f^S of velocity `xi` at slice cell `s`: the Maxwellian factor from the tables' rows, or the
-/// direct exponential ([`crate::model::EqCoeffs::shakhov`]); equal to round-off.
-#[inline]
-pub fn equilibrium(e: &crate::model::EqCoeffs, xi: [f64; 3], rows: Rows, s: usize) -> f64 {
-    match rows {
-        Some((gx, gy, gz)) => {
-            let cv = [xi[0] - e.u[0], xi[1] - e.u[1], xi[2] - e.u[2]];
-            let c2 = cv[0] * cv[0] + cv[1] * cv[1] + cv[2] * cv[2];
-            let sc = e.s[0] * cv[0] + e.s[1] * cv[1] + e.s[2] * cv[2];
-            e.pref * gx[s] * gy[s] * gz[s] * (e.base + sc * (2.0 * c2 * e.inv_t - 5.0))
-        }
-        None => e.shakhov(xi),
-    }
-}
-
-/// The body walls among a fluid cell's upwind sides (wall word `word`, upwind faces
-/// `faces`): per axis, the wall face whose emission replaces the upwind value.
-#[inline]
-pub fn upwind_walls(word: u32, faces: [Face; 3]) -> [Option<usize>; 3] {
-    faces.map(|f| wall_of(word, f))
 }
 
 /// The faces a velocity of octant `oct` enters through, per axis.
@@ -223,12 +178,12 @@ pub fn upwind_faces(oct: Octant) -> [Face; 3] {
 
 /// Add slice `k` of the batch to the raw moments `raw_slab` (the cells of slice k).
 /// Rows run in parallel; each cell sums over batch velocities in order.
-pub fn moment_slice(p: &Problem, batch: &Batch, _k: usize, ring: Ring, raw_slab: &mut [[f64; NRAW]]) {
+pub fn moment_slice(p: &Problem, batch: &Batch, _k: usize, stored: SliceSlots, raw_slab: &mut [[f64; NRAW]]) {
     let nx = p.grid.nx();
     raw_slab.par_chunks_mut(nx).enumerate().for_each(|(j, raw_row)| {
         for (b, &v) in batch.velocities.iter().enumerate() {
             let (xi, w) = (p.vgrid.xi[v as usize], p.vgrid.w[v as usize]);
-            let row = &ring.slice(b, 0)[j * nx..(j + 1) * nx];
+            let row = &stored.slice(b, 0)[j * nx..(j + 1) * nx];
             for (acc, &f) in raw_row.iter_mut().zip(row) {
                 accumulate_raw(acc, xi, w * f);
             }
@@ -244,7 +199,7 @@ pub fn wall_flux_slice(
     p: &Problem,
     batch: &Batch,
     k: usize,
-    ring: Ring,
+    stored: SliceSlots,
     incident: &mut FaceData,
     exits: &mut FaceData,
 ) {
@@ -256,7 +211,7 @@ pub fn wall_flux_slice(
     for face in downwind_faces(batch.octant) {
         // Face cells of this face in slice k (from `first`), and the slice cell each one
         // sits against.
-        let out = |b: usize, s: usize| face_out(ring, b, s, face.axis());
+        let out = |b: usize, s: usize| face_out(stored, b, s, face.axis());
         let (first, count, cell_of): (usize, usize, Box<dyn Fn(usize) -> usize + Sync>) = match face.axis() {
             0 => {
                 let ib = if face.is_max() { nx - 1 } else { 0 };
@@ -300,7 +255,7 @@ pub fn wall_flux_slice(
 
 /// Add slice `k` of the batch to the incident sums of the body wall faces in that slice.
 /// A face's velocities are those moving into it (`side.normal_speed < 0`).
-pub fn wall_load_slice(p: &Problem, batch: &Batch, k: usize, ring: Ring, wall: &mut [[f64; WALL_SUMS]]) {
+pub fn wall_load_slice(p: &Problem, batch: &Batch, k: usize, stored: SliceSlots, wall: &mut [[f64; WALL_SUMS]]) {
     let solids = &p.bodies.solids;
     if !solids.any() {
         return;
@@ -313,7 +268,7 @@ pub fn wall_load_slice(p: &Problem, batch: &Batch, k: usize, ring: Ring, wall: &
             let x = p.vgrid.xi[v as usize];
             let un = wf.side.normal_speed(x);
             if un < 0.0 {
-                let f = face_out(ring, b, s, wf.side.axis());
+                let f = face_out(stored, b, s, wf.side.axis());
                 add_wall_sums(acc, x, p.vgrid.w[v as usize] * -un * f);
             }
         }

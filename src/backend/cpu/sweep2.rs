@@ -7,11 +7,10 @@
 //! left at the same position, and the y-face value of the row before it in this slice; the
 //! x-face value of the cell before it in the row is still in a register.
 
+use super::context::SliceContext;
 use super::gauss::GaussTables;
-use super::{equilibrium, gauss_rows, upwind_faces, upwind_walls};
 use crate::backend::upwind2::solve_cell;
 use crate::backend::SweepInput;
-use crate::boundary::Face;
 use crate::grid::solid::SOLID_BIT;
 use crate::grid::Octant;
 use crate::problem::Problem;
@@ -22,13 +21,13 @@ pub const SLOTS: usize = 4;
 /// A batch's slice storage: `[batch velocity][slot][j][i]`, `slots` per velocity (1 for
 /// first order, where the face value is the cell value).
 #[derive(Clone, Copy)]
-pub struct Ring<'a> {
+pub struct SliceSlots<'a> {
     pub data: &'a [f64],
     pub nxy: usize,
     pub slots: usize,
 }
 
-impl<'a> Ring<'a> {
+impl<'a> SliceSlots<'a> {
     /// Velocity b's slot `slot`.
     #[inline]
     pub fn slice(&self, b: usize, slot: usize) -> &'a [f64] {
@@ -41,11 +40,11 @@ impl<'a> Ring<'a> {
 /// along `axis`: the stored face value of the second-order scheme, the cell value for first
 /// order.
 #[inline]
-pub fn face_out(ring: Ring, b: usize, s: usize, axis: usize) -> f64 {
-    if ring.slots == 1 {
-        ring.slice(b, 0)[s]
+pub fn face_out(stored: SliceSlots, b: usize, s: usize, axis: usize) -> f64 {
+    if stored.slots == 1 {
+        stored.slice(b, 0)[s]
     } else {
-        ring.slice(b, 1 + axis)[s]
+        stored.slice(b, 1 + axis)[s]
     }
 }
 
@@ -65,21 +64,8 @@ pub fn sweep_slice2(
     let g = &p.grid;
     let (nx, ny) = (g.nx(), g.ny());
     let nxy = nx * ny;
-    let xi = p.vgrid.xi[v];
-    let [fx_face, fy_face, fz_face] = upwind_faces(oct);
-    let m = p.vgrid.m;
-    let ghost = |face: Face, idx: usize| {
-        p.bounds.faces[face.id()].inflow(&inp.face_density[face.id()], &inp.partner[face.id()], m, idx, v)
-    };
-    // A collapsed periodic axis has no upwind term (boundary.rs).
-    let speed: [f64; 3] = std::array::from_fn(|a| if p.bounds.collapsed[a] { 0.0 } else { xi[a].abs() });
-    let solids = &p.bodies.solids;
-    let words = &solids.words[if solids.any() { k * nxy..(k + 1) * nxy } else { 0..0 }];
-    let emission = |w: usize| inp.wall_density[w] * p.bodies.bodies[solids.walls[w].body as usize].shape[v];
-    let c = speed[2] / g.z.widths[k];
-    let eq = &inp.eq[k * nxy..(k + 1) * nxy];
-    let slab = k * nxy..(k + 1) * nxy;
-    let rows = gauss_rows(gauss, v, m, slab);
+    let cx = SliceContext::new(p, inp, gauss, v, oct, k);
+    let (speed, c) = (cx.speed, cx.c);
     let (f, faces) = slots.split_at_mut(nxy);
     let (fx_out, rest) = faces.split_at_mut(nxy);
     let (fy_out, fz_out) = rest.split_at_mut(nxy);
@@ -87,30 +73,28 @@ pub fn sweep_slice2(
         let j = if oct.negative(1) { ny - 1 - jj } else { jj };
         let jup = if oct.negative(1) { j + 1 } else { j.wrapping_sub(1) };
         let b = speed[1] / g.y.widths[j];
-        let mut fx = ghost(fx_face, k * ny + j);
+        // The x inflow: the face's at the row start, then the face value the previous cell
+        // emitted (a register).
+        let mut fx = cx.ghost(0, k * ny + j);
         for ii in 0..nx {
             let i = if oct.negative(0) { nx - 1 - ii } else { ii };
             let a = speed[0] / g.x.widths[i];
             let s = j * nx + i;
-            if ii == 0 {
-                fx = ghost(fx_face, k * ny + j);
-            }
-            let mut fy = if jj == 0 { ghost(fy_face, k * nx + i) } else { fy_out[jup * nx + i] };
-            let mut fz = if first { ghost(fz_face, s) } else { fz_out[s] };
-            if let Some(&word) = words.get(s).filter(|&&w| w != 0) {
+            let mut up = [
+                fx,
+                if jj == 0 { cx.ghost(1, k * nx + i) } else { fy_out[jup * nx + i] },
+                if first { cx.ghost(2, s) } else { fz_out[s] },
+            ];
+            if let Some(word) = cx.word(s) {
                 if word & SOLID_BIT != 0 {
                     // No gas inside a body: nothing to add to any moment or face.
                     [&mut f[s], &mut fx_out[s], &mut fy_out[s], &mut fz_out[s]].into_iter().for_each(|x| *x = 0.0);
                     fx = 0.0;
                     continue;
                 }
-                let [wx, wy, wz] = upwind_walls(word, [fx_face, fy_face, fz_face]);
-                fx = wx.map_or(fx, emission);
-                fy = wy.map_or(fy, emission);
-                fz = wz.map_or(fz, emission);
+                up = cx.wall_inflows(word, up);
             }
-            let fs = equilibrium(&eq[s], xi, rows, s);
-            let u = solve_cell([a, b, c], [fx, fy, fz], eq[s].nu, fs);
+            let u = solve_cell([a, b, c], up, cx.eq[s].nu, cx.equilibrium(s));
             f[s] = u.f;
             fx_out[s] = u.out[0];
             fy_out[s] = u.out[1];
@@ -124,6 +108,7 @@ pub fn sweep_slice2(
 mod tests {
     use super::*;
     use crate::boundary::face_zeros;
+    use crate::boundary::Face;
     use crate::model::{EqCoeffs, Macro};
 
     #[test]
@@ -148,14 +133,14 @@ mod tests {
             }
             dens[Face::ZMin.id()].iter_mut().for_each(|d| *d = 0.5 / shape(Face::ZMin));
             let inp = SweepInput { eq: &eq, face_density: &dens, wall_density: &[], partner: &partner };
-            let mut ring = vec![0.0; SLOTS * n * n];
-            sweep_slice2(&p, &inp, None, v, Octant::of(*xi), 0, true, &mut ring);
+            let mut stored = vec![0.0; SLOTS * n * n];
+            sweep_slice2(&p, &inp, None, v, Octant::of(*xi), 0, true, &mut stored);
             let fs = e.shakhov(*xi);
             assert!((0.0..=1.0).contains(&fs));
-            let view = Ring { data: &ring, nxy: n * n, slots: SLOTS };
+            let view = SliceSlots { data: &stored, nxy: n * n, slots: SLOTS };
             for j in 0..n {
                 for i in 0..n {
-                    let f = ring[j * n + i];
+                    let f = stored[j * n + i];
                     assert!((0.0..=1.0).contains(&f), "velocity {xi:?}, cell ({i}, {j}): {f}");
                     for axis in 0..3 {
                         let face = face_out(view, 0, j * n + i, axis);
