@@ -58,6 +58,7 @@
 //! ```
 
 pub mod backend;
+pub mod bench;
 pub mod body;
 pub mod boundary;
 pub mod config;

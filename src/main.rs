@@ -13,6 +13,7 @@ fn main() -> ExitCode {
         Command::Run { config, backend, out, threads, restart, force, overrides } => {
             cli::run::run(&config, backend, out, threads, cli::run::Resume { from: restart, force }, overrides)
         }
+        Command::Bench { args } => cli::bench::bench(args),
         Command::Info => cli::info::info(),
         Command::Validate { files, fast, backend, acceleration, out } => {
             cli::validate::validate(files, fast, backend, acceleration, &out)

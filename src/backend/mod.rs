@@ -2,6 +2,7 @@
 //! slice, and return the new raw moments and wall incident fluxes. The solver loop
 //! (`crate::solver`) owns everything else, so a GPU backend only implements [`Backend`].
 
+pub mod bandwidth;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
@@ -95,6 +96,14 @@ pub trait Backend {
     }
     /// One iteration of eq. (iter_outer): f^{n+1} from f^{S,n}, reduced to moments.
     fn sweep(&mut self, input: &SweepInput, out: &mut SweepOutput) -> anyhow::Result<()>;
+    /// Bytes of device memory the backend holds. Every buffer is allocated when the backend
+    /// is built and kept to the end, so this is also its peak. None on the CPU.
+    fn device_bytes(&self) -> Option<u64> {
+        None
+    }
+    /// The memory's copy bandwidth, measured now: bytes read plus bytes written per second
+    /// by a large buffer-to-buffer copy (`knudsen bench`'s floor).
+    fn copy_bandwidth(&mut self) -> anyhow::Result<f64>;
 }
 
 /// Which backend the user asked for.

@@ -78,6 +78,13 @@ pub enum Command {
         #[arg(long, default_value = "out/validation")]
         out: PathBuf,
     },
+    /// Time fixed cases (the cavity at CxV cells x velocities, the paper cube) on the
+    /// backends given, after warm-up, against the floor the measured copy bandwidth sets;
+    /// print a table and write OUT/bench.csv.
+    Bench {
+        #[command(flatten)]
+        args: BenchArgs,
+    },
     /// List every GPU adapter with its backend, type, key limits and features.
     Info,
     /// Validate a case and print its derived quantities without running it.
@@ -106,4 +113,36 @@ pub struct Overrides {
     /// Overrides solver.scheme.
     #[arg(long, value_enum)]
     pub scheme: Option<knudsen::config::Scheme>,
+}
+
+/// `knudsen bench`'s options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// Backends to time (comma-separated or repeated; default: the CPU, CUDA where it
+    /// works, and wgpu where a hardware adapter is found).
+    #[arg(long = "backend", value_enum, value_delimiter = ',')]
+    pub backends: Vec<BackendChoice>,
+    /// Rows: CxV (the cavity on C^3 cells and V^3 velocities) or `cube`.
+    #[arg(long, value_delimiter = ',', default_value = "32x32,64x64,128x64,cube")]
+    pub rows: Vec<knudsen::bench::Row>,
+    /// Timed iterations per row.
+    #[arg(long, default_value_t = 3)]
+    pub iterations: usize,
+    /// Untimed iterations before them.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: usize,
+    #[arg(long, value_enum, default_value = "first_order")]
+    pub scheme: knudsen::config::Scheme,
+    /// Distribution-storage budget in MiB (default: 16384 on GPUs, the CPU's own default).
+    #[arg(long)]
+    pub memory_budget_mib: Option<f64>,
+    /// Rows with more phase-space points are skipped (and listed so) on the CPU and on
+    /// software GPU adapters.
+    #[arg(long, default_value_t = 2e9)]
+    pub cpu_max_points: f64,
+    /// Worker threads for the CPU backend (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    #[arg(long, default_value = "out/bench")]
+    pub out: PathBuf,
 }

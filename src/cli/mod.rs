@@ -1,10 +1,11 @@
-//! The `knudsen` commands, one file each: [`run`], [`check`], [`validate`], [`info`],
+//! The `knudsen` commands, one file each: [`run`], [`check`], [`validate`], [`bench`], [`info`],
 //! [`compare`], [`slice`] and the hidden [`nvrtc`] check. The pieces they share: [`args`]
 //! (what clap parses), [`load`] (the case with its command-line overrides),
 //! [`out_dir`] (where results go), [`progress`] (what a run shows) and [`failure`] (the
 //! error and its exit code). A new command is a new file here and one arm in `main.rs`.
 
 pub mod args;
+pub mod bench;
 pub mod check;
 pub mod compare;
 pub mod failure;

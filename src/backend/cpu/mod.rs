@@ -78,6 +78,10 @@ impl Backend for CpuBackend {
         self.plan.summary()
     }
 
+    fn copy_bandwidth(&mut self) -> anyhow::Result<f64> {
+        Ok(super::bandwidth::host_copy_bandwidth())
+    }
+
     fn sweep(&mut self, input: &SweepInput, out: &mut SweepOutput) -> anyhow::Result<()> {
         let p = &*self.problem;
         let nxy = p.grid.slice_cells();

@@ -9,6 +9,7 @@
 //! cudarc loads libcuda and libnvrtc at run time: the feature builds without a CUDA toolkit,
 //! and a machine without the driver gets an error, not a panic ([`available`]).
 
+mod bandwidth;
 pub mod kernels;
 
 use super::gpu_tables::{moment_index, velocity_table};
@@ -253,6 +254,18 @@ impl Backend for CudaBackend {
 
     fn plan_summary(&self) -> PlanSummary {
         gpu_io::plan_summary(&self.schedule)
+    }
+
+    fn device_bytes(&self) -> Option<u64> {
+        let f32s = [&self.cells, &self.bnd, &self.moments, &self.incident, &self.wall_sums];
+        let fixed: usize =
+            f32s.into_iter().chain(&self.slices).chain(self.tables.iter().flatten()).map(|b| b.num_bytes()).sum();
+        let ints: usize = std::iter::once(&self.walls).chain(self.vidx.iter().flatten()).map(|b| b.num_bytes()).sum();
+        Some((fixed + ints) as u64)
+    }
+
+    fn copy_bandwidth(&mut self) -> anyhow::Result<f64> {
+        bandwidth::copy_bandwidth(&self.stream)
     }
 
     fn residual_floor(&self) -> f64 {

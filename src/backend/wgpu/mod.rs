@@ -9,6 +9,7 @@
 //! backend's caller does: mass rescaling, the new macroscopic state, the wall densities and
 //! the residual. That readback is about 1/4000 of the bytes the sweeps move.
 
+mod bandwidth;
 mod build;
 pub mod device;
 mod faults;
@@ -195,6 +196,15 @@ impl Backend for WgpuBackend {
 
     fn plan_summary(&self) -> PlanSummary {
         super::gpu_io::plan_summary(&self.schedule)
+    }
+
+    fn device_bytes(&self) -> Option<u64> {
+        let fixed = [&self.cells, &self.bnd, &self.wall_sums, &self.moments, &self.incident, &self.staging];
+        Some(fixed.into_iter().chain(&self._buffers).chain(&self.slices).map(|b| b.size()).sum())
+    }
+
+    fn copy_bandwidth(&mut self) -> anyhow::Result<f64> {
+        bandwidth::copy_bandwidth(&self.device, &self.queue, self.info.device_type == wgpu::DeviceType::Cpu)
     }
 
     fn residual_floor(&self) -> f64 {
