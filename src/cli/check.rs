@@ -152,7 +152,7 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
         }
         Err(_) => ("no adapter found; WebGPU default limits".into(), GpuLimits::webgpu_default()),
     };
-    match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits, None, slots) {
+    match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits, knudsen::backend::wgpu::schedule::slice_binding_cap_from_env(), slots) {
         Ok(s) => println!(
             "wgpu (f32) on {name}, budget {gpu_budget} MiB: {} velocities in flight in {} waves, {} bindings of {} velocities; distribution storage {:.1} MiB; GPU fields {:.1} MiB",
             s.in_flight(),

@@ -111,7 +111,7 @@ impl CudaBackend {
             p.grid.dims(),
             budget,
             &limits(total),
-            None,
+            schedule::slice_binding_cap_from_env(),
             p.config.solver.scheme.slices(),
         )
         .map_err(|e| anyhow!("{name} cannot run this case: {e}"))?;

@@ -111,7 +111,7 @@ impl WgpuBackend {
             p.grid.dims(),
             budget_bytes,
             &limits,
-            opts.max_slice_binding,
+            opts.max_slice_binding.or_else(schedule::slice_binding_cap_from_env),
             p.config.solver.scheme.slices(),
         )
         .map_err(|e| anyhow!("{} cannot run this case: {e}", info.name))?;

@@ -79,6 +79,20 @@ pub fn grid_2d(n: usize, max: u32) -> Option<(u32, u32)> {
 
 /// Plan a run. Refuses, with the reason, anything the adapter cannot hold, before any
 /// allocation.
+/// `KNUDSEN_MAX_SLICE_BINDING_MIB`, a diagnostic: cap every slice binding (chunk) of either
+/// GPU backend at this many MiB, to time the same case split into more chunks
+/// (docs/performance.md, "Why wgpu trails CUDA on large rows").
+pub fn slice_binding_cap_from_env() -> Option<u64> {
+    let v = std::env::var("KNUDSEN_MAX_SLICE_BINDING_MIB").ok()?;
+    match v.parse::<f64>() {
+        Ok(mib) if mib > 0.0 => Some((mib * 1048576.0) as u64),
+        _ => {
+            log::warn!("KNUDSEN_MAX_SLICE_BINDING_MIB={v} is not a positive number; ignored");
+            None
+        }
+    }
+}
+
 pub fn schedule(
     octants: &[Vec<u32>; 8],
     xi: &[[f64; 3]],
