@@ -18,10 +18,10 @@ fn main() -> ExitCode {
         Command::Validate { files, fast, backend, acceleration, out } => {
             cli::validate::validate(files, fast, backend, acceleration, &out)
         }
-        Command::NvrtcCheck { source } => cli::nvrtc::nvrtc_check(source.as_deref()),
+        Command::NvrtcCheck { source, arch } => cli::nvrtc::nvrtc_check(source.as_deref(), arch),
         Command::Compare { a, b } => cli::compare::compare(&a, &b),
         Command::Slice { result, field, axis, at, out } => cli::slice::slice(&result, &field, &axis, at, &out),
-        Command::Check { config, overrides } => cli::check::check(&config, overrides),
+        Command::Check { config, device_memory_mib, overrides } => cli::check::check(&config, device_memory_mib, overrides),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -60,3 +60,8 @@ if ! ls "$VENV"/lib/python3*/site-packages/nvidia/cu13/lib/libnvrtc.so.13 >/dev/
   echo "deps: installing nvidia-cuda-nvrtc 13.0 into $VENV"
   "$VENV/bin/python3" -m pip install -q "nvidia-cuda-nvrtc==13.0.*"
 fi
+# NVRTC 11.8, the last that targets Kepler (compute_35, the Tesla K40), for the same test.
+if ! ls "$VENV"/lib/python3*/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.11.2 >/dev/null 2>&1; then
+  echo "deps: installing nvidia-cuda-nvrtc-cu11 11.8 into $VENV"
+  "$VENV/bin/python3" -m pip install -q "nvidia-cuda-nvrtc-cu11==11.8.*"
+fi

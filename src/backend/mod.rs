@@ -2,9 +2,14 @@
 //! slice, and return the new raw moments and wall incident fluxes. The solver loop
 //! (`crate::solver`) owns everything else, so a GPU backend only implements [`Backend`].
 
+#[cfg(all(feature = "cuda", feature = "cuda-11"))]
+compile_error!("features `cuda` and `cuda-11` select two CUDA driver API levels; enable one");
+#[cfg(all(feature = "cuda-driver", not(any(feature = "cuda", feature = "cuda-11"))))]
+compile_error!("feature `cuda-driver` alone picks no CUDA driver API level; enable `cuda` or `cuda-11`");
+
 pub mod bandwidth;
 pub mod cpu;
-#[cfg(feature = "cuda")]
+#[cfg(feature = "cuda-driver")]
 pub mod cuda;
 pub mod gpu_io;
 pub mod gpu_tables;
@@ -120,11 +125,11 @@ pub enum BackendChoice {
 
 /// Why the CUDA backend cannot be used here, or Ok when it can.
 pub fn cuda_available() -> Result<(), String> {
-    #[cfg(feature = "cuda")]
+    #[cfg(feature = "cuda-driver")]
     {
         cuda::available()
     }
-    #[cfg(not(feature = "cuda"))]
+    #[cfg(not(feature = "cuda-driver"))]
     {
         Err("this binary was built without CUDA support (build with `cargo build --release --features cuda`)".into())
     }
@@ -150,17 +155,17 @@ pub fn create(
         Ok(Box::new(cpu::CpuBackend::new(p, bytes(budget_mib.unwrap_or(CPU_DEFAULT_BUDGET_MIB)))?))
     };
     let gpu_budget = bytes(budget_mib.unwrap_or(wgpu::DEFAULT_BUDGET_MIB));
-    #[cfg(feature = "cuda")]
+    #[cfg(feature = "cuda-driver")]
     let cuda_budget = budget_mib.map(bytes);
     match choice {
         BackendChoice::Cpu => Ok((cpu(problem)?, None)),
         BackendChoice::Cuda => {
             cuda_available().map_err(|e| anyhow::anyhow!("--backend cuda: {e}"))?;
-            #[cfg(feature = "cuda")]
+            #[cfg(feature = "cuda-driver")]
             {
                 Ok((Box::new(cuda::CudaBackend::new(problem, cuda_budget)?), None))
             }
-            #[cfg(not(feature = "cuda"))]
+            #[cfg(not(feature = "cuda-driver"))]
             unreachable!("cuda_available() refuses without the feature")
         }
         BackendChoice::Wgpu => {
@@ -171,7 +176,7 @@ pub fn create(
             // Each GPU path with the budget, then with a quarter of it (smaller batches),
             // then the CPU; every step down is said.
             let mut tried = Vec::new();
-            #[cfg(feature = "cuda")]
+            #[cfg(feature = "cuda-driver")]
             if cuda::available().is_ok() {
                 for budget in [cuda_budget, Some(gpu_budget / 4)] {
                     match cuda::CudaBackend::new(problem.clone(), budget) {

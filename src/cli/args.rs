@@ -60,6 +60,10 @@ pub enum Command {
     NvrtcCheck {
         #[arg(long)]
         source: Option<PathBuf>,
+        /// Virtual architecture to compile for (compute_35 is Kepler, the K40; NVRTC 12+
+        /// no longer targets it).
+        #[arg(long, default_value = "compute_90")]
+        arch: String,
     },
     /// Run the validation suite (configs/validation/*.json, or the files given) and write
     /// measured against reference for every case to OUT/results-<subset>.json. Exit 1 if
@@ -90,6 +94,10 @@ pub enum Command {
     /// Validate a case and print its derived quantities without running it.
     Check {
         config: PathBuf,
+        /// Also plan the CUDA backend on a device with this much memory (e.g. 12288 for a
+        /// Tesla K40), with the CUDA backend's default budget of half of it.
+        #[arg(long)]
+        device_memory_mib: Option<f64>,
         #[command(flatten)]
         overrides: Overrides,
     },

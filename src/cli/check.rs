@@ -11,14 +11,54 @@ use knudsen::config::Config;
 use knudsen::problem::Problem;
 use std::path::Path;
 
-pub fn check(path: &Path, overrides: Overrides) -> Result<(), Failure> {
+pub fn check(path: &Path, device_memory_mib: Option<f64>, overrides: Overrides) -> Result<(), Failure> {
+    if let Some(m) = device_memory_mib {
+        if !(m.is_finite() && m > 0.0) {
+            return Err(Failure::BadInput(format!("--device-memory-mib must be positive, got {m}")));
+        }
+    }
     let cfg = load(path, overrides)?;
     check_host_memory(&cfg)?;
     let p = Problem::new(&cfg);
     println!("case {}: valid", cfg.name.as_deref().unwrap_or(&path.display().to_string()));
     print_gas(&cfg, &p);
     print_grid(&cfg, &p);
-    print_plans(&cfg, &p)
+    print_plans(&cfg, &p)?;
+    if let Some(m) = device_memory_mib {
+        print_cuda_plan(&cfg, &p, m)?;
+    }
+    Ok(())
+}
+
+/// The CUDA backend's plan on a device of `total_mib`: the schedule it would build (its
+/// default budget is half the memory) and what it would allocate, against that memory.
+fn print_cuda_plan(cfg: &Config, p: &Problem, total_mib: f64) -> Result<(), Failure> {
+    let total = (total_mib * 1048576.0) as u64;
+    let budget = cfg.solver.memory_budget_mib.map_or(total / 2, |b| (b * 1048576.0) as u64);
+    let (g, v) = (&p.grid, &p.vgrid);
+    let slots = cfg.solver.scheme.slices();
+    let tables = knudsen::backend::gpu_io::device_tables(p).map_err(Failure::Run)?;
+    let table_bytes = 4 * (tables.bnd.len() + tables.incident_len) as u64 + 16 * tables.walls.len() as u64;
+    let head = format!("cuda (f32) on a {total_mib} MiB device, budget {} MiB", budget >> 20);
+    match schedule(&v.octant_members(), &v.xi, g.dims(), budget, &GpuLimits::cuda(total), None, slots) {
+        Ok(s) => {
+            let need = s.distribution_bytes + s.field_bytes + table_bytes;
+            println!(
+                "{head}: {} velocities in flight in {} waves, {} chunks of {} velocities; slices {:.1} MiB, fields {:.1} MiB, tables {:.1} MiB: {:.1} MiB in all, {} the {total_mib} MiB (the driver keeps a few hundred MiB)",
+                s.in_flight(),
+                s.waves.len(),
+                s.slice_buffers,
+                s.chunk_stride,
+                mib(s.distribution_bytes),
+                mib(s.field_bytes),
+                mib(table_bytes),
+                mib(need),
+                if need <= total { "within" } else { "DOES NOT FIT" }
+            );
+        }
+        Err(e) => println!("{head}: does not fit: {e}"),
+    }
+    Ok(())
 }
 
 fn print_gas(cfg: &Config, p: &Problem) {

@@ -14,12 +14,12 @@ pub fn info() -> Result<(), Failure> {
         print!("wgpu: {}", backend::wgpu::device::describe(a));
     }
     let cuda = backend::cuda_available();
-    #[cfg(feature = "cuda")]
+    #[cfg(feature = "cuda-driver")]
     match backend::cuda::describe_devices() {
         Ok(devs) => devs.iter().for_each(|d| println!("cuda: {d}")),
         Err(why) => println!("cuda: {why}"),
     }
-    #[cfg(not(feature = "cuda"))]
+    #[cfg(not(feature = "cuda-driver"))]
     println!("cuda: {}", cuda.as_ref().unwrap_err());
     if cuda.is_ok() {
         println!("--backend auto picks: cuda on device 0");

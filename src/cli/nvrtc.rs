@@ -4,28 +4,31 @@
 use super::failure::Failure;
 use std::path::Path;
 
-#[cfg(feature = "cuda")]
-pub fn nvrtc_check(source: Option<&Path>) -> Result<(), Failure> {
+#[cfg(feature = "cuda-driver")]
+pub fn nvrtc_check(source: Option<&Path>, arch: String) -> Result<(), Failure> {
     use knudsen::backend::cuda::kernels;
+    // NVRTC's options are 'static; this command compiles once and exits.
+    let arch: &'static str = Box::leak(arch.into_boxed_str());
     let src = match source {
         Some(p) => std::fs::read_to_string(p).map_err(|e| Failure::BadInput(format!("{}: {e}", p.display())))?,
         None => kernels::program(),
     };
     for sizes in kernels::check_sizes() {
-        let ptx = kernels::compile_ptx(&src, &sizes, Some("compute_90"))
-            .map_err(|e| Failure::Run(anyhow::anyhow!("NVRTC, NX = {}: {e}", sizes.nx)))?;
+        let ptx = kernels::compile_ptx(&src, &sizes, Some(arch))
+            .map_err(|e| Failure::Run(anyhow::anyhow!("NVRTC, {arch}, NX = {}: {e}", sizes.nx)))?;
         let text = ptx.to_src();
         for k in ["sweep_slice", "moment_slice", "wall_load_slice"] {
             if source.is_none() && !text.contains(&format!(".entry {k}")) {
                 return Err(Failure::Run(anyhow::anyhow!("NVRTC output has no entry {k}")));
             }
         }
-        println!("NVRTC: NX = {}: {} bytes of PTX", sizes.nx, text.len());
+        let target = text.lines().find(|l| l.starts_with(".target")).unwrap_or(".target ?");
+        println!("NVRTC {}: {arch}, NX = {}: {} bytes of PTX ({target})", kernels::nvrtc_version(), sizes.nx, text.len());
     }
     Ok(())
 }
 
-#[cfg(not(feature = "cuda"))]
-pub fn nvrtc_check(_: Option<&Path>) -> Result<(), Failure> {
+#[cfg(not(feature = "cuda-driver"))]
+pub fn nvrtc_check(_: Option<&Path>, _: String) -> Result<(), Failure> {
     Err(Failure::BadInput(knudsen::backend::cuda_available().unwrap_err()))
 }

@@ -19,7 +19,7 @@ pub fn backends() -> Vec<BackendChoice> {
     // has no NVIDIA GPU and checks the CUDA kernels by compiling them, tests/cuda_nvrtc.rs).
     match knudsen::backend::cuda_available() {
         Ok(()) => list.push(BackendChoice::Cuda),
-        Err(why) if cfg!(feature = "cuda") => eprintln!("note: CUDA backend not tested here: {why}"),
+        Err(why) if cfg!(feature = "cuda-driver") => eprintln!("note: CUDA backend not tested here: {why}"),
         Err(_) => {}
     }
     list

@@ -84,12 +84,28 @@ pub fn compile_ptx(source: &str, sizes: &Sizes, arch: Option<&'static str>) -> R
     compile_ptx_with_opts(source, opts).map_err(|e| format!("{e}"))
 }
 
+/// NVRTC's version, "major.minor" (the library found at run time).
+pub fn nvrtc_version() -> String {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: two out-parameters; the library is present when this is called (compile_ptx
+    // checked it first).
+    let rc = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    if rc == cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS {
+        format!("{major}.{minor}")
+    } else {
+        "version unknown".into()
+    }
+}
+
 /// Compile for `ctx`'s device and load the module.
 pub fn compile(ctx: &Arc<CudaContext>, sizes: &Sizes) -> anyhow::Result<Arc<CudaModule>> {
     let (major, minor) = ctx.compute_capability()?;
     // NVRTC wants a 'static str; the architectures knudsen targets are listed, others use
     // NVRTC's default (PTX is JIT-compiled forward by the driver).
     let arch = match (major, minor) {
+        // Kepler (K40, K80): NVRTC 11.x only, with the `cuda-11` build (docs/platforms.md).
+        (3, 5) => Some("compute_35"),
+        (3, 7) => Some("compute_37"),
         (7, 0) => Some("compute_70"),
         (7, 5) => Some("compute_75"),
         (8, 0) => Some("compute_80"),

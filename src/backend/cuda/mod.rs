@@ -51,21 +51,6 @@ pub fn describe_devices() -> Result<Vec<String>, String> {
         .collect()
 }
 
-/// Limits of a CUDA device as the scheduler sees them: no binding-size limit below the
-/// device memory (the scheduler caps bindings at `schedule::MAX_INDEXED_BINDING`, which the
-/// kernels' 32-bit indices need), grid dimensions y and z of 65535 (x is larger, but the launch grids are
-/// built like the wgpu ones), 1024 threads and 48 KiB of static shared memory per block.
-fn limits(total_mem: u64) -> GpuLimits {
-    GpuLimits {
-        max_storage_binding: total_mem,
-        max_buffer: total_mem,
-        max_workgroups_per_dim: 65535,
-        max_invocations_per_workgroup: 1024,
-        max_workgroup_storage: 48 << 10,
-        max_storage_buffers_per_stage: u32::MAX,
-    }
-}
-
 pub struct CudaBackend {
     problem: Arc<Problem>,
     name: String,
@@ -110,7 +95,7 @@ impl CudaBackend {
             &p.vgrid.xi,
             p.grid.dims(),
             budget,
-            &limits(total),
+            &GpuLimits::cuda(total),
             schedule::slice_binding_cap_from_env(),
             p.config.solver.scheme.slices(),
         )

@@ -13,6 +13,22 @@ pub struct GpuLimits {
 }
 
 impl GpuLimits {
+    /// A CUDA device with `total_mem` bytes as the scheduler sees it: no binding-size limit
+    /// below the device memory (the scheduler caps bindings at `MAX_INDEXED_BINDING`, which
+    /// the kernels' 32-bit indices need), grid dimensions y and z of 65535 (x is larger, but
+    /// the launch grids are built like the wgpu ones), 1024 threads and 48 KiB of static
+    /// shared memory per block (every CUDA device from Kepler on).
+    pub fn cuda(total_mem: u64) -> Self {
+        Self {
+            max_storage_binding: total_mem,
+            max_buffer: total_mem,
+            max_workgroups_per_dim: 65535,
+            max_invocations_per_workgroup: 1024,
+            max_workgroup_storage: 48 << 10,
+            max_storage_buffers_per_stage: u32::MAX,
+        }
+    }
+
     pub fn from_wgpu(l: &wgpu::Limits) -> Self {
         Self {
             max_storage_binding: l.max_storage_buffer_binding_size.min(MAX_INDEXED_BINDING),
