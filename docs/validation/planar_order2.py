@@ -70,12 +70,42 @@ def one(a, base, sname, p, scheme, n, m):
             "seconds": r["seconds"], "converged": r["converged"]}
 
 
+def report(doc):
+    """One row per point: the fewest cells within the target for each scheme, the error
+    there, and the velocity grid's share (the second-order run repeated on 4/3 the points)."""
+    lines = [
+        "| suite | delta | velocity points | second order: cells | error | with 4/3 the points | first order: cells | error | cells ratio |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in doc["rows"]:
+        def passing(scheme):
+            runs = [x for x in r["runs"] if x["scheme"] == scheme]
+            ok = [x for x in runs if abs(x["relative_error"]) <= doc["target"]]
+            return (ok[0] if ok else None), (runs[-1] if runs else None)
+        two, _ = passing("second_order")
+        one, last = passing("first_order")
+        fv = r.get("finer_velocity")
+        cell = lambda x: f"{x['cells']}" if x else "-"
+        err = lambda x: f"{x['relative_error'] * 100:+.3f}%" if x else "-"
+        first = cell(one) if one else f"> {last['cells']} ({err(last)} there)"
+        ratio = f"{one['cells'] / two['cells']:.0f}" if one and two else "-"
+        lines.append(
+            f"| {r['suite']} | {r['delta']:g} | {r['velocity_points']} | {cell(two)} | {err(two)} | "
+            f"{err(fv)} | {first} | {err(one)} | {ratio} |"
+        )
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--knudsen", default=os.path.join(ROOT, "target", "release", "knudsen"))
     ap.add_argument("--out", default="/tmp/planar-order2")
     ap.add_argument("--only", default=None)
+    ap.add_argument("--report", action="store_true", help="print the markdown table of OUT/planar-order2.json")
     a = ap.parse_args()
+    if a.report:
+        print(report(json.load(open(os.path.join(a.out, "planar-order2.json")))))
+        return 0
     os.makedirs(a.out, exist_ok=True)
     rows = []
     for sname in SUITES:

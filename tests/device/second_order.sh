@@ -35,7 +35,7 @@ c.pop("plot", None)
 json.dump(c, open("/tmp/cavity-refine.json", "w"), indent=1)
 PY
     # validate needs three points per subset for the order; with fewer it reports the values.
-    $K validate /tmp/cavity-refine.json --fast --backend cuda --acceleration "${ACC:-gsis}" --out /tmp/refine 2>&1 | grep -v XDG_RUNTIME
+    $K validate /tmp/cavity-refine.json --fast --backend cuda --acceleration "${ACC:-gsis}" --out /tmp/refine 2>&1 | grep --line-buffered -v XDG_RUNTIME
     cp /tmp/refine/results-fast.json "$OUT/refine.json"
     ;;
 speed)
