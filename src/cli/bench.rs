@@ -79,7 +79,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     if a.threads == Some(0) {
         return Err(Failure::BadInput("--threads must be at least 1".into()));
     }
-    if !(a.cpu_max_points > 0.0) {
+    if a.cpu_max_points.is_nan() || a.cpu_max_points <= 0.0 {
         return Err(Failure::BadInput(format!("--cpu-max-points must be positive, got {}", a.cpu_max_points)));
     }
     // Every row's case is checked before anything runs.
