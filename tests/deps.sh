@@ -48,12 +48,12 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 VENV=target/test-venv
-if ! "$VENV/bin/python3" -c "import vtkmodules.vtkIOXdmf2, h5py, numpy" >/dev/null 2>&1; then
-  echo "deps: creating $VENV with vtk, h5py, numpy"
+if ! "$VENV/bin/python3" -c "import vtkmodules.vtkIOXdmf2, h5py, numpy, matplotlib" >/dev/null 2>&1; then
+  echo "deps: creating $VENV with vtk, h5py, numpy, matplotlib (docs/validation/report.py)"
   mkdir -p target
   python3 -m venv "$VENV"
   "$VENV/bin/python3" -m pip install -q --upgrade pip
-  "$VENV/bin/python3" -m pip install -q vtk h5py numpy
+  "$VENV/bin/python3" -m pip install -q vtk h5py numpy matplotlib
 fi
 # NVRTC (no GPU needed) for the CUDA kernels' compile test (tests/cuda_nvrtc.rs).
 if ! ls "$VENV"/lib/python3*/site-packages/nvidia/cu13/lib/libnvrtc.so.13 >/dev/null 2>&1; then

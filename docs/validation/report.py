@@ -4,7 +4,7 @@
 
     python3 docs/validation/report.py [results.json ...]
 
-Needs matplotlib (tests/deps.sh installs it). Every number in the report comes from the
+Needs matplotlib (tests/deps.sh installs it into target/test-venv: run it with target/test-venv/bin/python3). Every number in the report comes from the
 results file; rerunning `knudsen validate` and this script regenerates it.
 """
 import json
