@@ -119,9 +119,16 @@ impl Strategy for Gsis {
         if closed {
             let fluid_volume: f64 = (0..rhs.len()).filter(|&c| fluid(c)).map(|c| volumes[c]).sum();
             let mean = (0..rhs.len()).filter(|&c| fluid(c)).map(|c| rhs[c][0]).sum::<f64>() / fluid_volume;
-            let diag_per_volume =
-                (0..rhs.len()).filter(|&c| fluid(c)).map(|c| op.diag[c][0][0].abs() / volumes[c]).sum::<f64>()
-                    / p.fluid_cells() as f64;
+            let mean_diag = |k: usize| {
+                (0..rhs.len()).filter(|&c| fluid(c)).map(|c| op.diag[c][k][k].abs() / volumes[c]).sum::<f64>()
+                    / p.fluid_cells() as f64
+            };
+            // Mass crosses only faces between fluid cells; with none (a single cell between
+            // walls) the mass rows are empty, and the scale is taken from the other rows.
+            let diag_per_volume = match mean_diag(0) {
+                d if d > 0.0 => d,
+                _ => (1..NV).map(mean_diag).fold(0.0, f64::max).max(f64::MIN_POSITIVE),
+            };
             for c in (0..rhs.len()).filter(|&c| fluid(c)) {
                 rhs[c][0] -= mean * volumes[c];
                 op.diag[c][0][0] += CLOSED_SHIFT * diag_per_volume * volumes[c];
