@@ -21,7 +21,9 @@ fn main() -> ExitCode {
         Command::NvrtcCheck { source, arch } => cli::nvrtc::nvrtc_check(source.as_deref(), arch),
         Command::Compare { a, b } => cli::compare::compare(&a, &b),
         Command::Slice { result, field, axis, at, out } => cli::slice::slice(&result, &field, &axis, at, &out),
-        Command::Check { config, device_memory_mib, overrides } => cli::check::check(&config, device_memory_mib, overrides),
+        Command::Check { config, device_memory_mib, overrides } => {
+            cli::check::check(&config, device_memory_mib, overrides)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -38,7 +38,10 @@ fn nvrtc11_dirs() -> Option<(tempfile::TempDir, PathBuf)> {
     });
     let Some(lib) = found else {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("CI=true but no NVRTC 11.8 under {} (tests/deps.sh installs nvidia-cuda-nvrtc-cu11)", venv.display());
+            panic!(
+                "CI=true but no NVRTC 11.8 under {} (tests/deps.sh installs nvidia-cuda-nvrtc-cu11)",
+                venv.display()
+            );
         }
         eprintln!("NOTE: Kepler NVRTC test not run: run tests/deps.sh to install nvidia-cuda-nvrtc-cu11");
         return None;

@@ -23,7 +23,8 @@ fn paper_cases_plan_within_a_k40() {
         let path = format!("{root}/configs/{case}.json");
         let (ok, out, err) = check(&[&path, "--device-memory-mib", "12288", "--scheme", scheme]);
         assert!(ok, "{case}: {err}");
-        let line = out.lines().find(|l| l.starts_with("cuda (f32) on a 12288 MiB device")).unwrap_or_else(|| panic!("{out}"));
+        let line =
+            out.lines().find(|l| l.starts_with("cuda (f32) on a 12288 MiB device")).unwrap_or_else(|| panic!("{out}"));
         assert!(line.contains("within the 12288 MiB"), "{line}");
         // Slices within the default budget (half the card), everything within the card.
         let slices = number_before(line, " MiB, fields");

@@ -23,7 +23,12 @@ pub fn nvrtc_check(source: Option<&Path>, arch: String) -> Result<(), Failure> {
             }
         }
         let target = text.lines().find(|l| l.starts_with(".target")).unwrap_or(".target ?");
-        println!("NVRTC {}: {arch}, NX = {}: {} bytes of PTX ({target})", kernels::nvrtc_version(), sizes.nx, text.len());
+        println!(
+            "NVRTC {}: {arch}, NX = {}: {} bytes of PTX ({target})",
+            kernels::nvrtc_version(),
+            sizes.nx,
+            text.len()
+        );
     }
     Ok(())
 }
