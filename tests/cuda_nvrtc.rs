@@ -8,44 +8,34 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-fn nvrtc_dir() -> Option<PathBuf> {
+/// The venv directory `site-packages/nvidia/<sub>` that holds `lib`, installed by
+/// tests/deps.sh from PyPI's `package`. Without it: a failure under CI=true, otherwise a note.
+fn venv_nvrtc(sub: &str, lib: &str, package: &str) -> Option<PathBuf> {
     let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/lib");
     let found = std::fs::read_dir(&venv).ok().and_then(|entries| {
         entries
             .filter_map(|e| e.ok())
-            .map(|e| e.path().join("site-packages/nvidia/cu13/lib"))
-            .find(|p| p.join("libnvrtc.so.13").exists())
+            .map(|e| e.path().join("site-packages/nvidia").join(sub))
+            .find(|p| p.join(lib).exists())
     });
     if found.is_none() {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("CI=true but no NVRTC under {} (tests/deps.sh installs nvidia-cuda-nvrtc)", venv.display());
+            panic!("CI=true but no {lib} under {} (tests/deps.sh installs {package})", venv.display());
         }
-        eprintln!("NOTE: NVRTC test not run: run tests/deps.sh to install nvidia-cuda-nvrtc");
+        eprintln!("NOTE: NVRTC test not run: run tests/deps.sh to install {package}");
     }
     found
+}
+
+fn nvrtc_dir() -> Option<PathBuf> {
+    venv_nvrtc("cu13/lib", "libnvrtc.so.13", "nvidia-cuda-nvrtc")
 }
 
 /// NVRTC 11.8 (PyPI's nvidia-cuda-nvrtc-cu11). Its library is `libnvrtc.so.11.2`, a name
 /// cudarc does not try, so a temporary directory links it as `libnvrtc.so`; its builtins
 /// library stays beside it.
 fn nvrtc11_dirs() -> Option<(tempfile::TempDir, PathBuf)> {
-    let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/lib");
-    let found = std::fs::read_dir(&venv).ok().and_then(|entries| {
-        entries
-            .filter_map(|e| e.ok())
-            .map(|e| e.path().join("site-packages/nvidia/cuda_nvrtc/lib"))
-            .find(|p| p.join("libnvrtc.so.11.2").exists())
-    });
-    let Some(lib) = found else {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!(
-                "CI=true but no NVRTC 11.8 under {} (tests/deps.sh installs nvidia-cuda-nvrtc-cu11)",
-                venv.display()
-            );
-        }
-        eprintln!("NOTE: Kepler NVRTC test not run: run tests/deps.sh to install nvidia-cuda-nvrtc-cu11");
-        return None;
-    };
+    let lib = venv_nvrtc("cuda_nvrtc/lib", "libnvrtc.so.11.2", "nvidia-cuda-nvrtc-cu11")?;
     let link = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(lib.join("libnvrtc.so.11.2"), link.path().join("libnvrtc.so")).unwrap();
     Some((link, lib))
