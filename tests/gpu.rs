@@ -81,13 +81,22 @@ fn batching_and_binding_splits_do_not_change_the_answer() {
     let split = wgpu(&p, 512, split, &adapter);
     assert_eq!(split.schedule().waves.len(), 1);
     assert_eq!(split.schedule().slice_buffers, 11);
+    // One dispatch covers all 11 (group.rs), where the adapter allows 14 storage buffers.
+    assert_eq!((split.schedule().waves[0].groups.len(), split.schedule().slice_bindings), (1, 11));
+    // With four storage buffers per stage (wgpu's downlevel minimum), one dispatch each.
+    let narrow = wgpu::Limits { max_storage_buffers_per_shader_stage: 4, ..adapter.limits() };
+    let serial = WgpuOptions { max_slice_binding: Some(400 << 10), limits: Some(narrow), ..Default::default() };
+    let serial = wgpu(&p, 512, serial, &adapter);
+    assert_eq!((serial.schedule().waves[0].groups.len(), serial.schedule().slice_bindings), (11, 1));
     let r_one = run_with(&p, Box::new(one));
     let r_many = run_with(&p, Box::new(many));
     let r_split = run_with(&p, Box::new(split));
+    let r_serial = run_with(&p, Box::new(serial));
     // Only the grouping of f32 sums differs: f32 round-off, with the tolerances argued at
     // the top (velocity differences of 3-5e-6 are measured).
     assert_close("many batches", &r_many.fields, &r_one.fields, 1e-5, 1e-4);
     assert_close("split bindings", &r_split.fields, &r_one.fields, 1e-5, 1e-4);
+    assert_close("one dispatch per binding", &r_serial.fields, &r_one.fields, 1e-5, 1e-4);
 }
 
 #[test]

@@ -68,7 +68,7 @@ fn no_two_workgroups_of_a_wall_load_dispatch_write_the_same_face() {
     use knudsen::backend::gpu_tables::velocity_table;
     use knudsen::backend::wgpu::layout::StepParams;
     use knudsen::backend::wgpu::schedule::{schedule, GpuLimits};
-    use knudsen::backend::wgpu::twin::{self, Consts};
+    use knudsen::backend::wgpu::twin::{self, Consts, Slices};
     let cfg = middle_slice_case();
     let p = Problem::new(&cfg);
     let (g, v) = (&p.grid, &p.vgrid);
@@ -83,7 +83,7 @@ fn no_two_workgroups_of_a_wall_load_dispatch_write_the_same_face() {
     let mut walls: Vec<[u32; 4]> = solids.slice_walls.iter().map(|r| [r.start as u32, r.len() as u32, 0, 0]).collect();
     walls.extend(solids.walls.iter().enumerate().map(|(n, w)| [w.cell % nxy, w.side.id() as u32, n as u32, 0]));
     let nwalls = solids.walls.len();
-    let slices = vec![1.0f32; s.chunk_stride * g.slice_cells()];
+    let slices = Slices(vec![vec![1.0f32; s.chunk_stride * g.slice_cells()]]);
     let mut middle_faces = 0;
     for step in 0..g.nz() as u32 {
         let params = StepParams { step, count: chunk.velocities.len() as u32, split: chunk.split as u32, pad: 0 };

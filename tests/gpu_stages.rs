@@ -1,12 +1,13 @@
 //! Each WGSL stage against its CPU twin (src/backend/wgpu/twin.rs), on the same f32 inputs:
-//! the first two z-steps of one chunk, from a non-trivial state (drifting, hot, with heat
+//! the first two z-steps of one dispatch group, from a non-trivial state (drifting, hot, with heat
 //! flux, on a nonuniform-temperature field) so every term of the kernels matters.
 
 mod common;
 use common::*;
 use knudsen::backend::gpu_tables::{moment_index, velocity_table};
+use knudsen::backend::wgpu::group;
 use knudsen::backend::wgpu::layout::{CellCoeffs, StepParams, MSTRIDE};
-use knudsen::backend::wgpu::twin::{self, Consts, SweepBindings, VelocityIndex};
+use knudsen::backend::wgpu::twin::{self, Consts, Slices, SweepBindings, VelocityIndex};
 use knudsen::backend::wgpu::{WgpuBackend, WgpuOptions};
 use knudsen::backend::SweepInput;
 use knudsen::boundary::Face;
@@ -22,24 +23,35 @@ fn rel_max(a: &[f32], b: &[f32]) -> f64 {
 
 #[test]
 fn sweep_and_moment_stages_match_their_cpu_twins() {
-    check_stages(false, Scheme::FirstOrder);
+    check_stages(false, Scheme::FirstOrder, None);
+}
+
+/// One dispatch over several chunks, each in its own slice binding (group.rs): the kernels'
+/// choice of binding and slot, the +z/-z split across chunks, the padding between them.
+#[test]
+fn stages_over_several_slice_bindings_match_their_cpu_twins() {
+    // 10 KiB bindings hold 128 velocities of this case's 20-cell slices (first order) or 32
+    // (second order, four slots): the 1728 velocities fill 14 chunks, one group whose split
+    // falls inside it, or 54 chunks, four groups of at most 16 bindings.
+    check_stages(false, Scheme::FirstOrder, Some(10 << 10));
+    check_stages(true, Scheme::SecondOrder, Some(10 << 10));
 }
 
 /// The second-order scheme's four slots (shaders/upwind2.wgsl, twin2.rs), with partner faces
 /// so that the exits carry emitted face values too.
 #[test]
 fn second_order_stages_match_their_cpu_twins() {
-    check_stages(true, Scheme::SecondOrder);
+    check_stages(true, Scheme::SecondOrder, None);
 }
 
 /// The same with specular y_min and z_min faces: partner inflow read by sweep_slice from
 /// `bnd`, exits written by moment_slice after the incident fluxes.
 #[test]
 fn partner_reads_and_exit_writes_match_their_cpu_twins() {
-    check_stages(true, Scheme::FirstOrder);
+    check_stages(true, Scheme::FirstOrder, None);
 }
 
-fn check_stages(partner_faces: bool, scheme: Scheme) {
+fn check_stages(partner_faces: bool, scheme: Scheme, max_slice_binding: Option<u64>) {
     let Some(adapter) = gpu_adapter() else { return };
     let mut v = cavity_json(5, 12, 4.0, 0.1);
     if partner_faces {
@@ -80,18 +92,26 @@ fn check_stages(partner_faces: bool, scheme: Scheme) {
     });
     assert_eq!(partner.iter().filter(|d| !d.is_empty()).count(), if partner_faces { 2 } else { 0 });
     let input = SweepInput { eq: &eq, face_density: &dens, wall_density: &wall_dens, partner: &partner };
-    let mut gpu = WgpuBackend::with_adapter(p.clone(), 64 << 20, &WgpuOptions::default(), &adapter).unwrap();
-    let [slices, moments, incident, wall_sums] = gpu.first_steps_for_check(&input).unwrap();
+    let opts = WgpuOptions { max_slice_binding, ..Default::default() };
+    let mut gpu = WgpuBackend::with_adapter(p.clone(), 64 << 20, &opts, &adapter).unwrap();
+    let ([moments, incident, wall_sums], chunks) = gpu.first_steps_for_check(&input).unwrap();
 
     // The twins, on the same f32 inputs.
     let s = gpu.schedule();
-    let chunk = &s.waves[0].chunks[0];
+    let grp = &s.waves[0].groups[0];
+    if max_slice_binding.is_some() {
+        assert!(grp.chunks >= 2, "one binding: {grp:?}");
+        if s.waves[0].groups.len() == 1 {
+            assert!(grp.split > 0 && grp.split < grp.count, "the split inside the group: {grp:?}");
+        }
+    }
+    let velocities = group::velocities(&s.waves[0].chunks, grp, s.chunk_stride);
     // The buffer layout the backends use (gpu_io), filled like theirs.
     let layout = knudsen::backend::gpu_io::device_tables(&p).unwrap();
     let k = Consts::of(&p, s.chunk_stride, &layout);
     assert!(k.has_walls);
-    let table = velocity_table(&p, &chunk.velocities);
-    let vidx = moment_index(&p, &chunk.velocities);
+    let table = velocity_table(&p, &velocities);
+    let vidx = moment_index(&p, &velocities);
     let solids = &p.bodies.solids;
     let cells: Vec<CellCoeffs> = eq.iter().zip(&solids.words).map(|(e, &w)| CellCoeffs::from_eq(e, w)).collect();
     let mut walls: Vec<[u32; 4]> = solids.slice_walls.iter().map(|r| [r.start as u32, r.len() as u32, 0, 0]).collect();
@@ -110,12 +130,12 @@ fn check_stages(partner_faces: bool, scheme: Scheme) {
         .chain(partner.iter().flat_map(|f| f.iter().map(|&x| x as f32)))
         .collect();
     assert_eq!(bnd.len(), layout.bnd.len());
-    let mut t_slices = vec![0.0f32; s.chunk_stride * g.slice_cells() * s.slots];
+    let mut t_slices = Slices(vec![vec![0.0f32; s.chunk_stride * g.slice_cells() * s.slots]; grp.chunks]);
     let mut t_moments = vec![0.0f32; g.cells() * MSTRIDE];
     let vi =
         VelocityIndex { m: p.vgrid.m as u32, step: (p.vgrid.half_width / (p.vgrid.m - 1) as f64) as f32, vidx: &vidx };
     for step in 0..2u32 {
-        let params = StepParams { step, count: chunk.velocities.len() as u32, split: chunk.split as u32, pad: 0 };
+        let params = StepParams { step, count: grp.count as u32, split: grp.split as u32, pad: 0 };
         let b = SweepBindings { params, cells: &cells, bnd: &bnd, table: &table };
         for v in 0..params.count {
             twin::sweep_slice(&k, &b, v, &mut t_slices);
@@ -132,7 +152,9 @@ fn check_stages(partner_faces: bool, scheme: Scheme) {
     // Same f32 operations in the same order for the sweep, up to exp() and fused
     // multiply-adds the GPU compiler may form: a few ulps. The moment stage reduces with a
     // tree on the GPU and in order on the CPU: f32 round-off of sums over ~900 terms, 1e-5.
-    let ds = rel_max(&slices[..t_slices.len()], &t_slices);
+    let slices: Vec<f32> = chunks.concat();
+    let t_slices: Vec<f32> = t_slices.0.concat();
+    let ds = rel_max(&slices, &t_slices);
     let dm = rel_max(&moments, &t_moments);
     let di = rel_max(&incident, &t_incident);
     let dw = rel_max(&wall_sums[..t_wall_sums.len()], &t_wall_sums);
@@ -144,8 +166,10 @@ fn check_stages(partner_faces: bool, scheme: Scheme) {
     // fills the same (i, j) cells of both, so every velocity slot there must read 0.
     let solid_s = (0..g.slice_cells()).find(|&s| solids.is_solid(g.slice_cells() + s)).unwrap();
     assert!(solids.is_solid(2 * g.slice_cells() + solid_s));
-    let row = &slices[solid_s * s.chunk_stride..(solid_s + 1) * s.chunk_stride];
-    assert!(row.iter().all(|&x| x == 0.0), "gas inside the body: {row:?}");
+    for chunk in &chunks {
+        let row = &chunk[solid_s * s.chunk_stride..(solid_s + 1) * s.chunk_stride];
+        assert!(row.iter().all(|&x| x == 0.0), "gas inside the body: {row:?}");
+    }
     assert!(ds < 1e-5, "sweep_slice differs from its twin by {ds:e}");
     assert!(dm < 1e-5, "moment_slice differs from its twin by {dm:e}");
     assert!(di < 1e-5, "moment_slice incident fluxes differ from the twin by {di:e}");

@@ -194,11 +194,12 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     };
     match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits, knudsen::backend::wgpu::schedule::slice_binding_cap_from_env(), slots) {
         Ok(s) => println!(
-            "wgpu (f32) on {name}, budget {gpu_budget} MiB: {} velocities in flight in {} waves, {} bindings of {} velocities; distribution storage {:.1} MiB; GPU fields {:.1} MiB",
+            "wgpu (f32) on {name}, budget {gpu_budget} MiB: {} velocities in flight in {} waves, {} bindings of {} velocities swept by {} dispatch(es) per z-step of each wave; distribution storage {:.1} MiB; GPU fields {:.1} MiB",
             s.in_flight(),
             s.waves.len(),
             s.slice_buffers,
             s.chunk_stride,
+            s.max_groups(),
             mib(s.distribution_bytes),
             mib(s.field_bytes)
         ),

@@ -1,5 +1,5 @@
 //! Allocating the wgpu backend: kernels, buffers, the step-parameter table and one bind
-//! group per (wave, chunk) for each kernel.
+//! group per (wave, dispatch group) for each kernel.
 
 use super::kernels::{self, Sizes};
 use super::layout::{CellCoeffs, StepParams, MSTRIDE, PARAMS_STRIDE};
@@ -29,9 +29,10 @@ impl WgpuBackend {
         let g = &p.grid;
         let nz = g.nz();
         let sizes = kernel_sizes(p, &sched, &tables);
-        let sweep = kernels::sweep_slice_kernel(&device, &sizes);
-        let moment = kernels::moment_slice_kernel(&device, &sizes, subgroups);
-        let wall_load = kernels::wall_load_slice_kernel(&device, &sizes);
+        let nb = sched.slice_bindings;
+        let sweep = kernels::sweep_slice_kernel(&device, &sizes, nb);
+        let moment = kernels::moment_slice_kernel(&device, &sizes, subgroups, nb);
+        let wall_load = kernels::wall_load_slice_kernel(&device, &sizes, nb);
 
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let make = |label: &str, size: u64, usage: wgpu::BufferUsages| {
@@ -71,25 +72,25 @@ impl WgpuBackend {
         let params = init("params", &params, wgpu::BufferUsages::UNIFORM);
 
         let mut keep = vec![walls.clone()];
+        // A group with fewer chunks than the kernels' slice bindings binds a small buffer of
+        // its own in each spare one (WebGPU forbids aliasing writable bindings).
+        let spares: Vec<wgpu::Buffer> = (0..nb.saturating_sub(1)).map(|_| make("spare slices", 16, storage)).collect();
         let mut groups = [Vec::new(), Vec::new(), Vec::new()];
         for wave in &sched.waves {
             let mut wave_groups = [Vec::new(), Vec::new(), Vec::new()];
-            for (c, chunk) in wave.chunks.iter().enumerate() {
-                let table = init("table", bytemuck::cast_slice(&velocity_table(p, &chunk.velocities)), storage);
-                let vidx = init("vidx", bytemuck::cast_slice(&moment_index(p, &chunk.velocities)), storage);
-                wave_groups[0].push(kernels::bind(&device, &sweep, &params, &[&cells, &bnd, &table, &slices[c]]));
-                wave_groups[1].push(kernels::bind(
-                    &device,
-                    &moment,
-                    &params,
-                    &[&vidx, &slices[c], &moments, &incident],
-                ));
-                wave_groups[2].push(kernels::bind(
-                    &device,
-                    &wall_load,
-                    &params,
-                    &[&table, &slices[c], &walls, &wall_sums],
-                ));
+            for grp in &wave.groups {
+                let vs = super::group::velocities(&wave.chunks, grp, sched.chunk_stride);
+                let table = init("table", bytemuck::cast_slice(&velocity_table(p, &vs)), storage);
+                let vidx = init("vidx", bytemuck::cast_slice(&moment_index(p, &vs)), storage);
+                let bound: Vec<&wgpu::Buffer> =
+                    (0..nb).map(|c| if c < grp.chunks { &slices[grp.first + c] } else { &spares[c - 1] }).collect();
+                let bind = |k: &kernels::Kernel, fixed: [&wgpu::Buffer; 3]| {
+                    let all: Vec<&wgpu::Buffer> = fixed.into_iter().chain(bound.iter().copied()).collect();
+                    kernels::bind(&device, k, &params, &all)
+                };
+                wave_groups[0].push(bind(&sweep, [&cells, &bnd, &table]));
+                wave_groups[1].push(bind(&moment, [&vidx, &moments, &incident]));
+                wave_groups[2].push(bind(&wall_load, [&table, &walls, &wall_sums]));
                 keep.push(table);
                 keep.push(vidx);
             }
@@ -97,6 +98,7 @@ impl WgpuBackend {
                 all.push(one);
             }
         }
+        keep.extend(spares);
         let [sweep_groups, moment_groups, wall_groups] = groups;
         let slice_walls = tables.slice_walls.clone();
         let slice_buffers = slices;
@@ -133,21 +135,16 @@ impl WgpuBackend {
     }
 }
 
-/// Step parameters for every (wave, chunk, step), addressed by dynamic offset
+/// Step parameters for every (wave, dispatch group, step), addressed by dynamic offset
 /// (`WgpuBackend::params_index`).
 fn step_params(sched: &GpuSchedule, nz: usize) -> Vec<u8> {
-    let max_chunks = sched.slice_buffers;
-    let mut params = vec![0u8; sched.waves.len() * max_chunks * nz * PARAMS_STRIDE as usize];
+    let max_groups = sched.max_groups();
+    let mut params = vec![0u8; sched.waves.len() * max_groups * nz * PARAMS_STRIDE as usize];
     for (w, wave) in sched.waves.iter().enumerate() {
-        for (c, chunk) in wave.chunks.iter().enumerate() {
+        for (g, grp) in wave.groups.iter().enumerate() {
             for step in 0..nz {
-                let rec = StepParams {
-                    step: step as u32,
-                    count: chunk.velocities.len() as u32,
-                    split: chunk.split as u32,
-                    pad: 0,
-                };
-                let at = WgpuBackend::params_index(max_chunks, nz, w, c, step) as usize * PARAMS_STRIDE as usize;
+                let rec = StepParams { step: step as u32, count: grp.count as u32, split: grp.split as u32, pad: 0 };
+                let at = WgpuBackend::params_index(max_groups, nz, w, g, step) as usize * PARAMS_STRIDE as usize;
                 params[at..at + 16].copy_from_slice(bytemuck::bytes_of(&rec));
             }
         }

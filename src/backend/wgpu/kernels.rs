@@ -121,26 +121,36 @@ fn kernel(
     Kernel { pipeline, layout }
 }
 
+/// The layout entries: params, the kernel's three fixed storage buffers (`fixed_read_only`
+/// says which are read-only), then `slices` slice bindings (shaders.rs::slice_bindings).
+fn entries(fixed_read_only: [bool; 3], slices: usize, slices_read_only: bool) -> Vec<wgpu::BindGroupLayoutEntry> {
+    let mut e = vec![params_entry()];
+    e.extend(fixed_read_only.iter().enumerate().map(|(n, &ro)| storage(n as u32 + 1, ro)));
+    e.extend((0..slices).map(|c| storage(shaders::FIRST_SLICE_BINDING + c as u32, slices_read_only)));
+    e
+}
+
 /// Bindings: params, cells, bnd (inverse widths and densities), table (velocities and
-/// shapes), slices (rw): four storage buffers, wgpu's downlevel minimum per stage.
-pub fn sweep_slice_kernel(device: &wgpu::Device, sizes: &Sizes) -> Kernel {
-    let entries = [params_entry(), storage(1, true), storage(2, true), storage(3, true), storage(4, false)];
-    kernel(device, "sweep_slice", &shaders::sweep_source(), &entries, sizes)
+/// shapes), then the group's slices (rw).
+pub fn sweep_slice_kernel(device: &wgpu::Device, sizes: &Sizes, slices: usize) -> Kernel {
+    let e = entries([true, true, true], slices, false);
+    kernel(device, "sweep_slice", &shaders::sweep_source(slices), &e, sizes)
 }
 
-/// Bindings: params, vidx (1D weights and velocity indices), slices, moments (rw),
-/// incident (rw).
-pub fn moment_slice_kernel(device: &wgpu::Device, sizes: &Sizes, subgroups: bool) -> Kernel {
-    let entries = [params_entry(), storage(1, true), storage(2, true), storage(3, false), storage(4, false)];
-    kernel(device, "moment_slice", &shaders::moment_source(subgroups), &entries, sizes)
+/// Bindings: params, vidx (1D weights and velocity indices), moments (rw), incident (rw),
+/// then the group's slices.
+pub fn moment_slice_kernel(device: &wgpu::Device, sizes: &Sizes, subgroups: bool, slices: usize) -> Kernel {
+    let e = entries([true, false, false], slices, true);
+    kernel(device, "moment_slice", &shaders::moment_source(subgroups, slices), &e, sizes)
 }
 
-/// Bindings: params, table (sweep_slice's), slices, walls, wall_sums (rw).
-pub fn wall_load_slice_kernel(device: &wgpu::Device, sizes: &Sizes) -> Kernel {
-    let entries = [params_entry(), storage(1, true), storage(2, true), storage(3, true), storage(4, false)];
-    kernel(device, "wall_load_slice", &shaders::wall_load_source(), &entries, sizes)
+/// Bindings: params, table (sweep_slice's), walls, wall_sums (rw), then the group's slices.
+pub fn wall_load_slice_kernel(device: &wgpu::Device, sizes: &Sizes, slices: usize) -> Kernel {
+    let e = entries([true, true, false], slices, true);
+    kernel(device, "wall_load_slice", &shaders::wall_load_source(slices), &e, sizes)
 }
 
+/// A bind group: params, then `buffers` in binding order (the fixed ones, then the slices).
 pub fn bind(device: &wgpu::Device, k: &Kernel, params: &wgpu::Buffer, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
     let mut entries = vec![wgpu::BindGroupEntry {
         binding: 0,
@@ -156,7 +166,7 @@ pub fn bind(device: &wgpu::Device, k: &Kernel, params: &wgpu::Buffer, buffers: &
     device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &k.layout, entries: &entries })
 }
 
-/// Dispatch sweep_slice over `count` velocities: one invocation per velocity.
+/// Dispatch sweep_slice over `count` velocity slots: one invocation per slot.
 pub fn encode_sweep_slice(
     pass: &mut wgpu::ComputePass,
     k: &Kernel,

@@ -13,6 +13,7 @@ mod bandwidth;
 mod build;
 pub mod device;
 mod faults;
+pub mod group;
 pub mod kernels;
 pub mod layout;
 pub mod limits;
@@ -152,8 +153,8 @@ impl WgpuBackend {
         Ok(built)
     }
 
-    fn params_index(max_chunks: usize, nz: usize, w: usize, c: usize, step: usize) -> u64 {
-        ((w * max_chunks + c) * nz + step) as u64
+    fn params_index(max_groups: usize, nz: usize, w: usize, g: usize, step: usize) -> u64 {
+        ((w * max_groups + g) * nz + step) as u64
     }
 
     /// Upload the cell coefficients and face densities, and start a command encoder whose
@@ -223,27 +224,29 @@ impl Backend for WgpuBackend {
         {
             let mut pass =
                 enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("sweeps"), timestamp_writes: None });
-            let max_chunks = self.schedule.slice_buffers;
+            let max_groups = self.schedule.max_groups();
             let (do_sweep, do_moment) = if self.first_output.is_some() { self.stages } else { (true, true) };
             for (w, wave) in self.schedule.waves.iter().enumerate() {
                 for step in 0..nz {
-                    for (c, chunk) in wave.chunks.iter().enumerate().filter(|_| do_sweep) {
-                        let off = (Self::params_index(max_chunks, nz, w, c, step) * PARAMS_STRIDE) as u32;
+                    // All groups' sweeps first, then their moment and wall stages: the
+                    // sweeps of different groups touch different slices.
+                    for (g, grp) in wave.groups.iter().enumerate().filter(|_| do_sweep) {
+                        let off = (Self::params_index(max_groups, nz, w, g, step) * PARAMS_STRIDE) as u32;
                         encode_sweep_slice(
                             &mut pass,
                             &self.sweep,
-                            &self.sweep_groups[w][c],
+                            &self.sweep_groups[w][g],
                             off,
-                            chunk.velocities.len(),
+                            grp.count,
                             self.max_per_dim,
                         );
                     }
-                    for c in (0..wave.chunks.len()).filter(|_| do_moment) {
-                        let off = (Self::params_index(max_chunks, nz, w, c, step) * PARAMS_STRIDE) as u32;
+                    for g in (0..wave.groups.len()).filter(|_| do_moment) {
+                        let off = (Self::params_index(max_groups, nz, w, g, step) * PARAMS_STRIDE) as u32;
                         encode_moment_slice(
                             &mut pass,
                             &self.moment,
-                            &self.moment_groups[w][c],
+                            &self.moment_groups[w][g],
                             off,
                             self.schedule.moment_grid,
                         );
@@ -252,7 +255,7 @@ impl Backend for WgpuBackend {
                             encode_wall_load_slice(
                                 &mut pass,
                                 &self.wall_load,
-                                &self.wall_groups[w][c],
+                                &self.wall_groups[w][g],
                                 off,
                                 faces,
                                 self.max_per_dim,

@@ -9,11 +9,14 @@
 //! - A **chunk** is the part of a wave whose slices live in one storage binding; a wave is
 //!   cut into near-equal chunks so that no binding exceeds the adapter's limit.
 
+use super::group;
+pub use super::group::Group;
 pub use super::limits::{GpuLimits, MAX_INDEXED_BINDING};
 use crate::plan::{plan_batches, Batch, PlanError};
 
-/// Requirements of the kernels (keep in sync with the shaders): every kernel binds at most
-/// four storage buffers, wgpu's downlevel minimum (`kernels.rs`).
+/// Requirements of the kernels (keep in sync with the shaders): every kernel binds three
+/// storage buffers and at least one slice binding, four in all, wgpu's downlevel minimum
+/// (`kernels.rs`); more slice bindings where the adapter allows (group.rs).
 pub const KERNEL_STORAGE_BUFFERS: u32 = 4;
 pub const MOMENT_WORKGROUP_BYTES: u32 = (super::layout::NACC as u32) * super::layout::MOMENT_WG * 4;
 
@@ -36,6 +39,8 @@ pub struct Chunk {
 pub struct Wave {
     pub batches: Vec<Batch>,
     pub chunks: Vec<Chunk>,
+    /// The chunks one dispatch covers (wgpu; CUDA keeps a wave in one chunk).
+    pub groups: Vec<Group>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -46,6 +51,8 @@ pub struct GpuSchedule {
     pub chunk_stride: usize,
     /// Slice buffers allocated (the most chunks in any wave).
     pub slice_buffers: usize,
+    /// Slice bindings each wgpu kernel declares: the most chunks in any group.
+    pub slice_bindings: usize,
     pub slice_cells: usize,
     /// Slices per velocity (`config::Scheme::slices`): each slice buffer holds `slots`
     /// slices of `slice_cells x chunk_stride` values, one after another.
@@ -64,6 +71,10 @@ impl GpuSchedule {
     }
     pub fn batch_count(&self) -> usize {
         self.waves.iter().map(|w| w.batches.len()).sum()
+    }
+    /// The most dispatch groups in any wave.
+    pub fn max_groups(&self) -> usize {
+        self.waves.iter().map(|w| w.groups.len()).max().unwrap_or(0)
     }
     pub fn in_flight(&self) -> usize {
         self.waves.iter().map(|w| w.chunks.iter().map(|c| c.velocities.len()).sum::<usize>()).max().unwrap_or(0)
@@ -194,7 +205,7 @@ pub fn schedule(
                 })
                 .collect();
             stride = stride.max(size);
-            Wave { batches, chunks }
+            Wave { batches, chunks, groups: Vec::new() }
         })
         .collect();
     // Round the stride up to the sweep workgroup where the binding has room.
@@ -205,11 +216,18 @@ pub fn schedule(
         return Err(PlanError("a chunk has more velocities than the adapter's workgroup grid can launch".into()));
     }
     let slice_buffers = waves.iter().map(|w| w.chunks.len()).max().unwrap_or(0);
+    let width = group::width(limits.max_storage_buffers_per_stage);
+    let mut waves = waves;
+    for w in &mut waves {
+        w.groups = group::groups(&w.chunks, chunk_stride, width);
+    }
+    let slice_bindings = waves.iter().flat_map(|w| w.groups.iter().map(|g| g.chunks)).max().unwrap_or(1);
     let faces = 2 * (ny * nz + nx * nz + nx * ny) as u64;
     Ok(GpuSchedule {
         waves,
         chunk_stride,
         slice_buffers,
+        slice_bindings,
         slice_cells: nxy,
         slots,
         distribution_bytes: slice_buffers as u64 * chunk_stride as u64 * bytes_per_velocity,
@@ -317,6 +335,11 @@ mod tests {
             for b in &w.batches {
                 assert!(b.velocities.iter().all(|&x| oct(x) == b.octant));
             }
+            // Groups cover the chunks in order, each within the kernels' slice bindings.
+            let covered: Vec<usize> = w.groups.iter().flat_map(|g| g.first..g.first + g.chunks).collect();
+            assert_eq!(covered, (0..w.chunks.len()).collect::<Vec<_>>());
+            assert!(w.groups.iter().all(|g| g.chunks <= s.slice_bindings));
+            assert!(s.slice_bindings <= (limits.max_storage_buffers_per_stage - 3) as usize);
         }
         assert!(seen.iter().all(|&c| c == 1), "every velocity exactly once");
     }
@@ -330,6 +353,8 @@ mod tests {
         assert_eq!(s.waves.len(), 1);
         assert_eq!(s.in_flight(), 64 * 64 * 64);
         assert_eq!(s.slice_buffers, 3);
+        // One dispatch group: the three chunks are swept by one dispatch.
+        assert_eq!((s.waves[0].groups.len(), s.slice_bindings), (1, 3));
         check_invariants(&s, 64, &l);
     }
 

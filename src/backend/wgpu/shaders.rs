@@ -9,22 +9,64 @@ const FACE_OFFSET: &str = include_str!("../../../shaders/face_offset.wgsl");
 const PARTNER: &str = include_str!("../../../shaders/partner.wgsl");
 const UPWIND2: &str = include_str!("../../../shaders/upwind2.wgsl");
 
-pub fn sweep_source() -> String {
-    format!("{SWEEP}\n{FACE_OFFSET}\n{PARTNER}\n{UPWIND2}")
+pub fn sweep_source(bindings: usize) -> String {
+    format!("{SWEEP}\n{}\n{FACE_OFFSET}\n{PARTNER}\n{UPWIND2}", slice_bindings(bindings, Access::ReadWrite, "f32"))
 }
 
 /// The moment kernel with the subgroup reduction, or the workgroup-memory tree.
-pub fn moment_source(subgroups: bool) -> String {
-    format!("{MOMENT}\n{FACE_OFFSET}\n{PARTNER}\n{}", if subgroups { REDUCE_SUBGROUP } else { REDUCE_WORKGROUP })
+pub fn moment_source(subgroups: bool, bindings: usize) -> String {
+    format!(
+        "{MOMENT}\n{}\n{FACE_OFFSET}\n{PARTNER}\n{}",
+        slice_bindings(bindings, Access::Read, "vec4<f32>"),
+        if subgroups { REDUCE_SUBGROUP } else { REDUCE_WORKGROUP }
+    )
 }
 
-pub fn wall_load_source() -> String {
-    WALL_LOAD.to_string()
+pub fn wall_load_source(bindings: usize) -> String {
+    format!("{WALL_LOAD}\n{}", slice_bindings(bindings, Access::Read, "f32"))
+}
+
+/// The first slice binding of every kernel: bindings 1-3 hold its fixed storage buffers
+/// (kernels.rs).
+pub const FIRST_SLICE_BINDING: u32 = 1 + super::group::FIXED_STORAGE_BUFFERS;
+
+#[derive(Clone, Copy, PartialEq)]
+pub enum Access {
+    Read,
+    ReadWrite,
+}
+
+/// The slice bindings of a dispatch group (group.rs), `slices0..`, from
+/// [`FIRST_SLICE_BINDING`], and the accessors that pick chunk `c`'s: `slice_load(c, i)`
+/// (`slice_load4` for vec4 elements) and, when writable, `slice_store(c, i, x)`. WGSL has
+/// no arrays of storage buffers without a native-only feature, so the choice is a chain of
+/// branches, uniform across a warp except at chunk ends. CPU twins: twin.rs (`Slices`).
+pub fn slice_bindings(count: usize, access: Access, elem: &str) -> String {
+    let mode = if access == Access::ReadWrite { "read_write" } else { "read" };
+    let load = if elem == "f32" { "slice_load" } else { "slice_load4" };
+    let mut s = String::new();
+    for c in 0..count {
+        let b = FIRST_SLICE_BINDING as usize + c;
+        s += &format!("@group(0) @binding({b}) var<storage, {mode}> slices{c}: array<{elem}>;\n");
+    }
+    s += &format!("fn {load}(c: u32, i: u32) -> {elem} {{\n");
+    for c in 1..count {
+        s += &format!("    if c == {c}u {{ return slices{c}[i]; }}\n");
+    }
+    s += "    return slices0[i];\n}\n";
+    if access == Access::ReadWrite {
+        s += &format!("fn slice_store(c: u32, i: u32, x: {elem}) {{\n");
+        for c in 1..count {
+            s += &format!("    if c == {c}u {{ slices{c}[i] = x; return; }}\n");
+        }
+        s += "    slices0[i] = x;\n}\n";
+    }
+    s
 }
 
 /// One shader knudsen can create.
 pub struct Variant {
-    pub label: &'static str,
+    pub label: String,
     /// The entry point, also the kernel's name in kernels.rs.
     pub entry: &'static str,
     pub source: String,
@@ -35,12 +77,18 @@ pub struct Variant {
 /// Every shader variant knudsen can create.
 pub fn variants() -> Vec<Variant> {
     let v = |label, entry, source, subgroups| Variant { label, entry, source, subgroups };
-    vec![
-        v("sweep_slice", "sweep_slice", sweep_source(), false),
-        v("moment_slice (workgroup reduction)", "moment_slice", moment_source(false), false),
-        v("moment_slice (subgroup reduction)", "moment_slice", moment_source(true), true),
-        v("wall_load_slice", "wall_load_slice", wall_load_source(), false),
-    ]
+    // One slice binding (adapters at wgpu's downlevel minimum) and several (group.rs).
+    [(1, ""), (3, ", 3 slice bindings")]
+        .into_iter()
+        .flat_map(|(n, tag)| {
+            [
+                v(format!("sweep_slice{tag}"), "sweep_slice", sweep_source(n), false),
+                v(format!("moment_slice (workgroup reduction){tag}"), "moment_slice", moment_source(false, n), false),
+                v(format!("moment_slice (subgroup reduction){tag}"), "moment_slice", moment_source(true, n), true),
+                v(format!("wall_load_slice{tag}"), "wall_load_slice", wall_load_source(n), false),
+            ]
+        })
+        .collect()
 }
 
 /// Parse and validate a WGSL source with naga, with or without subgroup capabilities.
@@ -76,6 +124,6 @@ mod tests {
     #[test]
     fn subgroup_variant_needs_the_capability() {
         // The check has teeth: without SUBGROUP the subgroup reduction must be refused.
-        assert!(validate(&moment_source(true), false).is_err());
+        assert!(validate(&moment_source(true, 1), false).is_err());
     }
 }

@@ -7,17 +7,18 @@ use crate::backend::SweepInput;
 use anyhow::{anyhow, Context};
 
 impl WgpuBackend {
-    /// Run only the first two z-steps of chunk 0 of wave 0 (sweep_slice, moment_slice,
-    /// wall_load_slice, twice) and return that chunk's slice storage, the moment sums, the
-    /// incident sums and the wall sums, so each stage can be compared with its CPU twin.
-    pub fn first_steps_for_check(&mut self, input: &SweepInput) -> anyhow::Result<[Vec<f32>; 4]> {
+    /// Run only the first two z-steps of dispatch group 0 of wave 0 (sweep_slice,
+    /// moment_slice, wall_load_slice, twice) and return the moment sums, the incident sums,
+    /// the wall sums and the slice storage of each chunk of that group, so each stage can be
+    /// compared with its CPU twin.
+    pub fn first_steps_for_check(&mut self, input: &SweepInput) -> anyhow::Result<([Vec<f32>; 3], Vec<Vec<f32>>)> {
         let nz = self.problem.grid.nz();
         let mut enc = self.begin_iteration(input);
         {
             let mut pass = enc.begin_compute_pass(&Default::default());
-            let count = self.schedule.waves[0].chunks[0].velocities.len();
+            let count = self.schedule.waves[0].groups[0].count;
             for step in 0..2.min(nz) {
-                let off = (Self::params_index(self.schedule.slice_buffers, nz, 0, 0, step) * PARAMS_STRIDE) as u32;
+                let off = (Self::params_index(self.schedule.max_groups(), nz, 0, 0, step) * PARAMS_STRIDE) as u32;
                 encode_sweep_slice(&mut pass, &self.sweep, &self.sweep_groups[0][0], off, count, self.max_per_dim);
                 encode_moment_slice(&mut pass, &self.moment, &self.moment_groups[0][0], off, self.schedule.moment_grid);
                 let faces = self.slice_walls[step].max(self.slice_walls[nz - 1 - step]);
@@ -37,21 +38,26 @@ impl WgpuBackend {
             enc.copy_buffer_to_buffer(b, 0, &staging, 0, b.size());
             staging
         };
-        let bufs = [
-            read(&mut enc, &self.slices[0]),
-            read(&mut enc, &self.moments),
-            read(&mut enc, &self.incident),
-            read(&mut enc, &self.wall_sums),
-        ];
+        let chunks = self.schedule.waves[0].groups[0].chunks;
+        let bufs: Vec<wgpu::Buffer> = [&self.moments, &self.incident, &self.wall_sums]
+            .into_iter()
+            .chain(&self.slices[..chunks])
+            .map(|b| read(&mut enc, b))
+            .collect();
         self.queue.submit([enc.finish()]);
         for b in &bufs {
             b.slice(..).map_async(wgpu::MapMode::Read, |_| {});
         }
         self.device.poll(wgpu::PollType::wait_indefinitely()).context("waiting for the GPU")?;
-        let mut out = bufs.iter().map(|b| -> anyhow::Result<Vec<f32>> {
-            let view = b.slice(..).get_mapped_range().map_err(|e| anyhow!("mapping: {e:?}"))?;
-            Ok(bytemuck::cast_slice(&view).to_vec())
-        });
-        Ok([out.next().unwrap()?, out.next().unwrap()?, out.next().unwrap()?, out.next().unwrap()?])
+        let mut out = bufs
+            .iter()
+            .map(|b| -> anyhow::Result<Vec<f32>> {
+                let view = b.slice(..).get_mapped_range().map_err(|e| anyhow!("mapping: {e:?}"))?;
+                Ok(bytemuck::cast_slice(&view).to_vec())
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let slices = out.split_off(3);
+        let sums: [Vec<f32>; 3] = out.try_into().expect("three sums");
+        Ok((sums, slices))
     }
 }

@@ -103,6 +103,21 @@ pub struct SweepBindings<'a> {
 
 const SOLID: u32 = 0x8000_0000;
 
+/// Twin of a dispatch group's slice bindings (shaders.rs::slice_bindings): one storage per
+/// chunk, read and written through `load` and `store` as the kernels use `slice_load` and
+/// `slice_store`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Slices(pub Vec<Vec<f32>>);
+
+impl Slices {
+    pub fn load(&self, c: u32, i: u32) -> f32 {
+        self.0[c as usize][i as usize]
+    }
+    pub fn store(&mut self, c: u32, i: u32, x: f32) {
+        self.0[c as usize][i as usize] = x;
+    }
+}
+
 /// Twin of `wall_emission`.
 fn wall_emission(k_: &Consts, b: &SweepBindings, word: u32, side: u32, cell: u32, v: u32) -> f32 {
     let mask = word & 63;
@@ -124,12 +139,14 @@ fn select<T>(f: T, t: T, cond: bool) -> T {
 }
 
 /// Twin of `sweep_slice` for invocation `v`.
-pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
+pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut Slices) {
     let (nx, ny, nz, ch) = (k_.nx, k_.ny, k_.nz, k_.ch);
     let params = &b.params;
     if v >= params.count {
         return;
     }
+    let bind = v / ch;
+    let lv = v % ch;
     let vel = b.table[(v * (k_.srow + 1)) as usize];
     let xi = [vel[0], vel[1], vel[2]];
     let shape = b.table[(v * (k_.srow + 1) + 1) as usize];
@@ -179,7 +196,7 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
                     b.bnd[(y_face + k * nx + i) as usize] * shape[1]
                 }
             } else {
-                slices[(y_in + (jup * nx + i) * ch + v) as usize]
+                slices.load(bind, y_in + (jup * nx + i) * ch + lv)
             };
             let mut fz = if first {
                 if z_part != NONE {
@@ -188,14 +205,14 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
                     b.bnd[(z_face + s) as usize] * shape[2]
                 }
             } else {
-                slices[(z_in + s * ch + v) as usize]
+                slices.load(bind, z_in + s * ch + lv)
             };
             let cell = k * nx * ny + s;
             let e = &b.cells[cell as usize].rows;
             let word = select(0, e[0][3].to_bits(), k_.has_walls);
             if word & SOLID != 0 {
                 for o in 0..k_.slots {
-                    slices[(o * slot_len + s * ch + v) as usize] = 0.0;
+                    slices.store(bind, o * slot_len + s * ch + lv, 0.0);
                 }
                 fx = 0.0;
                 continue;
@@ -218,15 +235,15 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut [f32]) {
             let fs = e[0][0] * (-c2 * e[0][1]).exp() * (e[1][3] + sc * (2.0 * c2 * e[0][1] - 5.0));
             if second {
                 let u = super::twin2::solve_cell([a, bb, c], [fx, fy, fz], e[0][2], fs);
-                slices[(s * ch + v) as usize] = u.f;
+                slices.store(bind, s * ch + lv, u.f);
                 for d in 0..3 {
-                    slices[((d + 1) * slot_len + s * ch + v) as usize] = u.out[d as usize];
+                    slices.store(bind, (d + 1) * slot_len + s * ch + lv, u.out[d as usize]);
                 }
                 fx = u.out[0];
                 continue;
             }
             let f = (a * fx + bb * fy + c * fz + e[0][2] * fs) / (a + bb + c + e[0][2]);
-            slices[(s * ch + v) as usize] = f;
+            slices.store(bind, s * ch + lv, f);
             fx = f;
         }
     }
@@ -247,7 +264,7 @@ pub fn moment_slice(
     k_: &Consts,
     params: &StepParams,
     vi: &VelocityIndex,
-    slices: &[f32],
+    slices: &Slices,
     s: u32,
     moments: &mut [f32],
     incident: &mut [f32],
@@ -277,13 +294,14 @@ pub fn moment_slice(
             let (x, y, z) = (node(ix), node(iy), node(iz));
             let w1 = |i: u32| f32::from_bits(vi.vidx[i as usize]);
             let w = if g == u32::MAX { 0.0 } else { w1(ix) * w1(iy) * w1(iz) };
-            let wf = w * slices[(s * ch + v) as usize];
+            let (bind, lv) = (v / ch, v % ch);
+            let wf = w * slices.load(bind, s * ch + lv);
             // What the velocity carries through the faces: the emitted face values (slots
             // 1-3) under second order, the cell value under first.
             let slot_len = nx * ny * ch;
             let face: [f32; 3] = std::array::from_fn(|d| {
                 let at = select(0, (d as u32 + 1) * slot_len, k_.slots > 1 && (on_x || on_y || on_z));
-                slices[(at + s * ch + v) as usize]
+                slices.load(bind, at + s * ch + lv)
             });
             let xi2 = x * x + y * y + z * z;
             acc[0] += wf;

@@ -2,7 +2,7 @@
 //! stages' twins and re-exports this one).
 
 use super::layout::StepParams;
-use super::twin::Consts;
+use super::twin::{Consts, Slices};
 
 fn select<T>(f: T, t: T, cond: bool) -> T {
     if cond {
@@ -19,7 +19,7 @@ pub fn wall_load_slice(
     k_: &Consts,
     params: &StepParams,
     table: &[[f32; 4]],
-    slices: &[f32],
+    slices: &Slices,
     walls: &[[u32; 4]],
     part: u32,
     n: u32,
@@ -44,7 +44,7 @@ pub fn wall_load_slice(
         let vel = table[(v * (k_.srow + 1)) as usize];
         let un = vel[axis] * inward;
         if un < 0.0 {
-            let wf = vel[3] * (-un) * slices[(emitted_at + s * k_.ch + v) as usize];
+            let wf = vel[3] * (-un) * slices.load(v / k_.ch, emitted_at + s * k_.ch + v % k_.ch);
             acc[0] += wf;
             acc[1] += wf * vel[0];
             acc[2] += wf * vel[1];
