@@ -83,6 +83,11 @@ fn params_entry() -> wgpu::BindGroupLayoutEntry {
     }
 }
 
+/// Whether to keep wgpu's shader runtime checks (`KNUDSEN_SHADER_CHECKS=1`, a diagnostic).
+pub fn shader_checks() -> bool {
+    std::env::var("KNUDSEN_SHADER_CHECKS").is_ok_and(|v| v == "1")
+}
+
 pub struct Kernel {
     pub pipeline: wgpu::ComputePipeline,
     pub layout: wgpu::BindGroupLayout,
@@ -95,10 +100,20 @@ fn kernel(
     entries: &[wgpu::BindGroupLayoutEntry],
     sizes: &Sizes,
 ) -> Kernel {
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some(name),
-        source: wgpu::ShaderSource::Wgsl(src.into()),
-    });
+    let desc = wgpu::ShaderModuleDescriptor { label: Some(name), source: wgpu::ShaderSource::Wgsl(src.into()) };
+    let module = if shader_checks() {
+        device.create_shader_module(desc)
+    } else {
+        // SAFETY: wgpu's runtime checks clamp every storage index to its binding, bound
+        // every loop by a counter and guard every integer division, instructions in the
+        // sweep's latency-bound inner loop (their cost: docs/performance.md). Our
+        // indices stay in range by construction: the scheduler sizes every binding for the
+        // indices the kernels form (schedule.rs tests the largest plans), the CPU twins index
+        // the same way with Rust's checked indexing (tests/gpu_stages.rs), loops run to
+        // override constants or `params.count`, and no divisor is zero (NX, NY, NZ, CH, M
+        // are validated sizes). `KNUDSEN_SHADER_CHECKS=1` turns the checks back on.
+        unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
+    };
     let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(name), entries });
     let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(name),

@@ -10,7 +10,29 @@ const PARTNER: &str = include_str!("../../../shaders/partner.wgsl");
 const UPWIND2: &str = include_str!("../../../shaders/upwind2.wgsl");
 
 pub fn sweep_source(bindings: usize) -> String {
-    format!("{SWEEP}\n{}\n{FACE_OFFSET}\n{PARTNER}\n{UPWIND2}", slice_bindings(bindings, Access::ReadWrite, "f32"))
+    format!("{}\n{FACE_OFFSET}\n{PARTNER}\n{UPWIND2}", per_binding(SWEEP, bindings))
+}
+
+/// sweep_slice.wgsl with its last function, `sweep_velocity_B`, copied once per slice
+/// binding (`slices_B` becoming `slices0..`), and `sweep_velocity(c, v, lv)`, which calls
+/// chunk c's copy: the binding is chosen once per invocation, not at every access.
+fn per_binding(src: &str, bindings: usize) -> String {
+    let at = src.find("fn sweep_velocity_B(").expect("sweep_slice.wgsl ends with sweep_velocity_B");
+    let (head, body) = src.split_at(at);
+    let mut s = head.to_string();
+    s += &declarations(bindings, Access::ReadWrite, "f32");
+    for c in 0..bindings {
+        s += &body
+            .replace("sweep_velocity_B", &format!("sweep_velocity_{c}"))
+            .replace("slices_B", &format!("slices{c}"));
+        s += "\n";
+    }
+    s += "fn sweep_velocity(c: u32, v: u32, lv: u32) {\n";
+    for c in 1..bindings {
+        s += &format!("    if c == {c}u {{\n        sweep_velocity_{c}(v, lv);\n        return;\n    }}\n");
+    }
+    s += "    sweep_velocity_0(v, lv);\n}\n";
+    s
 }
 
 /// The moment kernel with the subgroup reduction, or the workgroup-memory tree.
@@ -36,31 +58,32 @@ pub enum Access {
     ReadWrite,
 }
 
-/// The slice bindings of a dispatch group (group.rs), `slices0..`, from
-/// [`FIRST_SLICE_BINDING`], and the accessors that pick chunk `c`'s: `slice_load(c, i)`
-/// (`slice_load4` for vec4 elements) and, when writable, `slice_store(c, i, x)`. WGSL has
-/// no arrays of storage buffers without a native-only feature, so the choice is a chain of
-/// branches, uniform across a warp except at chunk ends. CPU twins: twin.rs (`Slices`).
-pub fn slice_bindings(count: usize, access: Access, elem: &str) -> String {
+/// The slice bindings of a dispatch group (group.rs): `slices0..`, from
+/// [`FIRST_SLICE_BINDING`].
+fn declarations(count: usize, access: Access, elem: &str) -> String {
     let mode = if access == Access::ReadWrite { "read_write" } else { "read" };
+    (0..count)
+        .map(|c| {
+            let b = FIRST_SLICE_BINDING as usize + c;
+            format!("@group(0) @binding({b}) var<storage, {mode}> slices{c}: array<{elem}>;\n")
+        })
+        .collect()
+}
+
+/// The slice bindings of a dispatch group ([`declarations`]) and `slice_load(c, i)`
+/// (`slice_load4` for vec4 elements), which reads chunk c's. WGSL has no arrays of storage
+/// buffers without a native-only feature, so the choice is a chain of branches, uniform
+/// across a warp except at chunk ends: cheap in the moment and wall kernels, whose many
+/// warps hide it (the sweep chooses once per invocation instead, [`per_binding`]). CPU twin:
+/// twin.rs, `Slices::load`.
+pub fn slice_bindings(count: usize, access: Access, elem: &str) -> String {
     let load = if elem == "f32" { "slice_load" } else { "slice_load4" };
-    let mut s = String::new();
-    for c in 0..count {
-        let b = FIRST_SLICE_BINDING as usize + c;
-        s += &format!("@group(0) @binding({b}) var<storage, {mode}> slices{c}: array<{elem}>;\n");
-    }
+    let mut s = declarations(count, access, elem);
     s += &format!("fn {load}(c: u32, i: u32) -> {elem} {{\n");
     for c in 1..count {
-        s += &format!("    if c == {c}u {{ return slices{c}[i]; }}\n");
+        s += &format!("    if c == {c}u {{\n        return slices{c}[i];\n    }}\n");
     }
     s += "    return slices0[i];\n}\n";
-    if access == Access::ReadWrite {
-        s += &format!("fn slice_store(c: u32, i: u32, x: {elem}) {{\n");
-        for c in 1..count {
-            s += &format!("    if c == {c}u {{ slices{c}[i] = x; return; }}\n");
-        }
-        s += "    slices0[i] = x;\n}\n";
-    }
     s
 }
 
