@@ -8,6 +8,7 @@ const WALL_LOAD: &str = include_str!("../../../shaders/wall_load_slice.wgsl");
 const FACE_OFFSET: &str = include_str!("../../../shaders/face_offset.wgsl");
 const PARTNER: &str = include_str!("../../../shaders/partner.wgsl");
 const UPWIND2: &str = include_str!("../../../shaders/upwind2.wgsl");
+pub const COPY_BANDWIDTH: &str = include_str!("../../../shaders/copy_bandwidth.wgsl");
 
 pub fn sweep_source(bindings: usize) -> String {
     format!("{}\n{FACE_OFFSET}\n{PARTNER}\n{UPWIND2}", per_binding(SWEEP, bindings))
@@ -111,6 +112,7 @@ pub fn variants() -> Vec<Variant> {
                 v(format!("wall_load_slice{tag}"), "wall_load_slice", wall_load_source(n), false),
             ]
         })
+        .chain([v("copy_bandwidth".into(), "copy_bandwidth", COPY_BANDWIDTH.to_string(), false)])
         .collect()
 }
 
