@@ -6,12 +6,15 @@ use super::WgpuBackend;
 use crate::backend::SweepInput;
 use anyhow::{anyhow, Context};
 
+/// The moment, incident and wall sums, and each chunk's slice storage.
+pub type StageOutput = ([Vec<f32>; 3], Vec<Vec<f32>>);
+
 impl WgpuBackend {
     /// Run only the first two z-steps of dispatch group 0 of wave 0 (sweep_slice,
     /// moment_slice, wall_load_slice, twice) and return the moment sums, the incident sums,
     /// the wall sums and the slice storage of each chunk of that group, so each stage can be
     /// compared with its CPU twin.
-    pub fn first_steps_for_check(&mut self, input: &SweepInput) -> anyhow::Result<([Vec<f32>; 3], Vec<Vec<f32>>)> {
+    pub fn first_steps_for_check(&mut self, input: &SweepInput) -> anyhow::Result<StageOutput> {
         let nz = self.problem.grid.nz();
         let mut enc = self.begin_iteration(input);
         {
