@@ -19,8 +19,8 @@
 //! one (it reads the y and z face values and writes the cell value and three face values).
 //! `of floor` = floor / measured: 1 is the bandwidth limit of slices kept in memory.
 
-use crate::backend::{self, BackendChoice, CPU_BYTES_PER_VALUE, GPU_BYTES_PER_VALUE};
-use crate::config::{Acceleration, Config, Scheme};
+use crate::backend::{self, BackendChoice, GPU_BYTES_PER_VALUE};
+use crate::config::{Acceleration, Config, Precision, Scheme};
 use crate::problem::Problem;
 use crate::solver::Solver;
 use std::sync::Arc;
@@ -62,7 +62,13 @@ impl std::fmt::Display for Row {
 
 impl Row {
     /// The row's case: source iteration, the given scheme and budget, no stopping early.
-    pub fn config(self, scheme: Scheme, budget_mib: Option<f64>, sweeps: usize) -> anyhow::Result<Config> {
+    pub fn config(
+        self,
+        scheme: Scheme,
+        precision: Precision,
+        budget_mib: Option<f64>,
+        sweeps: usize,
+    ) -> anyhow::Result<Config> {
         let mut v: serde_json::Value = serde_json::from_str(if self == Row::Cube { CUBE } else { CAVITY })?;
         if let Row::Cavity { cells, points } = self {
             for a in ["x", "y", "z"] {
@@ -75,6 +81,7 @@ impl Row {
         let s = &mut cfg.solver;
         s.acceleration = Acceleration::None;
         s.scheme = scheme;
+        s.precision = precision;
         s.max_iterations = sweeps;
         s.memory_budget_mib = budget_mib.or(s.memory_budget_mib);
         cfg.validate().map_err(|e| anyhow::anyhow!("row {self}: {e}"))?;
@@ -139,7 +146,7 @@ pub fn time_row(
     if bandwidth.is_none() {
         *bandwidth = Some(be.copy_bandwidth()?);
     }
-    let value_bytes = if be.kind() == "cpu" { CPU_BYTES_PER_VALUE } else { GPU_BYTES_PER_VALUE };
+    let value_bytes = if be.kind() == "cpu" { crate::backend::cpu::value_bytes(&problem) } else { GPU_BYTES_PER_VALUE };
     // Stop only at what the arithmetic resolves; from rest that takes far more sweeps.
     let tolerance = be.residual_floor();
     let (device, plan, device_bytes) = (be.device(), be.plan_summary(), be.device_bytes());
@@ -179,7 +186,8 @@ mod tests {
 
     #[test]
     fn row_cases_are_the_shipped_ones_resized() {
-        let c = Row::Cavity { cells: 8, points: 10 }.config(Scheme::SecondOrder, Some(64.0), 3).unwrap();
+        let c =
+            Row::Cavity { cells: 8, points: 10 }.config(Scheme::SecondOrder, Precision::F64, Some(64.0), 3).unwrap();
         assert_eq!(c.cell_counts(), [8, 8, 8]);
         assert_eq!(c.velocity.points, 10);
         assert_eq!(c.solver.acceleration, Acceleration::None);
@@ -187,10 +195,10 @@ mod tests {
             (c.solver.scheme, c.solver.max_iterations, c.solver.memory_budget_mib),
             (Scheme::SecondOrder, 3, Some(64.0))
         );
-        let cube = Row::Cube.config(Scheme::FirstOrder, None, 2).unwrap();
+        let cube = Row::Cube.config(Scheme::FirstOrder, Precision::F64, None, 2).unwrap();
         assert_eq!(cube.cell_counts(), Config::from_json(CUBE).unwrap().cell_counts());
         // Zero cells is the case's own error, named.
-        let e = Row::Cavity { cells: 0, points: 8 }.config(Scheme::FirstOrder, None, 1).unwrap_err();
+        let e = Row::Cavity { cells: 0, points: 8 }.config(Scheme::FirstOrder, Precision::F64, None, 1).unwrap_err();
         assert!(format!("{e}").contains("row 0x8") && format!("{e}").contains("grid"), "{e}");
     }
 

@@ -121,6 +121,9 @@ pub struct Overrides {
     /// Overrides solver.scheme.
     #[arg(long, value_enum)]
     pub scheme: Option<knudsen::config::Scheme>,
+    /// Overrides solver.precision (the CPU backend's; the GPU backends always use f32).
+    #[arg(long, value_enum)]
+    pub precision: Option<knudsen::config::Precision>,
 }
 
 /// `knudsen bench`'s options.
@@ -141,6 +144,9 @@ pub struct BenchArgs {
     pub warmup: usize,
     #[arg(long, value_enum, default_value = "first_order")]
     pub scheme: knudsen::config::Scheme,
+    /// The CPU rows' precision (the GPU backends always use f32).
+    #[arg(long, value_enum, default_value = "f64")]
+    pub precision: knudsen::config::Precision,
     /// Distribution-storage budget in MiB (default: 16384 on GPUs, the CPU's own default).
     #[arg(long)]
     pub memory_budget_mib: Option<f64>,

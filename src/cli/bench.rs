@@ -20,6 +20,8 @@ enum Outcome {
 
 struct Line {
     backend: &'static str,
+    /// The precision of the row's distribution storage and sweep.
+    precision: &'static str,
     row: Row,
     bandwidth: Option<f64>,
     outcome: Outcome,
@@ -85,7 +87,8 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     // Every row's case is checked before anything runs.
     let sweeps = a.warmup + a.iterations;
     for row in &a.rows {
-        row.config(a.scheme, a.memory_budget_mib, sweeps).map_err(|e| Failure::BadInput(format!("{e:#}")))?;
+        row.config(a.scheme, a.precision, a.memory_budget_mib, sweeps)
+            .map_err(|e| Failure::BadInput(format!("{e:#}")))?;
     }
     let list = backends(&a.backends)?;
     std::fs::create_dir_all(&a.out)
@@ -102,7 +105,9 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         let mut bandwidth = None;
         for &row in &a.rows {
             let budget = a.memory_budget_mib.or((choice != BackendChoice::Cpu).then_some(GPU_BUDGET_MIB));
-            let cfg = row.config(a.scheme, budget, sweeps).map_err(|e| Failure::BadInput(format!("{e:#}")))?;
+            // The GPU backends store f32 whatever the precision; it selects the CPU's path.
+            let cfg =
+                row.config(a.scheme, a.precision, budget, sweeps).map_err(|e| Failure::BadInput(format!("{e:#}")))?;
             let points = cfg.cell_counts().iter().product::<usize>() as f64 * (cfg.velocity.points as f64).powi(3);
             let outcome = if slow && points > a.cpu_max_points {
                 Outcome::Skipped(format!("{points:.2e} points > --cpu-max-points {:.2e}", a.cpu_max_points))
@@ -112,7 +117,8 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
                     Err(e) => Outcome::Failed(format!("{e:#}")),
                 }
             };
-            let line = Line { backend: name(choice), row, bandwidth, outcome };
+            let precision = if choice == BackendChoice::Cpu { a.precision.name() } else { "f32" };
+            let line = Line { backend: name(choice), precision, row, bandwidth, outcome };
             eprintln!("{}", short(&line));
             lines.push(line);
         }
@@ -147,16 +153,17 @@ fn print_table(lines: &[Line]) {
         }
     }
     println!(
-        "{:<6} {:<8} {:>10} {:>9} {:>10} {:>11} {:>10} {:>9} {:>8}",
-        "back", "row", "points", "in flight", "s/iter", "points/s", "dev MiB", "floor s", "of floor"
+        "{:<6} {:<4} {:<8} {:>10} {:>9} {:>10} {:>11} {:>10} {:>9} {:>8}",
+        "back", "prec", "row", "points", "in flight", "s/iter", "points/s", "dev MiB", "floor s", "of floor"
     );
     for l in lines {
         match &l.outcome {
             Outcome::Timed(t) => {
                 let floor = l.bandwidth.map(|b| t.floor_seconds(b));
                 println!(
-                    "{:<6} {:<8} {:>10.3e} {:>9} {:>10.4} {:>11.3e} {:>10} {:>9} {:>8}",
+                    "{:<6} {:<4} {:<8} {:>10.3e} {:>9} {:>10.4} {:>11.3e} {:>10} {:>9} {:>8}",
                     l.backend,
+                    l.precision,
                     l.row.to_string(),
                     t.phase_points as f64,
                     t.in_flight,
@@ -173,7 +180,7 @@ fn print_table(lines: &[Line]) {
     }
 }
 
-pub const CSV_HEADER: &str = "backend,device,row,scheme,phase_points,in_flight,timed_iterations,s_per_iter,s_min,s_max,point_updates_per_s,device_mib,copy_gb_s,bytes_per_point,floor_s,of_floor,status";
+pub const CSV_HEADER: &str = "backend,device,row,scheme,precision,phase_points,in_flight,timed_iterations,s_per_iter,s_min,s_max,point_updates_per_s,device_mib,copy_gb_s,bytes_per_point,floor_s,of_floor,status";
 
 fn csv(lines: &[Line], scheme: knudsen::config::Scheme) -> String {
     let mut s = format!("{CSV_HEADER}\n");
@@ -186,10 +193,11 @@ fn csv(lines: &[Line], scheme: knudsen::config::Scheme) -> String {
                 let max = t.seconds.iter().copied().fold(0.0, f64::max);
                 let floor = l.bandwidth.map(|b| t.floor_seconds(b));
                 s += &format!(
-                    "{},\"{}\",{},{scheme},{},{},{},{:.6e},{:.6e},{:.6e},{:.6e},{},{bw},{},{},{},ok\n",
+                    "{},\"{}\",{},{scheme},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.6e},{},{bw},{},{},{},ok\n",
                     l.backend,
                     t.device.replace('"', "'"),
                     l.row,
+                    l.precision,
                     t.phase_points,
                     t.in_flight,
                     t.seconds.len(),
@@ -206,9 +214,10 @@ fn csv(lines: &[Line], scheme: knudsen::config::Scheme) -> String {
             Outcome::Skipped(why) | Outcome::Failed(why) => {
                 let status = if matches!(l.outcome, Outcome::Skipped(_)) { "skipped" } else { "failed" };
                 s += &format!(
-                    "{},,{},{scheme},,,,,,,,,{bw},,,,\"{status}: {}\"\n",
+                    "{},,{},{scheme},{},,,,,,,,,{bw},,,,\"{status}: {}\"\n",
                     l.backend,
                     l.row,
+                    l.precision,
                     why.replace('"', "'").replace('\n', " ")
                 );
             }

@@ -14,12 +14,14 @@ pub fn load(path: &Path, o: Overrides) -> Result<Config, Failure> {
     cfg.solver.tolerance = o.tolerance.unwrap_or(cfg.solver.tolerance);
     cfg.solver.acceleration = o.acceleration.unwrap_or(cfg.solver.acceleration);
     cfg.solver.scheme = o.scheme.unwrap_or(cfg.solver.scheme);
+    cfg.solver.precision = o.precision.unwrap_or(cfg.solver.precision);
     cfg.validate().map_err(|mut e| {
         // Name the option when the bad value came from the command line.
         let flag = match e.key.as_str() {
             "solver.memory_budget_mib" if o.memory_budget_mib.is_some() => Some("--memory-budget-mib"),
             "solver.max_iterations" if o.max_iterations.is_some() => Some("--max-iterations"),
             "solver.tolerance" if o.tolerance.is_some() => Some("--tolerance"),
+            "solver.precision" if o.precision.is_some() => Some("--precision"),
             _ => None,
         };
         if let Some(f) = flag {

@@ -34,6 +34,31 @@ pub struct SolverConfig {
     /// velocity (the cell values and the face values it emits along x, y and z).
     #[serde(default)]
     pub scheme: Scheme,
+    /// The CPU backend's arithmetic and distribution storage (`docs/configs.md`): f64, the
+    /// reference, or f32 with the sweep vectorised over velocities (first order). The GPU
+    /// backends always store and sweep in f32 and ignore it.
+    #[serde(default)]
+    pub precision: Precision,
+}
+
+/// `solver.precision`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Precision {
+    /// f64 storage and arithmetic: the reference.
+    #[default]
+    F64,
+    /// f32 storage and sweep, vectorised over velocities; moments summed in f64.
+    F32,
+}
+
+impl Precision {
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F64 => "f64",
+            Precision::F32 => "f32",
+        }
+    }
 }
 
 /// `solver.scheme`.
@@ -99,6 +124,7 @@ impl Default for SolverConfig {
             checkpoint_minutes: default_checkpoint_minutes(),
             acceleration: Acceleration::default(),
             scheme: Scheme::default(),
+            precision: Precision::default(),
         }
     }
 }
@@ -124,6 +150,12 @@ impl SolverConfig {
         }
         if let Some(b) = self.memory_budget_mib {
             positive_finite("solver.memory_budget_mib", b)?;
+        }
+        if self.precision == Precision::F32 && self.scheme != Scheme::FirstOrder {
+            return Err(ConfigError::new(
+                "solver.precision",
+                "\"f32\" supports scheme \"first_order\" only; use \"f64\" with the second-order scheme",
+            ));
         }
         positive_finite("solver.checkpoint_minutes", self.checkpoint_minutes)
     }

@@ -20,11 +20,13 @@
 
 pub mod context;
 pub mod gauss;
+pub mod lanes;
 pub mod sweep2;
 
 use super::{Backend, SweepInput, SweepOutput, CPU_BYTES_PER_VALUE};
 use crate::body::{add_wall_sums, WALL_SUMS};
 use crate::boundary::{slot, slots_per_cell, Face, FaceData};
+use crate::config::Precision;
 use crate::grid::solid::SOLID_BIT;
 use crate::grid::Octant;
 use crate::model::{accumulate_raw, NRAW};
@@ -43,6 +45,10 @@ pub struct CpuBackend {
     /// The per-cell 1D Gaussians of the iteration ([`GaussTables`]); empty when they would
     /// not fit [`GAUSS_TABLE_MAX_BYTES`].
     gauss: GaussTables,
+    /// `solver.precision = "f32"`: the vectorised sweep ([`lanes`]), its storage and tables.
+    f32: bool,
+    slices32: Vec<f32>,
+    lane_tables: lanes::LaneTables,
 }
 
 impl CpuBackend {
@@ -54,15 +60,30 @@ impl CpuBackend {
     /// Replace the plan (tests use it to compare batchings); storage is resized to fit.
     pub fn with_plan(problem: Arc<Problem>, plan: BatchPlan) -> Self {
         let slots = problem.config.solver.scheme.slices();
-        let slices = vec![0.0; plan.max_batch * problem.grid.slice_cells() * slots];
-        Self { problem, plan, slices, gauss: GaussTables::default() }
+        let f32 = problem.config.solver.precision == Precision::F32;
+        let nxy = problem.grid.slice_cells();
+        let (slices, slices32) = if f32 {
+            (Vec::new(), vec![0.0; plan.max_batch.div_ceil(lanes::L) * lanes::L * nxy])
+        } else {
+            (vec![0.0; plan.max_batch * nxy * slots], Vec::new())
+        };
+        Self { problem, plan, slices, gauss: GaussTables::default(), f32, slices32, lane_tables: Default::default() }
     }
 }
 
-/// The CPU plan: one f64 slice per batch velocity (three for the second-order scheme).
+/// The CPU plan: one slice per batch velocity (four for the second-order scheme), of f64, or
+/// of f32 under `solver.precision = "f32"`.
 pub fn cpu_plan(p: &Problem, budget_bytes: u64) -> Result<BatchPlan, crate::plan::PlanError> {
     let slices = p.config.solver.scheme.slices();
-    plan_batches(&p.vgrid.octant_members(), p.grid.slice_cells(), CPU_BYTES_PER_VALUE, slices, budget_bytes)
+    plan_batches(&p.vgrid.octant_members(), p.grid.slice_cells(), value_bytes(p), slices, budget_bytes)
+}
+
+/// Bytes per stored distribution value on the CPU: 8, or 4 in the f32 mode.
+pub fn value_bytes(p: &Problem) -> usize {
+    match p.config.solver.precision {
+        Precision::F64 => CPU_BYTES_PER_VALUE,
+        Precision::F32 => 4,
+    }
 }
 
 impl Backend for CpuBackend {
@@ -71,7 +92,21 @@ impl Backend for CpuBackend {
     }
 
     fn device(&self) -> String {
-        cpu_name()
+        if self.f32 {
+            format!("{}, f32", cpu_name())
+        } else {
+            cpu_name()
+        }
+    }
+
+    fn residual_floor(&self) -> f64 {
+        // f stored in f32: the same floor as the GPU backends' (wgpu/mod.rs measures it),
+        // though the moments are summed in f64 here.
+        if self.f32 {
+            1e-5
+        } else {
+            0.0
+        }
     }
 
     fn plan_summary(&self) -> super::PlanSummary {
@@ -87,6 +122,11 @@ impl Backend for CpuBackend {
         let nxy = p.grid.slice_cells();
         let nz = p.grid.nz();
         out.clear();
+        if self.f32 {
+            self.lane_tables.fill(p, input.eq);
+            lanes::sweep_all(p, &self.plan, input, &self.lane_tables, &mut self.slices32, out);
+            return Ok(());
+        }
         // KNUDSEN_GAUSS_TABLES=0 evaluates f^S directly (performance comparisons).
         let use_tables = GaussTables::bytes(p) <= GAUSS_TABLE_MAX_BYTES
             && std::env::var("KNUDSEN_GAUSS_TABLES").map_or(true, |v| v != "0");
@@ -109,8 +149,9 @@ impl Backend for CpuBackend {
                 });
                 let stored = SliceSlots { data: slices, nxy, slots };
                 moment_slice(p, batch, k, stored, &mut out.raw[k * nxy..(k + 1) * nxy]);
-                wall_flux_slice(p, batch, k, stored, &mut out.incident, &mut out.exits);
-                wall_load_slice(p, batch, k, stored, &mut out.wall);
+                let value = |b: usize, s: usize, axis: usize| face_out(stored, b, s, axis);
+                wall_flux_slice(p, batch, k, &value, &mut out.incident, &mut out.exits);
+                wall_load_slice(p, batch, k, &value, &mut out.wall);
             }
         }
         Ok(())
@@ -195,15 +236,19 @@ pub fn moment_slice(p: &Problem, batch: &Batch, _k: usize, stored: SliceSlots, r
     });
 }
 
+/// What batch velocity `b` carries out of slice cell `s` through its downwind face along
+/// `axis` ([`face_out`] for the f64 storage, [`lanes::LaneSlots`] for the f32 one).
+pub type FaceValue<'a> = dyn Fn(usize, usize, usize) -> f64 + Sync + 'a;
+
 /// Add slice `k` of the batch to the incident flux of every face cell it touches, and record
 /// the outgoing values of faces that keep exits (partner data, boundary.rs). Both carry the
-/// face value ([`face_out`]). A batch moves into at most one face per axis (its octant's
-/// downwind faces).
+/// face value (`out`). A batch moves into at most one face per axis (its octant's downwind
+/// faces).
 pub fn wall_flux_slice(
     p: &Problem,
     batch: &Batch,
     k: usize,
-    stored: SliceSlots,
+    out: &FaceValue,
     incident: &mut FaceData,
     exits: &mut FaceData,
 ) {
@@ -215,7 +260,8 @@ pub fn wall_flux_slice(
     for face in downwind_faces(batch.octant) {
         // Face cells of this face in slice k (from `first`), and the slice cell each one
         // sits against.
-        let out = |b: usize, s: usize| face_out(stored, b, s, face.axis());
+        let axis = face.axis();
+        let out = |b: usize, s: usize| out(b, s, axis);
         let (first, count, cell_of): (usize, usize, Box<dyn Fn(usize) -> usize + Sync>) = match face.axis() {
             0 => {
                 let ib = if face.is_max() { nx - 1 } else { 0 };
@@ -259,7 +305,7 @@ pub fn wall_flux_slice(
 
 /// Add slice `k` of the batch to the incident sums of the body wall faces in that slice.
 /// A face's velocities are those moving into it (`side.normal_speed < 0`).
-pub fn wall_load_slice(p: &Problem, batch: &Batch, k: usize, stored: SliceSlots, wall: &mut [[f64; WALL_SUMS]]) {
+pub fn wall_load_slice(p: &Problem, batch: &Batch, k: usize, out: &FaceValue, wall: &mut [[f64; WALL_SUMS]]) {
     let solids = &p.bodies.solids;
     if !solids.any() {
         return;
@@ -272,7 +318,7 @@ pub fn wall_load_slice(p: &Problem, batch: &Batch, k: usize, stored: SliceSlots,
             let x = p.vgrid.xi[v as usize];
             let un = wf.side.normal_speed(x);
             if un < 0.0 {
-                let f = face_out(stored, b, s, wf.side.axis());
+                let f = out(b, s, wf.side.axis());
                 add_wall_sums(acc, x, p.vgrid.w[v as usize] * -un * f);
             }
         }

@@ -1,0 +1,286 @@
+//! The CPU backend in f32 (`solver.precision = "f32"`): the first-order sweep vectorised
+//! over velocities.
+//!
+//! A batch's velocities (one octant) are grouped [`L`] at a time; a group's slice storage is
+//! `[j][i][lane]`. All lanes of a group walk the cells in the same upwind order (their
+//! octant's), so one cell's update for `L` velocities is a loop over `L` contiguous values
+//! with no branch, which LLVM turns into SIMD instructions (std::simd is unstable; fixed-size
+//! arrays are what it vectorises reliably). f^S takes its Maxwellian factor from per-cell 1D
+//! Gaussian tables in f32, laid out `[cell][axis][node]` so that a cell's rows sit together.
+//!
+//! Exact as the f64 path (`mod.rs`) in everything but the precision of f: the face inflows,
+//! the wall words of bodies (per lane, through [`SliceContext`]), the face fluxes, exits and
+//! wall loads (the f64 path's stages, reading this layout through [`LaneSlots`]). Moments
+//! are summed over a group's lanes in f32 (eight products) and over groups in f64: the
+//! f64 sums keep the round-off of the cancelling momentum sums at the level of f's own.
+
+use super::context::SliceContext;
+use crate::backend::{SweepInput, SweepOutput};
+use crate::grid::solid::SOLID_BIT;
+use crate::model::NRAW;
+use crate::plan::{Batch, BatchPlan};
+use crate::problem::Problem;
+use rayon::prelude::*;
+
+/// Velocities per group: eight f32, one AVX register (two SSE ones).
+pub const L: usize = 8;
+
+/// Run `$body` (a call of an `#[inline(always)]` function) compiled for AVX2 with FMA when
+/// the CPU has them, else for the baseline x86-64 (SSE2) or the target's own instruction set.
+/// Release binaries are built for the baseline, so the wide lanes would otherwise go unused;
+/// the results differ only by FMA's single rounding.
+macro_rules! simd {
+    ($body:expr) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx2,fma")]
+            unsafe fn wide<R>(f: impl FnOnce() -> R) -> R {
+                f()
+            }
+            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+                // SAFETY: the CPU has AVX2 and FMA (checked just above).
+                unsafe { wide(|| $body) }
+            } else {
+                $body
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            $body
+        }
+    }};
+}
+
+/// A batch's velocities in groups of [`L`]; `None` pads the last group (a lane with no
+/// velocity: zero speed, zero weight).
+pub fn groups(batch: &Batch) -> Vec<[Option<u32>; L]> {
+    batch.velocities.chunks(L).map(|c| std::array::from_fn(|l| c.get(l).copied())).collect()
+}
+
+/// Per-cell 1D Gaussians exp(-(x_i - U_a)^2 / T) in f32, `[cell][axis][node]`.
+#[derive(Debug, Clone, Default)]
+pub struct LaneTables {
+    m: usize,
+    g: Vec<f32>,
+}
+
+impl LaneTables {
+    pub fn fill(&mut self, p: &Problem, eq: &[crate::model::EqCoeffs]) {
+        let m = p.vgrid.m;
+        self.m = m;
+        self.g.resize(3 * m * eq.len(), 0.0);
+        let nodes = &p.vgrid.nodes;
+        self.g.par_chunks_mut(3 * m).zip(eq).for_each(|(out, e)| {
+            for (r, o) in out.iter_mut().enumerate() {
+                let d = nodes[r % m] - e.u[r / m];
+                *o = (-d * d * e.inv_t).exp() as f32;
+            }
+        });
+    }
+
+    /// Cell `cell`'s three rows, one per axis, of M nodes each.
+    #[inline(always)]
+    fn rows(&self, cell: usize) -> [&[f32]; 3] {
+        let m = self.m;
+        let r = &self.g[cell * 3 * m..(cell + 1) * 3 * m];
+        [&r[..m], &r[m..2 * m], &r[2 * m..]]
+    }
+}
+
+/// Sweep group `g` (one slice of `[j][i][lane]`) over z-slice `k`, in place; `first` for the
+/// first slice of its sweep. The f64 path's `sweep_slice`, lane by lane. Compiled twice, for
+/// the baseline instruction set and for AVX2 with FMA, chosen at run time ([`simd`]).
+#[allow(clippy::too_many_arguments)]
+pub fn sweep_slice_lanes(
+    p: &Problem,
+    inp: &SweepInput,
+    tables: &LaneTables,
+    g: &[Option<u32>; L],
+    oct: crate::grid::Octant,
+    k: usize,
+    first: bool,
+    f: &mut [f32],
+) {
+    simd!(sweep_slice_lanes_body(p, inp, tables, g, oct, k, first, f))
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn sweep_slice_lanes_body(
+    p: &Problem,
+    inp: &SweepInput,
+    tables: &LaneTables,
+    g: &[Option<u32>; L],
+    oct: crate::grid::Octant,
+    k: usize,
+    first: bool,
+    f: &mut [f32],
+) {
+    let grid = &p.grid;
+    let (nx, ny) = (grid.nx(), grid.ny());
+    let nxy = nx * ny;
+    let m = p.vgrid.m;
+    let real = g.iter().flatten().next().map_or(0, |&v| v as usize);
+    // Padding lanes borrow the first lane's nodes (valid table rows) but move nowhere.
+    let cx: [Option<SliceContext>; L] =
+        std::array::from_fn(|l| g[l].map(|v| SliceContext::new(p, inp, None, v as usize, oct, k)));
+    let lane = |l: usize| g[l].map_or(real, |v| v as usize);
+    let node: [[usize; L]; 3] = [
+        std::array::from_fn(|l| lane(l) % m),
+        std::array::from_fn(|l| lane(l) / m % m),
+        std::array::from_fn(|l| lane(l) / (m * m)),
+    ];
+    let xi: [[f32; L]; 3] = std::array::from_fn(|a| std::array::from_fn(|l| p.vgrid.xi[lane(l)][a] as f32));
+    let speed: [[f32; L]; 3] =
+        std::array::from_fn(|a| std::array::from_fn(|l| cx[l].as_ref().map_or(0.0, |c| c.speed[a] as f32)));
+    let c: [f32; L] = std::array::from_fn(|l| cx[l].as_ref().map_or(0.0, |c| c.c as f32));
+    let ghost = |axis: usize, idx: usize| -> [f32; L] {
+        std::array::from_fn(|l| cx[l].as_ref().map_or(0.0, |c| c.ghost(axis, idx) as f32))
+    };
+    let words = &p.bodies.solids.words;
+    let slab = k * nxy;
+    for jj in 0..ny {
+        let j = if oct.negative(1) { ny - 1 - jj } else { jj };
+        let jup = if oct.negative(1) { j + 1 } else { j.wrapping_sub(1) };
+        let inv_dy = (1.0 / grid.y.widths[j]) as f32;
+        let b: [f32; L] = std::array::from_fn(|l| speed[1][l] * inv_dy);
+        let mut fx = ghost(0, k * ny + j);
+        for ii in 0..nx {
+            let i = if oct.negative(0) { nx - 1 - ii } else { ii };
+            let s = j * nx + i;
+            let inv_dx = (1.0 / grid.x.widths[i]) as f32;
+            let a: [f32; L] = std::array::from_fn(|l| speed[0][l] * inv_dx);
+            let mut fy: [f32; L] = if jj == 0 {
+                ghost(1, k * nx + i)
+            } else {
+                f[(jup * nx + i) * L..(jup * nx + i + 1) * L].try_into().unwrap()
+            };
+            let mut fz: [f32; L] = if first { ghost(2, s) } else { f[s * L..(s + 1) * L].try_into().unwrap() };
+            let word = words.get(slab + s).copied().unwrap_or(0);
+            if word & SOLID_BIT != 0 {
+                f[s * L..(s + 1) * L].fill(0.0);
+                fx = [0.0; L];
+                continue;
+            }
+            if word != 0 {
+                for l in 0..L {
+                    if let Some(cl) = &cx[l] {
+                        let up = cl.wall_inflows(word, [fx[l] as f64, fy[l] as f64, fz[l] as f64]);
+                        (fx[l], fy[l], fz[l]) = (up[0] as f32, up[1] as f32, up[2] as f32);
+                    }
+                }
+            }
+            let e = &inp.eq[slab + s];
+            let (pref, inv_t, nu, base) = (e.pref as f32, e.inv_t as f32, e.nu as f32, e.base as f32);
+            let (u, sv) = (e.u.map(|x| x as f32), e.s.map(|x| x as f32));
+            let [gx, gy, gz] = tables.rows(slab + s);
+            let mut out = [0.0f32; L];
+            // The vectorised update: no branch, L independent lanes.
+            for l in 0..L {
+                let g3 = gx[node[0][l]] * gy[node[1][l]] * gz[node[2][l]];
+                let cv = [xi[0][l] - u[0], xi[1][l] - u[1], xi[2][l] - u[2]];
+                let c2 = cv[0] * cv[0] + cv[1] * cv[1] + cv[2] * cv[2];
+                let sc = sv[0] * cv[0] + sv[1] * cv[1] + sv[2] * cv[2];
+                let fs = pref * g3 * (base + sc * (2.0 * c2 * inv_t - 5.0));
+                out[l] = (a[l] * fx[l] + b[l] * fy[l] + c[l] * fz[l] + nu * fs) / (a[l] + b[l] + c[l] + nu);
+            }
+            f[s * L..(s + 1) * L].copy_from_slice(&out);
+            fx = out;
+        }
+    }
+}
+
+/// The 13 raw-moment weights of each lane, w (1, x, y, z, x^2, ..., x |xi|^2, ...), in f32
+/// (zero for padding lanes), `[moment][lane]`.
+pub fn moment_weights(p: &Problem, g: &[Option<u32>; L]) -> [[f32; L]; NRAW] {
+    let mut out = [[0.0f32; L]; NRAW];
+    for (l, v) in g.iter().enumerate() {
+        if let Some(v) = v {
+            let mut acc = [0.0f64; NRAW];
+            crate::model::accumulate_raw(&mut acc, p.vgrid.xi[*v as usize], p.vgrid.w[*v as usize]);
+            for mo in 0..NRAW {
+                out[mo][l] = acc[mo] as f32;
+            }
+        }
+    }
+    out
+}
+
+/// Add slice `k` of every group to the raw moments of its cells: rows in parallel; within
+/// a row, lane-wise f32 sums over the batch's groups in order (vectorised like the sweep),
+/// then each cell's lanes summed and added in f64. f32 sums over a batch's groups (at most a
+/// few thousand terms of one sign pattern) keep the moments to a relative 1e-6 or so, the
+/// GPU backends' level, and the f64 sum over batches adds no more.
+pub fn moment_slice_lanes(
+    nx: usize,
+    weights: &[[[f32; L]; NRAW]],
+    slices: &[f32],
+    nxy: usize,
+    raw_slab: &mut [[f64; NRAW]],
+) {
+    raw_slab.par_chunks_mut(nx).enumerate().for_each(|(j, row)| simd!(moment_row(nx, weights, slices, nxy, j, row)));
+}
+
+#[inline(always)]
+fn moment_row(nx: usize, weights: &[[[f32; L]; NRAW]], slices: &[f32], nxy: usize, j: usize, row: &mut [[f64; NRAW]]) {
+    // Cell by cell, the 13 lane-wise sums stay in registers while the groups stream by.
+    for (i, out) in row.iter_mut().enumerate() {
+        let at = (j * nx + i) * L;
+        let mut acc = [[0.0f32; L]; NRAW];
+        for (gi, wt) in weights.iter().enumerate() {
+            let fl: &[f32; L] = slices[gi * nxy * L + at..gi * nxy * L + at + L].try_into().unwrap();
+            for mo in 0..NRAW {
+                for l in 0..L {
+                    acc[mo][l] += wt[mo][l] * fl[l];
+                }
+            }
+        }
+        for mo in 0..NRAW {
+            out[mo] += acc[mo].iter().map(|&x| x as f64).sum::<f64>();
+        }
+    }
+}
+
+/// Group storage read as the f64 path's per-velocity slots: batch velocity b is lane b % L
+/// of group b / L.
+#[derive(Clone, Copy)]
+pub struct LaneSlots<'a> {
+    pub data: &'a [f32],
+    pub nxy: usize,
+}
+
+impl LaneSlots<'_> {
+    #[inline]
+    pub fn value(&self, b: usize, s: usize) -> f64 {
+        self.data[(b / L * self.nxy + s) * L + b % L] as f64
+    }
+}
+
+/// One iteration of the f32 path over the plan's batches.
+pub fn sweep_all(
+    p: &Problem,
+    plan: &BatchPlan,
+    input: &SweepInput,
+    tables: &LaneTables,
+    slices: &mut [f32],
+    out: &mut SweepOutput,
+) {
+    let nxy = p.grid.slice_cells();
+    let nz = p.grid.nz();
+    for batch in &plan.batches {
+        let gs = groups(batch);
+        let weights: Vec<_> = gs.iter().map(|g| moment_weights(p, g)).collect();
+        let store = &mut slices[..gs.len() * nxy * L];
+        for step in 0..nz {
+            let k = if batch.octant.negative(2) { nz - 1 - step } else { step };
+            store.par_chunks_mut(nxy * L).zip(&gs).for_each(|(f, g)| {
+                sweep_slice_lanes(p, input, tables, g, batch.octant, k, step == 0, f);
+            });
+            moment_slice_lanes(p.grid.nx(), &weights, store, nxy, &mut out.raw[k * nxy..(k + 1) * nxy]);
+            let stored = LaneSlots { data: store, nxy };
+            let value = |b: usize, s: usize, _axis: usize| stored.value(b, s);
+            super::wall_flux_slice(p, batch, k, &value, &mut out.incident, &mut out.exits);
+            super::wall_load_slice(p, batch, k, &value, &mut out.wall);
+        }
+    }
+}
