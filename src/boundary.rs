@@ -90,8 +90,10 @@ impl FaceBc {
         if partner.is_empty() {
             density[idx] * self.shape[v]
         } else {
-            let s = slot(m, self.face.axis(), v, !self.face.is_max()).expect("an entering velocity");
-            partner[idx * slots_per_cell(m) + s]
+            // A velocity parallel to the face (the zero node of an odd velocity grid) has no
+            // slot; its upwind coefficient along this axis is zero, so any value serves (the
+            // GPU kernels' `partner` returns 0 alike).
+            slot(m, self.face.axis(), v, !self.face.is_max()).map_or(0.0, |s| partner[idx * slots_per_cell(m) + s])
         }
     }
 }

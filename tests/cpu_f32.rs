@@ -1,0 +1,133 @@
+//! The CPU backend's f32 mode (`solver.precision = "f32"`, src/backend/cpu/lanes.rs) against
+//! its f64 reference.
+//!
+//! Tolerances. The f32 path stores f in f32 and sums each cell's moments over a batch's
+//! groups in f32 lanes (unit round-off 6e-8), as the GPU backends do; tests/gpu.rs argues
+//! the bounds this gives after the same iterations: 1e-5 relative L2 for density, velocity,
+//! temperature, pressure and stress (sums whose terms are within ~25 times the result), 1e-4
+//! for the heat flux (differences of third moments ~500 times its size). The wall sums of a
+//! body are first moments of f over the wall's incoming half-space, like the density: 1e-5.
+
+mod common;
+use common::*;
+use knudsen::backend::cpu::CpuBackend;
+use knudsen::backend::BackendChoice;
+use knudsen::config::{Config, Precision, Scheme};
+use knudsen::problem::Problem;
+use std::sync::Arc;
+
+fn fixed(cfg: &Config, n: usize, precision: Precision) -> Config {
+    let mut c = cfg.clone();
+    c.solver.max_iterations = n;
+    c.solver.tolerance = 1e-30;
+    c.solver.precision = precision;
+    c
+}
+
+fn run_cpu(cfg: &Config) -> knudsen::solver::RunResult {
+    let p = Arc::new(Problem::new(cfg));
+    run_with(&p, Box::new(CpuBackend::new(p.clone(), 512 << 20).unwrap()))
+}
+
+fn assert_close(what: &str, a: &[knudsen::model::Macro], b: &[knudsen::model::Macro]) {
+    for (name, d) in field_differences(a, b) {
+        let t = if name == "heat_flux" { 1e-4 } else { 1e-5 };
+        eprintln!("{what}: {name} relative L2 difference {d:.2e} (tolerance {t:.0e})");
+        assert!(d < t, "{what}: {name} differs by {d:e} > {t:e}");
+    }
+}
+
+/// A case that takes every path of the f32 sweep: a body (solid cells and wall emission, wall
+/// loads), specular faces (partner inflow and exits), a stretched axis, an odd velocity count
+/// per octant (a padded lane group).
+fn body_case() -> Config {
+    config(&body_case_json())
+}
+
+fn body_case_json() -> serde_json::Value {
+    let mut v = cavity_json(6, 10, 4.0, 0.1);
+    v["boundaries"]["y_min"] = serde_json::json!({"type": "specular"});
+    v["boundaries"]["z_min"] = serde_json::json!({"type": "specular"});
+    v["grid"]["x"] = serde_json::json!({"faces": [0.0, 0.1, 0.25, 0.45, 0.7, 1.0]});
+    v["bodies"] = serde_json::json!([{"min": [0.25, 2.0 / 6.0, 2.0 / 6.0], "max": [0.7, 4.0 / 6.0, 4.0 / 6.0], "temperature": 1.3,
+        "velocity": [0.0, 0.1, 0.0]}]);
+    v
+}
+
+#[test]
+fn f32_matches_f64_after_the_same_iterations() {
+    let cfg = load_config("cavity-quick.json");
+    let r64 = run_cpu(&fixed(&cfg, 6, Precision::F64));
+    let r32 = run_cpu(&fixed(&cfg, 6, Precision::F32));
+    assert_eq!(r32.iterations(), 6);
+    assert_close("cavity, 6 iterations", &r32.fields, &r64.fields);
+    // The comparison has teeth: one iteration more moves the f64 fields by far more.
+    let r7 = run_cpu(&fixed(&cfg, 7, Precision::F64));
+    let moved = field_differences(&r7.fields, &r64.fields)[1].1;
+    assert!(moved > 1e-4, "iteration 7 changed velocity by only {moved:e}");
+}
+
+#[test]
+fn f32_matches_f64_with_a_body_specular_faces_and_stretched_cells() {
+    let cfg = body_case();
+    let p = Problem::new(&cfg);
+    assert!(p.bodies.solids.any() && (p.vgrid.len() / 8) % 8 != 0, "the case must pad a lane group");
+    let r64 = run_cpu(&fixed(&cfg, 4, Precision::F64));
+    let r32 = run_cpu(&fixed(&cfg, 4, Precision::F32));
+    // Solid cells hold no gas (their velocity is 0/0): compare the fluid ones.
+    let fluid = |r: &knudsen::solver::RunResult| -> Vec<knudsen::model::Macro> {
+        (0..p.grid.cells()).filter(|&c| !p.bodies.solids.is_solid(c)).map(|c| r.fields[c]).collect()
+    };
+    assert_close("body case, 4 iterations", &fluid(&r32), &fluid(&r64));
+    // The body's incident sums (number, momentum and energy fluxes into its walls).
+    let flat = |r: &knudsen::solver::RunResult| r.wall.iter().flatten().copied().collect::<Vec<f64>>();
+    let (a, b) = (flat(&r32), flat(&r64));
+    assert!(b.iter().any(|&x| x != 0.0));
+    let d = a.iter().zip(&b).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt()
+        / b.iter().map(|y| y * y).sum::<f64>().sqrt();
+    eprintln!("wall sums relative L2 difference {d:.2e}");
+    assert!(d < 1e-5, "wall sums differ by {d:e}");
+}
+
+#[test]
+fn f32_results_do_not_depend_on_the_thread_count() {
+    let cfg = fixed(&body_case(), 3, Precision::F32);
+    let (_, one) = run(&cfg, BackendChoice::Cpu, 1);
+    let (_, two) = run(&cfg, BackendChoice::Cpu, 2);
+    let (_, three) = run(&cfg, BackendChoice::Cpu, 3);
+    // Bit for bit, including the NaN velocity of solid cells.
+    let bits = |r: &knudsen::solver::RunResult| -> Vec<u64> { r.raw.iter().flatten().map(|x| x.to_bits()).collect() };
+    assert!(bits(&one) == bits(&two) && bits(&two) == bits(&three), "f32 moments depend on the thread count");
+    assert!(one.wall == three.wall);
+}
+
+#[test]
+fn f32_refuses_the_second_order_scheme_and_bad_values() {
+    let mut cfg = load_config("cavity-quick.json");
+    cfg.solver.precision = Precision::F32;
+    cfg.solver.scheme = Scheme::SecondOrder;
+    let e = cfg.validate().unwrap_err().to_string();
+    assert!(e.contains("solver.precision") && e.contains("first_order"), "{e}");
+    let mut v = cavity_json(4, 8, 4.0, 0.1);
+    v["solver"] = serde_json::json!({"precision": "f16"});
+    let e = Config::from_json(&v.to_string()).unwrap_err().to_string();
+    assert!(e.contains("f16"), "{e}");
+}
+
+/// An odd velocity grid has a zero node, parallel to every face: a specular face has no
+/// partner slot for it. Both paths once stopped there ("an entering velocity"); its upwind
+/// coefficient is zero, so the inflow it reads must simply not matter.
+#[test]
+fn odd_velocity_grids_run_with_specular_faces_in_both_precisions() {
+    let mut v = body_case_json();
+    v["velocity"]["points"] = serde_json::json!(11);
+    let cfg = config(&v);
+    let r64 = run_cpu(&fixed(&cfg, 3, Precision::F64));
+    let r32 = run_cpu(&fixed(&cfg, 3, Precision::F32));
+    assert_eq!((r64.iterations(), r32.iterations()), (3, 3));
+    let p = Problem::new(&cfg);
+    let fluid = |r: &knudsen::solver::RunResult| -> Vec<knudsen::model::Macro> {
+        (0..p.grid.cells()).filter(|&c| !p.bodies.solids.is_solid(c)).map(|c| r.fields[c]).collect()
+    };
+    assert_close("odd grid, 3 iterations", &fluid(&r32), &fluid(&r64));
+}
