@@ -174,10 +174,12 @@ fn sweep_slice_lanes_body(
             let (pref, inv_t, nu, base) = (e.pref as f32, e.inv_t as f32, e.nu as f32, e.base as f32);
             let (u, sv) = (e.u.map(|x| x as f32), e.s.map(|x| x as f32));
             let [gx, gy, gz] = tables.rows(slab + s);
+            // The table loads first (gathers, bounds-checked), then the update with neither a
+            // branch nor a check, which is what lets it vectorise.
+            let g3: [f32; L] = std::array::from_fn(|l| gx[node[0][l]] * gy[node[1][l]] * gz[node[2][l]]);
             let mut out = [0.0f32; L];
-            // The vectorised update: no branch, L independent lanes.
             for l in 0..L {
-                let g3 = gx[node[0][l]] * gy[node[1][l]] * gz[node[2][l]];
+                let g3 = g3[l];
                 let cv = [xi[0][l] - u[0], xi[1][l] - u[1], xi[2][l] - u[2]];
                 let c2 = cv[0] * cv[0] + cv[1] * cv[1] + cv[2] * cv[2];
                 let sc = sv[0] * cv[0] + sv[1] * cv[1] + sv[2] * cv[2];
