@@ -171,7 +171,9 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     let cpu_budget = cfg.solver.memory_budget_mib.unwrap_or(backend::CPU_DEFAULT_BUDGET_MIB);
     match cpu_plan(p, (cpu_budget * 1048576.0) as u64) {
         Ok(pl) => println!(
-            "cpu (f64), budget {cpu_budget} MiB: batch {} velocities in {} batches; distribution storage {:.1} MiB",
+            "cpu ({}{}), budget {cpu_budget} MiB: batch {} velocities in {} batches; distribution storage {:.1} MiB",
+            cfg.solver.precision.name(),
+            if cfg.solver.precision == knudsen::config::Precision::F32 { ", vectorised over 8 velocities" } else { "" },
             pl.max_batch,
             pl.batches.len(),
             mib(pl.distribution_bytes())
