@@ -209,10 +209,9 @@ pub fn moment_weights(p: &Problem, g: &[Option<u32>; L]) -> [[f32; L]; NRAW] {
 }
 
 /// Add slice `k` of every group to the raw moments of its cells: rows in parallel; within
-/// a row, lane-wise f32 sums over the batch's groups in order (vectorised like the sweep),
-/// then each cell's lanes summed and added in f64. f32 sums over a batch's groups (at most a
-/// few thousand terms of one sign pattern) keep the moments to a relative 1e-6 or so, the
-/// GPU backends' level, and the f64 sum over batches adds no more.
+/// a row, lane-wise f32 sums over blocks of 32 groups in order (vectorised like the sweep),
+/// then each cell's lanes summed and added in f64. f32 sums of 256 terms keep the moments to
+/// a relative 1e-6 or better, the GPU backends' level, and the f64 sums add no more.
 pub fn moment_slice_lanes(
     nx: usize,
     weights: &[[[f32; L]; NRAW]],
@@ -225,23 +224,32 @@ pub fn moment_slice_lanes(
 
 #[inline(always)]
 fn moment_row(nx: usize, weights: &[[[f32; L]; NRAW]], slices: &[f32], nxy: usize, j: usize, row: &mut [[f64; NRAW]]) {
-    // Cell by cell, the 13 lane-wise sums stay in registers while the groups stream by.
-    for (i, out) in row.iter_mut().enumerate() {
-        let at = (j * nx + i) * L;
-        let mut acc = [[0.0f32; L]; NRAW];
-        for (gi, wt) in weights.iter().enumerate() {
-            let fl: &[f32; L] = slices[gi * nxy * L + at..gi * nxy * L + at + L].try_into().unwrap();
-            for mo in 0..NRAW {
-                for l in 0..L {
-                    acc[mo][l] += wt[mo][l] * fl[l];
+    // Groups in blocks of GROUP_BLOCK; within a block, cell by cell, the 13 lane-wise sums stay
+    // in registers while the block's groups stream by. A group's row is 4 KiB or less, each in
+    // another page: a block's pages stay in the TLB across the row, all of a batch's would not.
+    for (b, block) in weights.chunks(GROUP_BLOCK).enumerate() {
+        let first = b * GROUP_BLOCK;
+        for (i, out) in row.iter_mut().enumerate() {
+            let at = (j * nx + i) * L;
+            let mut acc = [[0.0f32; L]; NRAW];
+            for (gi, wt) in block.iter().enumerate() {
+                let base = (first + gi) * nxy * L + at;
+                let fl: &[f32; L] = slices[base..base + L].try_into().unwrap();
+                for mo in 0..NRAW {
+                    for l in 0..L {
+                        acc[mo][l] += wt[mo][l] * fl[l];
+                    }
                 }
             }
-        }
-        for mo in 0..NRAW {
-            out[mo] += acc[mo].iter().map(|&x| x as f64).sum::<f64>();
+            for mo in 0..NRAW {
+                out[mo] += acc[mo].iter().map(|&x| x as f64).sum::<f64>();
+            }
         }
     }
 }
+
+/// Groups per block of the moment stage (`moment_row`).
+const GROUP_BLOCK: usize = 32;
 
 /// Group storage read as the f64 path's per-velocity slots: batch velocity b is lane b % L
 /// of group b / L.
