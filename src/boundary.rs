@@ -309,10 +309,10 @@ mod tests {
         let g = Grid::uniform([2, 3, 4], [1.0; 3]);
         let inc = b.uniform_incident(&g, &v, 0.7, [0.0; 3], 1.0);
         let rho = b.densities(&inc);
-        for f in 0..6 {
-            assert_eq!(rho[f].len(), Face::ALL[f].cells(&g));
-            for &r in &rho[f] {
-                assert!((r - 0.7).abs() < 1e-14, "{}: {r}", Face::ALL[f].name());
+        for (face, rho_f) in Face::ALL.iter().zip(&rho) {
+            assert_eq!(rho_f.len(), face.cells(&g));
+            for &r in rho_f {
+                assert!((r - 0.7).abs() < 1e-14, "{}: {r}", face.name());
             }
         }
     }

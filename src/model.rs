@@ -353,8 +353,8 @@ mod tests {
             assert!((mac.u[i] - u[i]).abs() < 1e-15);
             assert!((mac.q[i] - q[i]).abs() < 1e-14, "q{i}: {} vs {}", mac.q[i], q[i]);
         }
-        for s in 0..6 {
-            assert!((mac.p[s] - pp[s]).abs() < 1e-14);
+        for (a, b) in mac.p.iter().zip(&pp) {
+            assert!((a - b).abs() < 1e-14);
         }
         assert!((mac.t - 2.0 / 3.0 * tr_p / rho).abs() < 1e-15);
     }

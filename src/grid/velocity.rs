@@ -129,8 +129,8 @@ mod tests {
                 for &v in members {
                     seen[v as usize] += 1;
                     let x = g.xi[v as usize];
-                    for d in 0..3 {
-                        assert_eq!(Octant(o as u8).negative(d), x[d] < 0.0);
+                    for (d, &c) in x.iter().enumerate() {
+                        assert_eq!(Octant(o as u8).negative(d), c < 0.0);
                     }
                 }
             }

@@ -190,9 +190,9 @@ mod tests {
             std::array::from_fn(|r| std::array::from_fn(|k| if r == k { 4.0 } else { ((r * 3 + k) % 4) as f64 - 1.5 }));
         let inv = invert(&a).unwrap();
         let id = super::super::flux::mul(&a, &inv);
-        for r in 0..NV {
-            for k in 0..NV {
-                assert!((id[r][k] - if r == k { 1.0 } else { 0.0 }).abs() < 1e-14);
+        for (r, row) in id.iter().enumerate() {
+            for (k, &x) in row.iter().enumerate() {
+                assert!((x - if r == k { 1.0 } else { 0.0 }).abs() < 1e-14);
             }
         }
         assert!(invert(&[[0.0; NV]; NV]).is_none());
