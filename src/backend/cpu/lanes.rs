@@ -251,6 +251,52 @@ fn moment_row(nx: usize, weights: &[[[f32; L]; NRAW]], slices: &[f32], nxy: usiz
 /// Groups per block of the moment stage (`moment_row`).
 const GROUP_BLOCK: usize = 32;
 
+/// Each lane's weight in the incident flux of each downwind face of the batch (axis order):
+/// w max(-xi . n, 0), n the face's inward normal; zero for padding lanes.
+pub fn flux_weights(p: &Problem, g: &[Option<u32>; L], oct: crate::grid::Octant) -> [[f32; L]; 3] {
+    let faces = super::downwind_faces(oct);
+    std::array::from_fn(|a| {
+        std::array::from_fn(|l| {
+            g[l].map_or(0.0, |v| {
+                let v = v as usize;
+                (p.vgrid.w[v] * (-faces[a].normal_speed(p.vgrid.xi[v])).max(0.0)) as f32
+            })
+        })
+    })
+}
+
+/// Add slice `k` of every group to the incident flux of the box-face cells it touches: the
+/// f64 path's `wall_flux_slice` without its exits, vectorised over lanes like the moments
+/// (f32 sums over blocks of groups, f64 across blocks). Exits, which only specular and
+/// periodic faces keep, go through that function.
+pub fn incident_slice_lanes(
+    p: &Problem,
+    oct: crate::grid::Octant,
+    k: usize,
+    weights: &[[[f32; L]; 3]],
+    slices: &[f32],
+    incident: &mut crate::boundary::FaceData,
+) {
+    let nxy = p.grid.slice_cells();
+    for (a, face) in super::downwind_faces(oct).into_iter().enumerate() {
+        let Some((first, count, cell_of)) = super::face_cells(p, face, k) else { continue };
+        incident[face.id()][first..first + count].par_iter_mut().enumerate().for_each(|(t, acc)| {
+            let at = cell_of(t) * L;
+            for (b, block) in weights.chunks(GROUP_BLOCK).enumerate() {
+                let mut sum = [0.0f32; L];
+                for (gi, wt) in block.iter().enumerate() {
+                    let base = (b * GROUP_BLOCK + gi) * nxy * L + at;
+                    let fl: &[f32; L] = slices[base..base + L].try_into().unwrap();
+                    for l in 0..L {
+                        sum[l] += wt[a][l] * fl[l];
+                    }
+                }
+                *acc += sum.iter().map(|&x| x as f64).sum::<f64>();
+            }
+        });
+    }
+}
+
 /// Group storage read as the f64 path's per-velocity slots: batch velocity b is lane b % L
 /// of group b / L.
 #[derive(Clone, Copy)]
@@ -277,20 +323,37 @@ pub fn sweep_all(
 ) {
     let nxy = p.grid.slice_cells();
     let nz = p.grid.nz();
+    // Seconds in each stage, for `RUST_LOG=knudsen=debug` (where parallel scaling is lost).
+    let mut t = [0.0f64; 3];
+    let mut lap = |i: usize, t0: &mut std::time::Instant| {
+        t[i] += t0.elapsed().as_secs_f64();
+        *t0 = std::time::Instant::now();
+    };
     for batch in &plan.batches {
         let gs = groups(batch);
         let weights: Vec<_> = gs.iter().map(|g| moment_weights(p, g)).collect();
+        let flux: Vec<_> = gs.iter().map(|g| flux_weights(p, g, batch.octant)).collect();
+        let keeps_exits = out.exits.iter().any(|e| !e.is_empty());
         let store = &mut slices[..gs.len() * nxy * L];
         for step in 0..nz {
+            let mut t0 = std::time::Instant::now();
             let k = if batch.octant.negative(2) { nz - 1 - step } else { step };
             store.par_chunks_mut(nxy * L).zip(&gs).for_each(|(f, g)| {
                 sweep_slice_lanes(p, input, tables, g, batch.octant, k, step == 0, f);
             });
+            lap(0, &mut t0);
             moment_slice_lanes(p.grid.nx(), &weights, store, nxy, &mut out.raw[k * nxy..(k + 1) * nxy]);
+            lap(1, &mut t0);
+            incident_slice_lanes(p, batch.octant, k, &flux, store, &mut out.incident);
             let stored = LaneSlots { data: store, nxy };
             let value = |b: usize, s: usize, _axis: usize| stored.value(b, s);
-            super::wall_flux_slice(p, batch, k, &value, &mut out.incident, &mut out.exits);
+            if keeps_exits {
+                // Only the exits: the incident sums above are already in.
+                super::wall_flux_slice(p, batch, k, &value, None, &mut out.exits);
+            }
             super::wall_load_slice(p, batch, k, &value, &mut out.wall);
+            lap(2, &mut t0);
         }
     }
+    log::debug!("cpu f32 stages: sweep {:.4} s, moments {:.4} s, faces and walls {:.4} s", t[0], t[1], t[2]);
 }

@@ -150,7 +150,7 @@ impl Backend for CpuBackend {
                 let stored = SliceSlots { data: slices, nxy, slots };
                 moment_slice(p, batch, k, stored, &mut out.raw[k * nxy..(k + 1) * nxy]);
                 let value = |b: usize, s: usize, axis: usize| face_out(stored, b, s, axis);
-                wall_flux_slice(p, batch, k, &value, &mut out.incident, &mut out.exits);
+                wall_flux_slice(p, batch, k, &value, Some(&mut out.incident), &mut out.exits);
                 wall_load_slice(p, batch, k, &value, &mut out.wall);
             }
         }
@@ -240,54 +240,35 @@ pub fn moment_slice(p: &Problem, batch: &Batch, _k: usize, stored: SliceSlots, r
 /// `axis` ([`face_out`] for the f64 storage, [`lanes::LaneSlots`] for the f32 one).
 pub type FaceValue<'a> = dyn Fn(usize, usize, usize) -> f64 + Sync + 'a;
 
-/// Add slice `k` of the batch to the incident flux of every face cell it touches, and record
-/// the outgoing values of faces that keep exits (partner data, boundary.rs). Both carry the
-/// face value (`out`). A batch moves into at most one face per axis (its octant's downwind
+/// Add slice `k` of the batch to the incident flux of every face cell it touches (unless
+/// `incident` is None), and record the outgoing values of faces that keep exits (partner
+/// data, boundary.rs). Both carry the face value (`out`). A batch moves into at most one face per axis (its octant's downwind
 /// faces).
 pub fn wall_flux_slice(
     p: &Problem,
     batch: &Batch,
     k: usize,
     out: &FaceValue,
-    incident: &mut FaceData,
+    mut incident: Option<&mut FaceData>,
     exits: &mut FaceData,
 ) {
-    let g = &p.grid;
-    let (nx, ny, nz) = (g.nx(), g.ny(), g.nz());
-    let nxy = nx * ny;
     let m = p.vgrid.m;
     let per_cell = slots_per_cell(m);
     for face in downwind_faces(batch.octant) {
-        // Face cells of this face in slice k (from `first`), and the slice cell each one
-        // sits against.
         let axis = face.axis();
         let out = |b: usize, s: usize| out(b, s, axis);
-        let (first, count, cell_of): (usize, usize, Box<dyn Fn(usize) -> usize + Sync>) = match face.axis() {
-            0 => {
-                let ib = if face.is_max() { nx - 1 } else { 0 };
-                (k * ny, ny, Box::new(move |j| j * nx + ib))
-            }
-            1 => {
-                let jb = if face.is_max() { ny - 1 } else { 0 };
-                (k * nx, nx, Box::new(move |i| jb * nx + i))
-            }
-            _ => {
-                let kb = if face.is_max() { nz - 1 } else { 0 };
-                if k != kb {
-                    continue;
+        let Some((first, count, cell_of)) = face_cells(p, face, k) else { continue };
+        if let Some(incident) = incident.as_deref_mut() {
+            let target = &mut incident[face.id()][first..first + count];
+            target.par_iter_mut().enumerate().for_each(|(t, acc)| {
+                let s = cell_of(t);
+                for (b, &v) in batch.velocities.iter().enumerate() {
+                    let v = v as usize;
+                    let speed = (-face.normal_speed(p.vgrid.xi[v])).max(0.0);
+                    *acc += p.vgrid.w[v] * speed * out(b, s);
                 }
-                (0, nxy, Box::new(|s| s))
-            }
-        };
-        let target = &mut incident[face.id()][first..first + count];
-        target.par_iter_mut().enumerate().for_each(|(t, acc)| {
-            let s = cell_of(t);
-            for (b, &v) in batch.velocities.iter().enumerate() {
-                let v = v as usize;
-                let speed = (-face.normal_speed(p.vgrid.xi[v])).max(0.0);
-                *acc += p.vgrid.w[v] * speed * out(b, s);
-            }
-        });
+            });
+        }
         let ex = &mut exits[face.id()];
         if ex.is_empty() {
             continue;
@@ -300,6 +281,29 @@ pub fn wall_flux_slice(
                 }
             }
         });
+    }
+}
+
+/// The face cells of `face` in z-slice `k`: the first one's index in the face's arrays, how
+/// many, and the slice cell each one sits against; None when slice k does not touch the face.
+pub type FaceCells = (usize, usize, Box<dyn Fn(usize) -> usize + Sync>);
+
+pub fn face_cells(p: &Problem, face: Face, k: usize) -> Option<FaceCells> {
+    let g = &p.grid;
+    let (nx, ny, nz) = (g.nx(), g.ny(), g.nz());
+    match face.axis() {
+        0 => {
+            let ib = if face.is_max() { nx - 1 } else { 0 };
+            Some((k * ny, ny, Box::new(move |j| j * nx + ib)))
+        }
+        1 => {
+            let jb = if face.is_max() { ny - 1 } else { 0 };
+            Some((k * nx, nx, Box::new(move |i| jb * nx + i)))
+        }
+        _ => {
+            let kb = if face.is_max() { nz - 1 } else { 0 };
+            (k == kb).then(|| (0, nx * ny, Box::new(|s| s) as Box<dyn Fn(usize) -> usize + Sync>))
+        }
     }
 }
 
