@@ -11,6 +11,7 @@ pub mod bandwidth;
 pub mod cpu;
 #[cfg(feature = "cuda-driver")]
 pub mod cuda;
+pub mod fused;
 pub mod gpu_io;
 pub mod gpu_tables;
 pub mod upwind2;

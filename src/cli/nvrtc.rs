@@ -17,7 +17,12 @@ pub fn nvrtc_check(source: Option<&Path>, arch: String) -> Result<(), Failure> {
         let ptx = kernels::compile_ptx(&src, &sizes, Some(arch))
             .map_err(|e| Failure::Run(anyhow::anyhow!("NVRTC, {arch}, NX = {}: {e}", sizes.nx)))?;
         let text = ptx.to_src();
-        for k in ["sweep_slice", "moment_slice", "wall_load_slice"] {
+        // For reading the PTX (e.g. whether an array went to local memory).
+        if let Ok(dir) = std::env::var("KNUDSEN_PTX_DUMP") {
+            let path = Path::new(&dir).join(format!("knudsen-{arch}-nx{}.ptx", sizes.nx));
+            std::fs::write(&path, &text).map_err(|e| Failure::Run(anyhow::anyhow!("{}: {e}", path.display())))?;
+        }
+        for k in ["sweep_slice", "moment_slice", "wall_load_slice", "sweep_fused", "fused_moments"] {
             if source.is_none() && !text.contains(&format!(".entry {k}")) {
                 return Err(Failure::Run(anyhow::anyhow!("NVRTC output has no entry {k}")));
             }

@@ -9,6 +9,7 @@ const COMMON: &str = include_str!("../../../shaders/cuda/common.cuh");
 const SWEEP: &str = include_str!("../../../shaders/cuda/sweep_slice.cu");
 const MOMENT: &str = include_str!("../../../shaders/cuda/moment_slice.cu");
 const WALL_LOAD: &str = include_str!("../../../shaders/cuda/wall_load_slice.cu");
+const FUSED: &str = include_str!("../../../shaders/cuda/sweep_fused.cu");
 
 /// The compile-time constants: the CUDA counterpart of the WGSL `override`s
 /// (wgpu/kernels.rs::Sizes), passed as `-D` definitions.
@@ -27,6 +28,9 @@ pub struct Sizes {
     pub exit_at: [u32; 6],
     /// Slices per velocity (SLOTS): 1 or 4 (config::Scheme::slices).
     pub slots: u32,
+    /// The fused sweep's tile (TX, TY) and face-buffer stride (FCH); fused.rs.
+    pub tile: [u32; 2],
+    pub fused_stride: u32,
 }
 
 impl Sizes {
@@ -44,6 +48,8 @@ impl Sizes {
             part_at: t.part_at,
             exit_at: t.exit_at,
             slots: p.config.solver.scheme.slices() as u32,
+            tile: [8, 8],
+            fused_stride: crate::backend::fused::BLOCK_VELOCITIES as u32,
         }
     }
 
@@ -59,6 +65,10 @@ impl Sizes {
             format!("-DM={}u", self.m),
             // `{:?}` prints the shortest decimal that reads back as the same f32.
             format!("-DSTEP={:?}f", self.step),
+            format!("-DTX={}u", self.tile[0]),
+            format!("-DTY={}u", self.tile[1]),
+            format!("-DBV={}u", crate::backend::fused::BLOCK_VELOCITIES),
+            format!("-DFCH={}u", self.fused_stride),
         ];
         for f in 0..6 {
             d.push(format!("-DPART{f}={}u", self.part_at[f]));
@@ -68,9 +78,9 @@ impl Sizes {
     }
 }
 
-/// The whole program: the shared header, then the three kernels.
+/// The whole program: the shared header, then the slice kernels, then the fused sweep.
 pub fn program() -> String {
-    format!("{COMMON}\n{SWEEP}\n{MOMENT}\n{WALL_LOAD}")
+    format!("{COMMON}\n{SWEEP}\n{MOMENT}\n{WALL_LOAD}\n{FUSED}")
 }
 
 /// Compile `source` (normally [`program`]) to PTX. `arch`: e.g. "compute_90"; None lets
@@ -136,6 +146,8 @@ pub fn check_sizes() -> Vec<Sizes> {
             part_at: [u32::MAX; 6],
             exit_at: [u32::MAX; 6],
             slots: 1,
+            tile: [8, 8],
+            fused_stride: 262144,
         },
         // Specular y_min and z_min (a quarter domain), with their exits.
         Sizes {
@@ -151,6 +163,9 @@ pub fn check_sizes() -> Vec<Sizes> {
             exit_at: [u32::MAX, u32::MAX, 200, u32::MAX, 30000, u32::MAX],
             // The second-order scheme's four slots.
             slots: 4,
+            // A tile wider than the grid, and the smallest block-sized tile.
+            tile: [4, 4],
+            fused_stride: 128,
         },
     ]
 }

@@ -10,6 +10,7 @@
 //! and a machine without the driver gets an error, not a panic ([`available`]).
 
 mod bandwidth;
+mod fused;
 pub mod kernels;
 
 use super::gpu_tables::{moment_index, velocity_table};
@@ -73,6 +74,9 @@ pub struct CudaBackend {
     slice_walls: Vec<usize>,
     /// Face, partner and exit layout (gpu_io).
     layout: gpu_io::DeviceTables,
+    /// The fused on-chip sweep, where the case allows it (then no slices are allocated);
+    /// else why not.
+    fused: Result<fused::Fused, String>,
 }
 
 /// Threads per block: the WGSL workgroup sizes (layout.rs).
@@ -113,17 +117,23 @@ impl CudaBackend {
                 schedule::MAX_INDEXED_BINDING >> 20
             );
         }
+        let fused_plan = fused::choose(p, budget)?;
+        let distribution = fused_plan.as_ref().map_or(sched.distribution_bytes, |f| f.bytes());
         // Refuse a plan that cannot fit before allocating any of it.
         let (free, _) = ctx.mem_get_info().context("querying free device memory")?;
-        let need = sched.distribution_bytes + sched.field_bytes + 4 * (t.bnd.len() + t.incident_len) as u64;
+        let need = distribution + sched.field_bytes + 4 * (t.bnd.len() + t.incident_len) as u64;
         anyhow::ensure!(
             need <= free as u64,
-            "{name}: the plan needs {} MiB of device memory ({} MiB of slices); {} MiB are free; lower --memory-budget-mib",
+            "{name}: the plan needs {} MiB of device memory ({} MiB of distribution storage); {} MiB are free; lower --memory-budget-mib",
             need >> 20,
-            sched.distribution_bytes >> 20,
+            distribution >> 20,
             free >> 20
         );
-        let sizes = kernels::Sizes::of(p, sched.chunk_stride, &t);
+        let mut sizes = kernels::Sizes::of(p, sched.chunk_stride, &t);
+        if let Ok(f) = &fused_plan {
+            sizes.tile = f.tile.map(|n| n as u32);
+            sizes.fused_stride = f.stride as u32;
+        }
         let module = kernels::compile(&ctx, &sizes).context("compiling the CUDA kernels with NVRTC")?;
         let load = |n: &str| module.load_function(n).with_context(|| format!("loading kernel {n}"));
         let (sweep, moment, wall_load) = (load("sweep_slice")?, load("moment_slice")?, load("wall_load_slice")?);
@@ -135,10 +145,12 @@ impl CudaBackend {
         let mut walls: Vec<u32> = t.walls.iter().flatten().copied().collect();
         walls.resize(walls.len().max(4), 0);
         let alloc = |n: usize| stream.alloc_zeros::<f32>(n.max(1));
+        // The fused sweep keeps no slices.
         let slice_len = sched.chunk_stride * sched.slice_cells * sched.slots;
+        let slice_buffers = if fused_plan.is_ok() { 0 } else { sched.slice_buffers };
         let mut tables = Vec::new();
         let mut vidx = Vec::new();
-        for wave in &sched.waves {
+        for wave in sched.waves.iter().filter(|_| fused_plan.is_err()) {
             let mut t = Vec::new();
             let mut v = Vec::new();
             for chunk in &wave.chunks {
@@ -157,7 +169,7 @@ impl CudaBackend {
             incident: alloc(t.incident_len)?,
             wall_sums: alloc(nwalls * WALL_SUMS)?,
             walls: stream.clone_htod(&walls)?,
-            slices: (0..sched.slice_buffers)
+            slices: (0..slice_buffers)
                 .map(|_| alloc(slice_len))
                 .collect::<Result<_, _>>()
                 .context("allocating the slices; lower --memory-budget-mib")?,
@@ -165,6 +177,10 @@ impl CudaBackend {
             vidx,
             slice_walls: t.slice_walls.clone(),
             layout: t,
+            fused: match fused_plan {
+                Ok(plan) => Ok(fused::Fused::new(p, plan, &module, &stream)?),
+                Err(why) => Err(why),
+            },
             problem,
             name,
             stream,
@@ -173,7 +189,16 @@ impl CudaBackend {
             moment,
             wall_load,
         };
+        log::info!("cuda sweep kernel: {}", backend.sweep_kernel());
         Ok(backend)
+    }
+
+    /// Which sweep kernel runs, and why (for logs and `knudsen check`).
+    pub fn sweep_kernel(&self) -> String {
+        match &self.fused {
+            Ok(f) => super::fused::describe(&f.plan),
+            Err(why) => format!("slices in device memory (the fused kernel does not apply: {why})"),
+        }
     }
 
     pub fn schedule(&self) -> &GpuSchedule {
@@ -238,7 +263,12 @@ impl Backend for CudaBackend {
     }
 
     fn plan_summary(&self) -> PlanSummary {
-        gpu_io::plan_summary(&self.schedule)
+        let mut s = gpu_io::plan_summary(&self.schedule);
+        if let Ok(f) = &self.fused {
+            s.in_flight = f.plan.waves.iter().map(|w| w.velocities.len()).max().unwrap_or(0);
+            s.distribution_bytes = f.plan.bytes();
+        }
+        s
     }
 
     fn device_bytes(&self) -> Option<u64> {
@@ -246,7 +276,7 @@ impl Backend for CudaBackend {
         let fixed: usize =
             f32s.into_iter().chain(&self.slices).chain(self.tables.iter().flatten()).map(|b| b.num_bytes()).sum();
         let ints: usize = std::iter::once(&self.walls).chain(self.vidx.iter().flatten()).map(|b| b.num_bytes()).sum();
-        Some((fixed + ints) as u64)
+        Some((fixed + ints + self.fused.as_ref().map_or(0, |f| f.device_bytes())) as u64)
     }
 
     fn copy_bandwidth(&mut self) -> anyhow::Result<f64> {
@@ -269,7 +299,10 @@ impl Backend for CudaBackend {
         stream.memset_zeros(&mut self.moments)?;
         stream.memset_zeros(&mut self.incident)?;
         stream.memset_zeros(&mut self.wall_sums)?;
-        self.launch_all()?;
+        match &mut self.fused {
+            Ok(f) => f.launch_all(&stream, &self.cells, &self.bnd, &mut self.moments, &mut self.incident)?,
+            Err(_) => self.launch_all()?,
+        }
         let moments = stream.clone_dtoh(&self.moments)?;
         let incident = stream.clone_dtoh(&self.incident)?;
         let wall_sums = stream.clone_dtoh(&self.wall_sums)?;

@@ -1,0 +1,125 @@
+//! Host side of the fused on-chip sweep (shaders/cuda/sweep_fused.cu; the plan in
+//! backend/fused.rs): its buffers and, per wave, one `sweep_fused` launch per tile
+//! diagonal followed by the `fused_moments` launch that adds that diagonal's partials.
+
+use super::super::fused::{self, FusedPlan, BLOCK_VELOCITIES};
+use super::super::gpu_tables::velocity_table;
+use crate::plan::PlanError;
+use crate::problem::Problem;
+use anyhow::Context;
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
+
+/// Which sweep kernel a case gets: `KNUDSEN_SWEEP=slices|fused` forces one (fused on a case
+/// it cannot run is an error); unset, the fused kernel wherever it applies and fits.
+pub fn choose(p: &Problem, budget: u64) -> anyhow::Result<Result<FusedPlan, String>> {
+    let forced = std::env::var("KNUDSEN_SWEEP").ok();
+    match forced.as_deref() {
+        None | Some("fused") | Some("slices") => {}
+        Some(other) => anyhow::bail!("KNUDSEN_SWEEP={other}: expected `fused` or `slices`"),
+    }
+    if forced.as_deref() == Some("slices") {
+        return Ok(Err("KNUDSEN_SWEEP=slices".into()));
+    }
+    let plan = match fused::ineligible(p) {
+        Some(why) => Err(why),
+        None => {
+            let tile = fused::tile_from_env().map_err(|e| anyhow::anyhow!(e))?;
+            fused::plan(&p.vgrid.octant_members(), p.grid.dims(), tile, budget).map_err(|PlanError(e)| e)
+        }
+    };
+    match (&plan, forced.as_deref()) {
+        (Err(why), Some("fused")) => anyhow::bail!("KNUDSEN_SWEEP=fused, but this case cannot use it: {why}"),
+        _ => Ok(plan),
+    }
+}
+
+pub struct Fused {
+    pub plan: FusedPlan,
+    sweep: CudaFunction,
+    moments: CudaFunction,
+    tables: Vec<CudaSlice<f32>>,
+    ranges: Vec<CudaSlice<u32>>,
+    xface: CudaSlice<f32>,
+    yface: CudaSlice<f32>,
+    partials: CudaSlice<f32>,
+}
+
+impl Fused {
+    pub fn new(
+        p: &Problem,
+        plan: FusedPlan,
+        module: &Arc<CudaModule>,
+        stream: &Arc<CudaStream>,
+    ) -> anyhow::Result<Self> {
+        let load = |n: &str| module.load_function(n).with_context(|| format!("loading kernel {n}"));
+        let mut tables = Vec::new();
+        let mut ranges = Vec::new();
+        for w in &plan.waves {
+            let t: Vec<f32> = velocity_table(p, &w.velocities).into_iter().flatten().collect();
+            tables.push(stream.clone_htod(&t)?);
+            ranges.push(stream.clone_htod(&w.ranges)?);
+        }
+        let [x, y] = plan.face_floats();
+        let alloc = |n: usize, what: &str| {
+            stream.alloc_zeros::<f32>(n.max(1)).with_context(|| format!("allocating the fused sweep's {what}"))
+        };
+        Ok(Self {
+            sweep: load("sweep_fused")?,
+            moments: load("fused_moments")?,
+            tables,
+            ranges,
+            xface: alloc(x, "x-face buffer")?,
+            yface: alloc(y, "y-face buffer")?,
+            partials: alloc(plan.partial_floats(), "moment partials")?,
+            plan,
+        })
+    }
+
+    pub fn device_bytes(&self) -> usize {
+        let f = [&self.xface, &self.yface, &self.partials].into_iter().chain(&self.tables).map(|b| b.num_bytes());
+        f.sum::<usize>() + self.ranges.iter().map(|b| b.num_bytes()).sum::<usize>()
+    }
+
+    /// Sweep every wave; `moments` and `incident` must be zero on entry.
+    pub fn launch_all(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        cells: &CudaSlice<f32>,
+        bnd: &CudaSlice<f32>,
+        moments: &mut CudaSlice<f32>,
+        incident: &mut CudaSlice<f32>,
+    ) -> anyhow::Result<()> {
+        let ncells = self.plan.dims.iter().product::<usize>() as u32;
+        const REDUCE_BLOCK: u32 = 128;
+        for (w, wave) in self.plan.waves.iter().enumerate() {
+            let blocks = wave.blocks() as u32;
+            for d in 0..self.plan.diagonals() {
+                let (lo, hi) = self.plan.diagonal(d);
+                let (diag, a_lo) = (d as u32, lo as u32);
+                let cfg = LaunchConfig {
+                    grid_dim: (blocks, (hi - lo + 1) as u32, 1),
+                    block_dim: (BLOCK_VELOCITIES as u32, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                let mut l = stream.launch_builder(&self.sweep);
+                l.arg(&diag).arg(&a_lo).arg(cells).arg(bnd).arg(&self.tables[w]);
+                l.arg(&mut self.xface).arg(&mut self.yface).arg(&mut self.partials);
+                // SAFETY: the argument list matches sweep_fused.cu's signature; the grid
+                // covers the wave's blocks and the diagonal's tiles, as the kernel assumes.
+                unsafe { l.launch(cfg) }.context("launching sweep_fused")?;
+                let cfg = LaunchConfig {
+                    grid_dim: (ncells.div_ceil(REDUCE_BLOCK), 1, 1),
+                    block_dim: (REDUCE_BLOCK, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                let mut l = stream.launch_builder(&self.moments);
+                l.arg(&diag).arg(&blocks).arg(&self.ranges[w]).arg(&self.partials);
+                l.arg(&mut *moments).arg(&mut *incident);
+                // SAFETY: the argument list matches fused_moments' signature.
+                unsafe { l.launch(cfg) }.context("launching fused_moments")?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,242 @@
+//! The fused on-chip sweep's plan (shaders/cuda/sweep_fused.cu): which cases it runs, its
+//! tiles, and how the velocities are packed into blocks and waves. A pure function of the
+//! problem's sizes, tested here without a GPU.
+//!
+//! The fused kernel sweeps a velocity through a TX x TY column of cells over all z, its
+//! z-carry in registers, so no slice lives in device memory. The tile's x- and y-inflows
+//! come from *face buffers* written by the upwind neighbour tiles (launched one tile
+//! diagonal a + b earlier, in the velocity's own upwind frame), and the moments are reduced
+//! over the block's velocities on chip into one partial per (block, cell). Device memory
+//! per velocity: the face buffers, (NX + NY) NZ values, against NX NY for a slice; per point
+//! swept, 2 (TX + TY) / (TX TY) x 4 bytes of face traffic (2 B at 8 x 8) against 8 B.
+//!
+//! A block holds BV velocities of one octant (GHOST-padded), so its threads walk the same
+//! cells in the same order: the cell coefficients are broadcast loads and the on-chip
+//! reduction sums one cell across the block.
+
+use super::wgpu::schedule::GHOST;
+use crate::plan::PlanError;
+use crate::problem::Problem;
+
+/// Velocities per block: 4 warps. Keep in sync with BV's use in sweep_fused.cu (passed as
+/// a -D constant; the kernel's shared memory is BV x (TX TY + 1) floats).
+pub const BLOCK_VELOCITIES: usize = 128;
+/// Moment partials per (block, cell): the 13 raw moments (the face fluxes follow from the
+/// momentum sums, as a block never mixes signs).
+pub const PARTIALS: usize = 13;
+
+/// Why a case cannot use the fused kernel (None: it can). The first version covers the
+/// cavity-like cases: first order, no bodies, no specular or periodic faces.
+pub fn ineligible(p: &Problem) -> Option<String> {
+    if p.config.solver.scheme.slices() != 1 {
+        return Some("the second-order scheme keeps face values per slice".into());
+    }
+    if p.bodies.solids.any() {
+        return Some("bodies: wall words and wall loads are not fused yet".into());
+    }
+    if crate::boundary::Face::ALL.iter().any(|&f| p.bounds.stores_inflow(f) || p.bounds.stores_exits(f)) {
+        return Some("specular or periodic faces: partner inflows are not fused yet".into());
+    }
+    None
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FusedWave {
+    /// Global velocity indices, each octant's members padded with GHOST to whole blocks.
+    pub velocities: Vec<u32>,
+    /// Per octant (Octant bits: x | y << 1 | z << 2), its blocks [start, end) in this wave.
+    pub ranges: [u32; 16],
+}
+
+impl FusedWave {
+    pub fn blocks(&self) -> usize {
+        self.velocities.len() / BLOCK_VELOCITIES
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FusedPlan {
+    pub tile: [usize; 2],
+    pub waves: Vec<FusedWave>,
+    /// Velocity stride of the face buffers: the largest wave.
+    pub stride: usize,
+    pub dims: [usize; 3],
+}
+
+impl FusedPlan {
+    /// Tiles along x and y.
+    pub fn tiles(&self) -> [usize; 2] {
+        [self.dims[0].div_ceil(self.tile[0]), self.dims[1].div_ceil(self.tile[1])]
+    }
+
+    /// Tile diagonals a + b = d, one launch each per wave; and the first tile column of d.
+    pub fn diagonals(&self) -> usize {
+        let [tx, ty] = self.tiles();
+        tx + ty - 1
+    }
+
+    /// The tile columns a of diagonal d: a_lo..=a_hi (b = d - a).
+    pub fn diagonal(&self, d: usize) -> (usize, usize) {
+        let [tx, ty] = self.tiles();
+        (d.saturating_sub(ty - 1), d.min(tx - 1))
+    }
+
+    pub fn max_diagonal_tiles(&self) -> usize {
+        (0..self.diagonals()).map(|d| self.diagonal(d).1 - self.diagonal(d).0 + 1).max().unwrap_or(0)
+    }
+
+    /// Floats of the x- and y-face buffers.
+    pub fn face_floats(&self) -> [usize; 2] {
+        let [nx, ny, nz] = self.dims;
+        [nz * ny * self.stride, nz * nx * self.stride]
+    }
+
+    /// Floats of the moment partials of one launch (the largest diagonal).
+    pub fn partial_floats(&self) -> usize {
+        let blocks = self.stride / BLOCK_VELOCITIES;
+        self.max_diagonal_tiles() * blocks * self.dims[2] * PARTIALS * self.tile[0] * self.tile[1]
+    }
+
+    /// Device bytes of the face buffers and partials: what replaces the slices.
+    pub fn bytes(&self) -> u64 {
+        let [x, y] = self.face_floats();
+        4 * (x + y + self.partial_floats()) as u64
+    }
+}
+
+/// One line on a plan: tiles, waves, launches, storage (logs and `knudsen check`).
+pub fn describe(f: &FusedPlan) -> String {
+    format!(
+        "fused on-chip sweep, {}x{} tiles, {} wave(s) of up to {} velocities, {} launches per wave, face buffers and partials {:.1} MiB",
+        f.tile[0],
+        f.tile[1],
+        f.waves.len(),
+        f.stride,
+        2 * f.diagonals(),
+        f.bytes() as f64 / 1048576.0
+    )
+}
+
+/// Whether the kernel can use a tile: TX TY divides the block, and the shares of a cell's
+/// partials (BV / (TX TY) - 1 of them, 13 values each) fit in the reduction's shared array
+/// of BV x (TX TY + 1) floats, which holds for TX TY >= 16 (sweep_fused.cu asserts it too).
+pub fn tile_fits(t: [usize; 2]) -> bool {
+    let (n, bv) = (t[0] * t[1], BLOCK_VELOCITIES);
+    n > 0 && bv % n == 0 && PARTIALS * (bv - n) <= bv * (n + 1)
+}
+
+/// The tile: 8 x 8 (64 registers of z-carry; 2 B of face traffic per point) unless
+/// `KNUDSEN_FUSED_TILE=TXxTY` asks otherwise (for experiments; see [`tile_fits`]).
+pub fn tile_from_env() -> Result<[usize; 2], PlanError> {
+    let Ok(s) = std::env::var("KNUDSEN_FUSED_TILE") else { return Ok([8, 8]) };
+    let parse = |t: &str| t.trim().parse::<usize>().ok().filter(|&n| n > 0);
+    match s.split_once('x').map(|(a, b)| (parse(a), parse(b))) {
+        Some((Some(a), Some(b))) if tile_fits([a, b]) => Ok([a, b]),
+        _ => Err(PlanError(format!(
+            "KNUDSEN_FUSED_TILE={s}: expected TXxTY with TX TY a divisor of {BLOCK_VELOCITIES} of at least 16, e.g. 8x8"
+        ))),
+    }
+}
+
+/// Pack the octants' velocities into blocks of BLOCK_VELOCITIES and the blocks into waves
+/// whose face buffers and partials fit `budget_bytes`.
+pub fn plan(
+    octants: &[Vec<u32>; 8],
+    dims: [usize; 3],
+    tile: [usize; 2],
+    budget_bytes: u64,
+) -> Result<FusedPlan, PlanError> {
+    assert!(tile_fits(tile), "tile {tile:?} does not fit the block");
+    let bv = BLOCK_VELOCITIES;
+    let blocks: Vec<(usize, Vec<u32>)> = octants
+        .iter()
+        .enumerate()
+        .flat_map(|(o, vs)| {
+            vs.chunks(bv).map(move |c| (o, c.iter().copied().chain(std::iter::repeat(GHOST)).take(bv).collect()))
+        })
+        .collect();
+    let probe = |stride: usize| FusedPlan { tile, waves: Vec::new(), stride, dims };
+    let per_block = probe(bv).bytes();
+    let fit = (budget_bytes / per_block) as usize;
+    if fit == 0 {
+        return Err(PlanError(format!(
+            "memory budget of {budget_bytes} bytes is below the {per_block} bytes one block of {bv} velocities needs in the fused sweep"
+        )));
+    }
+    let mut waves = Vec::new();
+    for group in blocks.chunks(fit.min(blocks.len()).max(1)) {
+        let mut ranges = [0u32; 16];
+        let mut velocities = Vec::with_capacity(group.len() * bv);
+        for (n, (o, vs)) in group.iter().enumerate() {
+            if ranges[2 * o] == ranges[2 * o + 1] {
+                ranges[2 * o] = n as u32;
+            }
+            ranges[2 * o + 1] = n as u32 + 1;
+            velocities.extend_from_slice(vs);
+        }
+        waves.push(FusedWave { velocities, ranges });
+    }
+    let stride = waves.iter().map(|w| w.velocities.len()).max().unwrap_or(bv);
+    Ok(FusedPlan { tile, waves, stride, dims })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Quadrature;
+    use crate::grid::{Octant, VelocityGrid};
+
+    #[test]
+    fn blocks_never_mix_octants_and_every_velocity_is_swept_once() {
+        let v = VelocityGrid::new(13, 4.0, Quadrature::Trapezoid);
+        let p = plan(&v.octant_members(), [10, 7, 5], [8, 8], 1 << 20).unwrap();
+        assert!(p.waves.len() > 1, "a small budget splits the velocities into waves");
+        let mut seen = vec![0u32; v.xi.len()];
+        for w in &p.waves {
+            assert_eq!(w.velocities.len() % BLOCK_VELOCITIES, 0);
+            for (b, block) in w.velocities.chunks(BLOCK_VELOCITIES).enumerate() {
+                let real: Vec<u32> = block.iter().copied().filter(|&g| g != GHOST).collect();
+                let o = Octant::of(v.xi[real[0] as usize]).0 as usize;
+                assert!(real.iter().all(|&g| Octant::of(v.xi[g as usize]).0 as usize == o));
+                // Ghosts only after the block's real velocities (the velocity table copies
+                // the one before a ghost).
+                assert!(block[..real.len()].iter().all(|&g| g != GHOST));
+                assert!((w.ranges[2 * o] as usize..w.ranges[2 * o + 1] as usize).contains(&b));
+                real.iter().for_each(|&g| seen[g as usize] += 1);
+            }
+            assert!(w.velocities.len() <= p.stride);
+        }
+        assert!(seen.iter().all(|&n| n == 1));
+    }
+
+    #[test]
+    fn diagonals_cover_every_tile_once() {
+        let v = VelocityGrid::new(4, 4.0, Quadrature::Trapezoid);
+        for (dims, tile) in [([64, 64, 8], [8, 8]), ([10, 7, 3], [8, 8]), ([5, 13, 2], [4, 4]), ([1, 1, 4], [8, 8])] {
+            let p = plan(&v.octant_members(), dims, tile, 1 << 30).unwrap();
+            let [tx, ty] = p.tiles();
+            let mut hit = vec![0; tx * ty];
+            for d in 0..p.diagonals() {
+                let (lo, hi) = p.diagonal(d);
+                for a in lo..=hi {
+                    assert!(d - a < ty, "{dims:?}: diagonal {d} column {a}");
+                    hit[(d - a) * tx + a] += 1;
+                }
+            }
+            assert!(hit.iter().all(|&n| n == 1), "{dims:?} {tile:?}");
+        }
+    }
+
+    #[test]
+    fn tiles_that_overflow_the_reduction_array_are_refused() {
+        assert!(tile_fits([8, 8]) && tile_fits([4, 4]) && tile_fits([16, 8]) && tile_fits([2, 8]));
+        assert!(!tile_fits([2, 2]) && !tile_fits([2, 4]) && !tile_fits([3, 8]) && !tile_fits([16, 16]));
+    }
+
+    #[test]
+    fn a_budget_below_one_block_is_refused() {
+        let v = VelocityGrid::new(8, 4.0, Quadrature::Trapezoid);
+        let e = plan(&v.octant_members(), [64, 64, 64], [8, 8], 1000).unwrap_err();
+        assert!(e.0.contains("one block"), "{e}");
+    }
+}
