@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the NVIDIA device machine (the `device` tool), from the repository root:
-#   tests/device/fused.sh [check|bench|all]
+#   tests/device/fused.sh [check|bench|bench-fused|all]
 # Needs carry/knudsen built with `--features cuda`. check: the fused on-chip sweep against
 # the slice kernels (KNUDSEN_SWEEP=slices) after 5 iterations on small cases with odd and
 # stretched grids, tiles wider than the grid, a one-cell axis, free-stream faces and several
@@ -32,8 +32,10 @@ if [ "$what" = check ] || [ "$what" = all ]; then
     $K compare $R/$n-fused-again $R/$n-fused-8x8 | sed "s/^/  rerun: /"
   done
 fi
-if [ "$what" = bench ] || [ "$what" = all ]; then
-  for sweep in fused slices; do
+if [ "$what" = bench ] || [ "$what" = bench-fused ] || [ "$what" = all ]; then
+  sweeps="fused slices"
+  [ "$what" = bench-fused ] && sweeps=fused
+  for sweep in $sweeps; do
     echo "== bench, KNUDSEN_SWEEP=$sweep"
     KNUDSEN_SWEEP=$sweep $K bench --backend cuda --rows 32x32,64x64,128x64 --out "$OUT/bench-$sweep" 2>&1 \
       | grep -v -e XDG_RUNTIME -e "stopping at 1.0e-5"

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs on the NVIDIA device machine (the `device` tool), from the repository root:
+#   tests/device/fused_ncu.sh [row] [launch]
+# ncu on one sweep_fused launch (default: the 8th of the first iteration, a full diagonal
+# at 64^3 x 64^3) and one fused_moments launch; writes $OUT/ncu_sweep.txt, $OUT/ncu_mom.txt.
+set -u
+. tests/device/setup.sh
+row=${1:-64x64}
+skip=${2:-7}
+N=/usr/local/cuda/bin/ncu
+S="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section SchedulerStats --section InstructionStats"
+$N --kernel-name sweep_fused --launch-skip "$skip" --launch-count 1 $S $K run configs/bench/row-$row.json --backend cuda \
+  --max-iterations 1 --memory-budget-mib 16384 --out /tmp/ncu1 2>&1 | grep -v -e "^==PROF==" -e XDG > "$OUT/ncu_sweep.txt"
+$N --kernel-name fused_moments --launch-skip "$skip" --launch-count 1 $S $K run configs/bench/row-$row.json --backend cuda \
+  --max-iterations 1 --memory-budget-mib 16384 --out /tmp/ncu2 2>&1 | grep -v -e "^==PROF==" -e XDG > "$OUT/ncu_mom.txt"
+grep -E "Duration|Registers Per|Theoretical Occ|Achieved Occ|Eligible Warps|Issue Slots Busy|Executed Instructions  |DRAM Throughput|Memory Throughput|Warp Cycles Per Issued" "$OUT/ncu_sweep.txt"
