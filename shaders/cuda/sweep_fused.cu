@@ -45,15 +45,6 @@ __device__ __forceinline__ float rcp_ftz(float x) {
     return r;
 }
 
-// A coefficient as the fused sweep keeps it in shared memory: the first float4 of a cell
-// carries its exponent factor times log2(e) in .w (the wall word's place; no walls here).
-__device__ __forceinline__ float4 scaled(float4 c, unsigned e) {
-    if (e % 3u == 0u) {
-        c.w = c.y * 1.4426950408889634f;
-    }
-    return c;
-}
-
 // What a thread keeps of its velocity.
 struct Ray {
     float4 vel, shape;
@@ -66,9 +57,10 @@ struct Ray {
 // face); `carry` becomes this level's values and the outflows go to the face buffers.
 // FULL: the tile lies inside the domain (no edge tests).
 template <bool FULL, bool FIRST>
-__device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r, const float4* cf, const float* inv_w,
-                                            const float* __restrict__ bnd, float* __restrict__ xface,
+__device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r, const float4* cf, const float* fin,
+                                            const float* inv_w, const float* __restrict__ bnd, float* __restrict__ xface,
                                             float* __restrict__ yface, unsigned a, unsigned b, unsigned k, float cz) {
+    const unsigned lid = threadIdx.x;
     const float ux = fabsf(r.vel.x), uy = fabsf(r.vel.y);
 #pragma unroll
     for (unsigned jj = 0u; jj < TY; jj++) {
@@ -84,7 +76,7 @@ __device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r
         }
         const unsigned j = r.neg_y ? NY - 1u - ju : ju;
         const float by = uy * inv_w[TX + jj];
-        float fx = a == 0u ? bnd[r.x_face + k * NY + j] * r.shape.x : xface[face_at(k * NY + j, r.v)];
+        float fx = a == 0u ? bnd[r.x_face + k * NY + j] * r.shape.x : fin[jj * BV + lid];
 #pragma unroll
         for (unsigned ii = 0u; ii < TX; ii++) {
             const unsigned iu = a * TX + ii;
@@ -96,7 +88,7 @@ __device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r
             const float ax = ux * inv_w[ii];
             float fy = carry[jj > 0u ? jj - 1u : 0u][ii];
             if (jj == 0u) {
-                fy = b == 0u ? bnd[r.y_face + k * NX + i] * r.shape.y : yface[face_at(k * NX + i, r.v)];
+                fy = b == 0u ? bnd[r.y_face + k * NX + i] * r.shape.y : fin[(TY + ii) * BV + lid];
             }
             const float fz = FIRST ? bnd[r.z_face + j * NX + i] * r.shape.z : carry[jj][ii];
             const float4 e0 = cf[3u * (jj * TX + ii)];
@@ -121,28 +113,92 @@ __device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r
     }
 }
 
-// The coefficients of the tile's cells at level k (3 float4 per cell: cell_records'
-// layout) into `dst`; cells outside the domain are left as they are (never read).
-__device__ __forceinline__ void load_level(float4* dst, const float4* __restrict__ cells, unsigned a, unsigned b,
-                                           unsigned k, bool neg_x, bool neg_y) {
-    for (unsigned e = threadIdx.x; e < 3u * TXTY; e += BV) {
+// Copies into shared memory that complete in the background (sm_80 and later: cp.async;
+// a plain load and store before), so the next level's data arrives while this level is
+// swept, without holding registers.
+__device__ __forceinline__ void copy_async4(float* dst, const float* src) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(d), "l"(src));
+#else
+    *dst = *src;
+#endif
+}
+__device__ __forceinline__ void copy_async16(float4* dst, const float4* src) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src));
+#else
+    *dst = *src;
+#endif
+}
+__device__ __forceinline__ void copy_async_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\ncp.async.wait_all;" ::: "memory");
+#endif
+}
+
+// Start copying level k's data of the tile into shared memory: the cells' coefficients
+// (3 float4 per cell, cell_records' layout) into `cf`, and this thread's x- and y-inflows
+// from the face buffers into `fin` ([row or column][thread]). Cells outside the domain
+// are skipped (never read).
+__device__ __forceinline__ void prefetch_level(float4* cf, float* fin, const float4* __restrict__ cells,
+                                               const float* __restrict__ xface, const float* __restrict__ yface,
+                                               const Ray& r, unsigned a, unsigned b, unsigned k) {
+    const unsigned lid = threadIdx.x;
+#pragma unroll
+    for (unsigned q = 0u; q < (3u * TXTY + BV - 1u) / BV; q++) {
+        const unsigned e = lid + q * BV;
         const unsigned c = e / 3u;
         const unsigned iu = a * TX + c % TX, ju = b * TY + c / TX;
-        if (iu < NX && ju < NY) {
-            const unsigned i = neg_x ? NX - 1u - iu : iu;
-            const unsigned j = neg_y ? NY - 1u - ju : ju;
-            dst[e] = scaled(cells[3u * ((k * NY + j) * NX + i) + e % 3u], e);
+        if (e < 3u * TXTY && iu < NX && ju < NY) {
+            const unsigned i = r.neg_x ? NX - 1u - iu : iu;
+            const unsigned j = r.neg_y ? NY - 1u - ju : ju;
+            copy_async16(&cf[e], &cells[3u * ((k * NY + j) * NX + i) + e % 3u]);
+        }
+    }
+    if (a > 0u) {
+#pragma unroll
+        for (unsigned jj = 0u; jj < TY; jj++) {
+            const unsigned ju = b * TY + jj;
+            if (ju < NY) {
+                copy_async4(&fin[jj * BV + lid], &xface[face_at(k * NY + (r.neg_y ? NY - 1u - ju : ju), r.v)]);
+            }
+        }
+    }
+    if (b > 0u) {
+#pragma unroll
+        for (unsigned ii = 0u; ii < TX; ii++) {
+            const unsigned iu = a * TX + ii;
+            if (iu < NX) {
+                copy_async4(&fin[(TY + ii) * BV + lid], &yface[face_at(k * NX + (r.neg_x ? NX - 1u - iu : iu), r.v)]);
+            }
         }
     }
 }
 
-extern "C" __global__ void __launch_bounds__(BV)
+// After the copies of prefetch_level have landed: the exponent factor times log2(e) into
+// .w of each first float4 this thread copied (the wall word's place; no walls here).
+__device__ __forceinline__ void scale_level(float4* cf) {
+#pragma unroll
+    for (unsigned q = 0u; q < (3u * TXTY + BV - 1u) / BV; q++) {
+        const unsigned e = threadIdx.x + q * BV;
+        if (e < 3u * TXTY && e % 3u == 0u) {
+            cf[e].w = cf[e].y * 1.4426950408889634f;
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     sweep_fused(unsigned diag, unsigned a_lo, const float4* __restrict__ cells, const float* __restrict__ bnd,
                 const float4* __restrict__ table, float* __restrict__ xface, float* __restrict__ yface,
                 float* __restrict__ partials) {
     // Row stride TXTY + 1: a warp's writes (threads on velocities, one cell) and reads
     // (threads on cells, one velocity) both fall in distinct banks.
-    __shared__ float red[BV][TXTY + 1u];
+    // Dynamic (its size is set at launch): with it the block's shared memory exceeds the
+    // 48 KiB a static declaration may hold (fused.rs::shared_bytes).
+    extern __shared__ float dyn_shared[];
+    float(*red)[TXTY + 1u] = reinterpret_cast<float(*)[TXTY + 1u]>(dyn_shared);
     // The block's velocities, and its runs of equal (y, z) cut at the shares' bounds: the
     // reduction sums 1, x, x^2, x^3 along a run and expands the 13 moments once per run.
     __shared__ float4 xs[BV];
@@ -152,6 +208,8 @@ extern "C" __global__ void __launch_bounds__(BV)
     // and its columns' and rows' inverse widths: broadcast reads from shared memory.
     __shared__ float4 coef[2][3u * TXTY];
     __shared__ float inv_w[TX + TY];
+    // This thread's x-inflows (TY rows) and y-inflows (TX columns), this level's and the next's.
+    __shared__ float fin[2][(TX + TY) * BV];
     const unsigned lid = threadIdx.x;
     const unsigned v = blockIdx.x * BV + lid;
     const unsigned a = a_lo + blockIdx.y;
@@ -169,7 +227,13 @@ extern "C" __global__ void __launch_bounds__(BV)
         const bool neg = on_x ? neg_x : neg_y;
         inv_w[lid] = n < nn ? bnd[(on_x ? 0u : NX) + (neg ? nn - 1u - n : n)] : 0.0f;
     }
-    load_level(coef[0], cells, a, b, neg_z ? NZ - 1u : 0u, neg_x, neg_y);
+    const unsigned x_face = dens() + face_offset(neg_x ? 1u : 0u);
+    const unsigned y_face = dens() + face_offset(neg_y ? 3u : 2u);
+    const unsigned z_face = dens() + face_offset(neg_z ? 5u : 4u);
+    const Ray ray = {vel, shape, v, x_face, y_face, z_face, neg_x, neg_y};
+    prefetch_level(coef[0], fin[0], cells, xface, yface, ray, a, b, neg_z ? NZ - 1u : 0u);
+    copy_async_wait();
+    scale_level(coef[0]);
     __syncthreads();
     if (lid == 0u) {
         unsigned n = 0u;
@@ -184,11 +248,7 @@ extern "C" __global__ void __launch_bounds__(BV)
         part_runs[PARTS] = n;
         runs[n] = BV;
     }
-    const unsigned x_face = dens() + face_offset(neg_x ? 1u : 0u);
-    const unsigned y_face = dens() + face_offset(neg_y ? 3u : 2u);
-    const unsigned z_face = dens() + face_offset(neg_z ? 5u : 4u);
     const float uz = fabsf(vel.z);
-    const Ray ray = {vel, shape, v, x_face, y_face, z_face, neg_x, neg_y};
     // The reduction's cell and share of the velocities (each share is TXTY velocities).
     const unsigned rc = lid % TXTY;
     const unsigned rh = lid / TXTY;
@@ -204,43 +264,28 @@ extern "C" __global__ void __launch_bounds__(BV)
     for (unsigned kk = 0u; kk < NZ; kk++) {
         const unsigned k = neg_z ? NZ - 1u - kk : kk;
         const float4* cf = coef[kk & 1u];
-        // The next level's coefficients, loaded now and stored after this level's update.
-        float4 next[(3u * TXTY + BV - 1u) / BV];
         if (kk + 1u < NZ) {
-            const unsigned kn = neg_z ? k - 1u : k + 1u;
-#pragma unroll
-            for (unsigned r = 0u; r < (3u * TXTY + BV - 1u) / BV; r++) {
-                const unsigned e = lid + r * BV;
-                const unsigned c = e / 3u;
-                const unsigned iu = a * TX + c % TX, ju = b * TY + c / TX;
-                if (e < 3u * TXTY && iu < NX && ju < NY) {
-                    const unsigned i = neg_x ? NX - 1u - iu : iu;
-                    const unsigned j = neg_y ? NY - 1u - ju : ju;
-                    next[r] = cells[3u * ((kn * NY + j) * NX + i) + e % 3u];
-                }
-            }
+            prefetch_level(coef[(kk + 1u) & 1u], fin[(kk + 1u) & 1u], cells, xface, yface, ray, a, b,
+                           neg_z ? k - 1u : k + 1u);
         }
         const float cz = uz * bnd[NX + NY + k];
         // Specialised for interior tiles (no edge tests) and for the first level (z-inflow
         // from the face); the branch is uniform across the block.
         const bool full = a * TX + TX <= NX && b * TY + TY <= NY;
         if (kk == 0u) {
-            if (full) sweep_level<true, true>(carry, ray, cf, inv_w, bnd, xface, yface, a, b, k, cz);
-            else sweep_level<false, true>(carry, ray, cf, inv_w, bnd, xface, yface, a, b, k, cz);
+            if (full) sweep_level<true, true>(carry, ray, cf, fin[kk & 1u], inv_w, bnd, xface, yface, a, b, k, cz);
+            else sweep_level<false, true>(carry, ray, cf, fin[kk & 1u], inv_w, bnd, xface, yface, a, b, k, cz);
         } else {
-            if (full) sweep_level<true, false>(carry, ray, cf, inv_w, bnd, xface, yface, a, b, k, cz);
-            else sweep_level<false, false>(carry, ray, cf, inv_w, bnd, xface, yface, a, b, k, cz);
+            if (full) sweep_level<true, false>(carry, ray, cf, fin[kk & 1u], inv_w, bnd, xface, yface, a, b, k, cz);
+            else sweep_level<false, false>(carry, ray, cf, fin[kk & 1u], inv_w, bnd, xface, yface, a, b, k, cz);
         }
-        // The previous level's readers of `red` and of the other `coef` buffer are done.
-        __syncthreads();
+        // The next level's copies have landed; after the barrier the previous level's
+        // readers of `red` are done too.
+        copy_async_wait();
         if (kk + 1u < NZ) {
-#pragma unroll
-            for (unsigned r = 0u; r < (3u * TXTY + BV - 1u) / BV; r++) {
-                if (lid + r * BV < 3u * TXTY) {
-                    coef[(kk + 1u) & 1u][lid + r * BV] = scaled(next[r], lid + r * BV);
-                }
-            }
+            scale_level(coef[(kk + 1u) & 1u]);
         }
+        __syncthreads();
 #pragma unroll
         for (unsigned jj = 0u; jj < TY; jj++) {
 #pragma unroll

@@ -104,6 +104,23 @@ impl FusedPlan {
     }
 }
 
+/// Dynamic shared memory of a sweep_fused block: the reduction array, BV x (TX TY + 1)
+/// floats. Keep in sync with `red` in sweep_fused.cu.
+pub fn shared_bytes(tile: [usize; 2]) -> u32 {
+    (BLOCK_VELOCITIES * (tile[0] * tile[1] + 1) * 4) as u32
+}
+
+/// Resident blocks per SM that sweep_fused's `__launch_bounds__` asks for, which caps its
+/// registers at 65536 / (128 x n): `KNUDSEN_FUSED_MIN_BLOCKS` (1-16) for experiments, else
+/// the measured best (docs/performance.md).
+pub fn min_blocks_from_env() -> u32 {
+    std::env::var("KNUDSEN_FUSED_MIN_BLOCKS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .filter(|n| (1..=16).contains(n))
+        .unwrap_or(3)
+}
+
 /// One line on a plan: tiles, waves, launches, storage (logs and `knudsen check`).
 pub fn describe(f: &FusedPlan) -> String {
     format!(

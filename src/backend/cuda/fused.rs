@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 /// Which sweep kernel a case gets: `KNUDSEN_SWEEP=slices|fused` forces one (fused on a case
 /// it cannot run is an error); unset, the fused kernel wherever it applies and fits.
-pub fn choose(p: &Problem, budget: u64) -> anyhow::Result<Result<FusedPlan, String>> {
+pub fn choose(p: &Problem, budget: u64, capability: (i32, i32)) -> anyhow::Result<Result<FusedPlan, String>> {
     let forced = std::env::var("KNUDSEN_SWEEP").ok();
     match forced.as_deref() {
         None | Some("fused") | Some("slices") => {}
@@ -23,6 +23,10 @@ pub fn choose(p: &Problem, budget: u64) -> anyhow::Result<Result<FusedPlan, Stri
     }
     let plan = match fused::ineligible(p) {
         Some(why) => Err(why),
+        // Its shared memory (over 48 KiB per block) needs Volta or later.
+        None if capability.0 < 7 => {
+            Err(format!("compute capability {}.{} (7.0 or later needed)", capability.0, capability.1))
+        }
         None => {
             let tile = fused::tile_from_env().map_err(|e| anyhow::anyhow!(e))?;
             fused::plan(&p.vgrid.octant_members(), p.grid.dims(), tile, budget).map_err(|PlanError(e)| e)
@@ -53,6 +57,19 @@ impl Fused {
         stream: &Arc<CudaStream>,
     ) -> anyhow::Result<Self> {
         let load = |n: &str| module.load_function(n).with_context(|| format!("loading kernel {n}"));
+        let sweep = load("sweep_fused")?;
+        let shared = fused::shared_bytes(plan.tile);
+        sweep
+            .set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared as i32,
+            )
+            .context("allowing sweep_fused its shared memory")?;
+        log::debug!(
+            "sweep_fused: {} registers, {} B static + {shared} B dynamic shared memory",
+            sweep.num_regs().unwrap_or(-1),
+            sweep.shared_size_bytes().unwrap_or(-1)
+        );
         let mut tables = Vec::new();
         let mut ranges = Vec::new();
         for w in &plan.waves {
@@ -65,7 +82,7 @@ impl Fused {
             stream.alloc_zeros::<f32>(n.max(1)).with_context(|| format!("allocating the fused sweep's {what}"))
         };
         Ok(Self {
-            sweep: load("sweep_fused")?,
+            sweep,
             moments: load("fused_moments")?,
             tables,
             ranges,
@@ -100,7 +117,7 @@ impl Fused {
                 let cfg = LaunchConfig {
                     grid_dim: (blocks, (hi - lo + 1) as u32, 1),
                     block_dim: (BLOCK_VELOCITIES as u32, 1, 1),
-                    shared_mem_bytes: 0,
+                    shared_mem_bytes: fused::shared_bytes(self.plan.tile),
                 };
                 let mut l = stream.launch_builder(&self.sweep);
                 l.arg(&diag).arg(&a_lo).arg(cells).arg(bnd).arg(&self.tables[w]);

@@ -31,6 +31,8 @@ pub struct Sizes {
     /// The fused sweep's tile (TX, TY) and face-buffer stride (FCH); fused.rs.
     pub tile: [u32; 2],
     pub fused_stride: u32,
+    /// sweep_fused's blocks per SM for `__launch_bounds__` (caps its registers).
+    pub fused_min_blocks: u32,
 }
 
 impl Sizes {
@@ -50,6 +52,7 @@ impl Sizes {
             slots: p.config.solver.scheme.slices() as u32,
             tile: [8, 8],
             fused_stride: crate::backend::fused::BLOCK_VELOCITIES as u32,
+            fused_min_blocks: crate::backend::fused::min_blocks_from_env(),
         }
     }
 
@@ -69,6 +72,7 @@ impl Sizes {
             format!("-DTY={}u", self.tile[1]),
             format!("-DBV={}u", crate::backend::fused::BLOCK_VELOCITIES),
             format!("-DFCH={}u", self.fused_stride),
+            format!("-DFUSED_MIN_BLOCKS={}", self.fused_min_blocks),
         ];
         for f in 0..6 {
             d.push(format!("-DPART{f}={}u", self.part_at[f]));
@@ -148,6 +152,7 @@ pub fn check_sizes() -> Vec<Sizes> {
             slots: 1,
             tile: [8, 8],
             fused_stride: 262144,
+            fused_min_blocks: 4,
         },
         // Specular y_min and z_min (a quarter domain), with their exits.
         Sizes {
@@ -166,6 +171,7 @@ pub fn check_sizes() -> Vec<Sizes> {
             // A tile wider than the grid, and the smallest block-sized tile.
             tile: [4, 4],
             fused_stride: 128,
+            fused_min_blocks: 1,
         },
     ]
 }

@@ -117,7 +117,7 @@ impl CudaBackend {
                 schedule::MAX_INDEXED_BINDING >> 20
             );
         }
-        let fused_plan = fused::choose(p, budget)?;
+        let fused_plan = fused::choose(p, budget, ctx.compute_capability()?)?;
         let distribution = fused_plan.as_ref().map_or(sched.distribution_bytes, |f| f.bytes());
         // Refuse a plan that cannot fit before allocating any of it.
         let (free, _) = ctx.mem_get_info().context("querying free device memory")?;
