@@ -12,6 +12,7 @@
 mod common;
 use common::*;
 use knudsen::backend::cpu::CpuBackend;
+use knudsen::backend::fused::SweepKernel;
 use knudsen::backend::wgpu::{WgpuBackend, WgpuOptions};
 use knudsen::backend::BackendChoice;
 use knudsen::problem::Problem;
@@ -69,15 +70,17 @@ fn batching_and_binding_splits_do_not_change_the_answer() {
     let Some(adapter) = gpu_adapter() else { return };
     let cfg = fixed_iterations(&load_config("cavity-quick.json"), 4);
     let p = Arc::new(Problem::new(&cfg));
+    // The slice kernels' schedule is what this test splits.
+    let slices = WgpuOptions { sweep: Some(SweepKernel::Slices), ..Default::default() };
     // All 4096 velocities in one wave and one binding.
-    let one = wgpu(&p, 512, WgpuOptions::default(), &adapter);
+    let one = wgpu(&p, 512, slices.clone(), &adapter);
     assert_eq!((one.schedule().waves.len(), one.schedule().slice_buffers), (1, 1));
     // 256 KiB budget: 256 velocities of 1 KiB per wave, 2 batches per octant.
-    let many = WgpuBackend::with_adapter(p.clone(), 256 << 10, &WgpuOptions::default(), &adapter).unwrap();
+    let many = WgpuBackend::with_adapter(p.clone(), 256 << 10, &slices, &adapter).unwrap();
     assert_eq!(many.schedule().waves.len(), 16);
     assert_eq!(many.schedule().batch_count(), 16);
     // Bindings capped at 400 KiB: one wave over 11 bindings of up to 400 velocities.
-    let split = WgpuOptions { max_slice_binding: Some(400 << 10), ..Default::default() };
+    let split = WgpuOptions { max_slice_binding: Some(400 << 10), ..slices.clone() };
     let split = wgpu(&p, 512, split, &adapter);
     assert_eq!(split.schedule().waves.len(), 1);
     assert_eq!(split.schedule().slice_buffers, 11);
@@ -85,7 +88,7 @@ fn batching_and_binding_splits_do_not_change_the_answer() {
     assert_eq!((split.schedule().waves[0].groups.len(), split.schedule().slice_bindings), (1, 11));
     // With four storage buffers per stage (wgpu's downlevel minimum), one dispatch each.
     let narrow = wgpu::Limits { max_storage_buffers_per_shader_stage: 4, ..adapter.limits() };
-    let serial = WgpuOptions { max_slice_binding: Some(400 << 10), limits: Some(narrow), ..Default::default() };
+    let serial = WgpuOptions { max_slice_binding: Some(400 << 10), limits: Some(narrow), ..slices.clone() };
     let serial = wgpu(&p, 512, serial, &adapter);
     assert_eq!((serial.schedule().waves[0].groups.len(), serial.schedule().slice_bindings), (11, 1));
     let r_one = run_with(&p, Box::new(one));
@@ -108,10 +111,12 @@ fn subgroup_and_workgroup_reductions_agree() {
     }
     let cfg = fixed_iterations(&load_config("cavity-quick.json"), 3);
     let p = Arc::new(Problem::new(&cfg));
-    let sub = wgpu(&p, 512, WgpuOptions::default(), &adapter);
+    // The reductions of the slice kernels' moment stage.
+    let slices = WgpuOptions { sweep: Some(SweepKernel::Slices), ..Default::default() };
+    let sub = wgpu(&p, 512, slices.clone(), &adapter);
     assert!(sub.uses_subgroups());
     // WebGPU's default limits and no SUBGROUP feature: the workgroup-memory tree.
-    let plain = WgpuOptions { limits: Some(wgpu::Limits::default()), no_subgroups: true, ..Default::default() };
+    let plain = WgpuOptions { limits: Some(wgpu::Limits::default()), no_subgroups: true, ..slices };
     let plain = wgpu(&p, 512, plain, &adapter);
     assert!(!plain.uses_subgroups());
     let a = run_with(&p, Box::new(sub));
@@ -132,10 +137,22 @@ fn minimum_limits_give_the_same_answer() {
     for (name, limits) in
         [("downlevel", wgpu::Limits::downlevel_defaults()), ("WebGPU default", wgpu::Limits::default())]
     {
-        let opts = WgpuOptions { limits: Some(limits), no_subgroups: true, ..Default::default() };
-        let b = wgpu(&p, 512, opts, &adapter);
-        assert!(!b.uses_subgroups());
-        let r = run_with(&p, Box::new(b));
-        assert_close(name, &r.fields, &cpu.fields, 1e-5, 1e-4);
+        // Both sweep kernels where the limits allow the fused one (WebGPU's: 4x4 tiles in
+        // 16 KiB of workgroup memory; downlevel's four storage buffers: slices only).
+        for sweep in [SweepKernel::Slices, SweepKernel::Fused] {
+            let opts = WgpuOptions {
+                limits: Some(limits.clone()),
+                no_subgroups: true,
+                sweep: Some(sweep),
+                ..Default::default()
+            };
+            let Ok(b) = WgpuBackend::with_adapter(p.clone(), 512 << 20, &opts, &adapter) else {
+                assert!(sweep == SweepKernel::Fused && name == "downlevel", "{name} {sweep:?} refused");
+                continue;
+            };
+            assert!(!b.uses_subgroups());
+            let r = run_with(&p, Box::new(b));
+            assert_close(&format!("{name}, {sweep:?}"), &r.fields, &cpu.fields, 1e-5, 1e-4);
+        }
     }
 }

@@ -92,7 +92,12 @@ fn check_stages(partner_faces: bool, scheme: Scheme, max_slice_binding: Option<u
     });
     assert_eq!(partner.iter().filter(|d| !d.is_empty()).count(), if partner_faces { 2 } else { 0 });
     let input = SweepInput { eq: &eq, face_density: &dens, wall_density: &wall_dens, partner: &partner };
-    let opts = WgpuOptions { max_slice_binding, ..Default::default() };
+    // The stages of the slice kernels.
+    let opts = WgpuOptions {
+        max_slice_binding,
+        sweep: Some(knudsen::backend::fused::SweepKernel::Slices),
+        ..Default::default()
+    };
     let mut gpu = WgpuBackend::with_adapter(p.clone(), 64 << 20, &opts, &adapter).unwrap();
     let ([moments, incident, wall_sums], chunks) = gpu.first_steps_for_check(&input).unwrap();
 

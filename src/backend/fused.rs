@@ -25,6 +25,24 @@ pub const BLOCK_VELOCITIES: usize = 128;
 /// momentum sums, as a block never mixes signs).
 pub const PARTIALS: usize = 13;
 
+/// Which sweep kernel a GPU backend runs, when asked for one (`KNUDSEN_SWEEP=slices|fused`,
+/// or the wgpu backend's options); unasked, the fused kernel wherever it applies and fits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SweepKernel {
+    Slices,
+    Fused,
+}
+
+/// `KNUDSEN_SWEEP`, if set.
+pub fn sweep_from_env() -> Result<Option<SweepKernel>, String> {
+    match std::env::var("KNUDSEN_SWEEP").ok().as_deref() {
+        None => Ok(None),
+        Some("slices") => Ok(Some(SweepKernel::Slices)),
+        Some("fused") => Ok(Some(SweepKernel::Fused)),
+        Some(other) => Err(format!("KNUDSEN_SWEEP={other}: expected `fused` or `slices`")),
+    }
+}
+
 /// Why a case cannot use the fused kernel (None: it can). The first version covers the
 /// cavity-like cases: first order, no bodies, no specular or periodic faces.
 pub fn ineligible(p: &Problem) -> Option<String> {
@@ -155,13 +173,28 @@ pub fn tile_from_env() -> Result<[usize; 2], PlanError> {
     }
 }
 
+/// What the device allows one buffer and one launch (wgpu: its binding size and grid;
+/// CUDA: no binding limit, 64-bit face indices).
+#[derive(Debug, Clone, Copy)]
+pub struct FusedLimits {
+    /// Bytes of one face buffer or of the partials.
+    pub max_binding: u64,
+    /// Blocks along a launch's x (one wave).
+    pub max_blocks: usize,
+}
+
+impl FusedLimits {
+    pub const CUDA: FusedLimits = FusedLimits { max_binding: u64::MAX, max_blocks: i32::MAX as usize };
+}
+
 /// Pack the octants' velocities into blocks of BLOCK_VELOCITIES and the blocks into waves
-/// whose face buffers and partials fit `budget_bytes`.
+/// whose face buffers and partials fit `budget_bytes` and `limits`.
 pub fn plan(
     octants: &[Vec<u32>; 8],
     dims: [usize; 3],
     tile: [usize; 2],
     budget_bytes: u64,
+    limits: FusedLimits,
 ) -> Result<FusedPlan, PlanError> {
     assert!(tile_fits(tile), "tile {tile:?} does not fit the block");
     let bv = BLOCK_VELOCITIES;
@@ -180,8 +213,19 @@ pub fn plan(
             "memory budget of {budget_bytes} bytes is below the {per_block} bytes one block of {bv} velocities needs in the fused sweep"
         )));
     }
+    // Each face buffer and the partials within one binding.
+    let one = probe(bv);
+    let [fx, fy] = one.face_floats();
+    let largest = 4 * fx.max(fy).max(one.partial_floats()) as u64;
+    let per_wave = fit.min(limits.max_blocks).min((limits.max_binding / largest) as usize);
+    if per_wave == 0 {
+        return Err(PlanError(format!(
+            "one block of {bv} velocities needs {largest} bytes in one buffer; the device allows {}",
+            limits.max_binding
+        )));
+    }
     let mut waves = Vec::new();
-    for group in blocks.chunks(fit.min(blocks.len()).max(1)) {
+    for group in blocks.chunks(per_wave.min(blocks.len()).max(1)) {
         let mut ranges = [0u32; 16];
         let mut velocities = Vec::with_capacity(group.len() * bv);
         for (n, (o, vs)) in group.iter().enumerate() {
@@ -206,7 +250,7 @@ mod tests {
     #[test]
     fn blocks_never_mix_octants_and_every_velocity_is_swept_once() {
         let v = VelocityGrid::new(13, 4.0, Quadrature::Trapezoid);
-        let p = plan(&v.octant_members(), [10, 7, 5], [8, 8], 1 << 20).unwrap();
+        let p = plan(&v.octant_members(), [10, 7, 5], [8, 8], 1 << 20, FusedLimits::CUDA).unwrap();
         assert!(p.waves.len() > 1, "a small budget splits the velocities into waves");
         let mut seen = vec![0u32; v.xi.len()];
         for w in &p.waves {
@@ -230,7 +274,7 @@ mod tests {
     fn diagonals_cover_every_tile_once() {
         let v = VelocityGrid::new(4, 4.0, Quadrature::Trapezoid);
         for (dims, tile) in [([64, 64, 8], [8, 8]), ([10, 7, 3], [8, 8]), ([5, 13, 2], [4, 4]), ([1, 1, 4], [8, 8])] {
-            let p = plan(&v.octant_members(), dims, tile, 1 << 30).unwrap();
+            let p = plan(&v.octant_members(), dims, tile, 1 << 30, FusedLimits::CUDA).unwrap();
             let [tx, ty] = p.tiles();
             let mut hit = vec![0; tx * ty];
             for d in 0..p.diagonals() {
@@ -253,7 +297,22 @@ mod tests {
     #[test]
     fn a_budget_below_one_block_is_refused() {
         let v = VelocityGrid::new(8, 4.0, Quadrature::Trapezoid);
-        let e = plan(&v.octant_members(), [64, 64, 64], [8, 8], 1000).unwrap_err();
+        let e = plan(&v.octant_members(), [64, 64, 64], [8, 8], 1000, FusedLimits::CUDA).unwrap_err();
         assert!(e.0.contains("one block"), "{e}");
+    }
+
+    #[test]
+    fn binding_and_grid_limits_split_the_waves() {
+        let v = VelocityGrid::new(32, 4.0, Quadrature::Trapezoid);
+        let dims = [64, 64, 64];
+        let lim = FusedLimits { max_binding: 128 << 20, max_blocks: 100 };
+        let p = plan(&v.octant_members(), dims, [8, 8], u64::MAX, lim).unwrap();
+        assert!(p.waves.iter().all(|w| w.blocks() <= 100));
+        let [x, y] = p.face_floats();
+        for floats in [x, y, p.partial_floats()] {
+            assert!(floats as u64 * 4 <= 128 << 20);
+        }
+        let tiny = FusedLimits { max_binding: 1 << 10, max_blocks: 100 };
+        assert!(plan(&v.octant_members(), dims, [8, 8], u64::MAX, tiny).unwrap_err().0.contains("one buffer"));
     }
 }

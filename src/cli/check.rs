@@ -62,7 +62,13 @@ fn print_cuda_plan(cfg: &Config, p: &Problem, total_mib: f64) -> Result<(), Fail
         Some(why) => format!("slices in device memory (the fused kernel does not apply: {why})"),
         None => {
             let tile = knudsen::backend::fused::tile_from_env().map_err(|e| Failure::BadInput(e.0))?;
-            match knudsen::backend::fused::plan(&v.octant_members(), g.dims(), tile, budget) {
+            match knudsen::backend::fused::plan(
+                &v.octant_members(),
+                g.dims(),
+                tile,
+                budget,
+                knudsen::backend::fused::FusedLimits::CUDA,
+            ) {
                 Ok(f) => knudsen::backend::fused::describe(&f),
                 Err(e) => format!("slices in device memory (the fused kernel does not fit: {e})"),
             }

@@ -4,8 +4,8 @@
 # Needs carry/knudsen built with `--features cuda`. check: the fused on-chip sweep against
 # the slice kernels (KNUDSEN_SWEEP=slices) after 5 iterations on small cases with odd and
 # stretched grids, tiles wider than the grid, a one-cell axis, free-stream faces and several
-# tile shapes; twice the same run for determinism. bench: `knudsen bench --backend cuda` with
-# each kernel. Writes $OUT/log.txt.
+# tile shapes, on CUDA and wgpu ($BE); twice the same run for determinism. bench: `knudsen
+# bench --backend cuda,wgpu` ($BENCH_BE) with each kernel. Writes $OUT/log.txt.
 set -u
 . tests/device/setup.sh
 exec > >(tee -a "$OUT/log.txt") 2>&1
@@ -13,15 +13,17 @@ what=${1:-all}
 R=/tmp/knudsen-fused
 mkdir -p $R
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+BE=${BE:-cuda wgpu}
 run5() { # out config [env...]
   local out=$1 cfg=$2; shift 2
-  env "$@" $K run "$cfg" --backend cuda --max-iterations 5 --tolerance 1e-30 --out "$out" > "$out.log" 2>&1 \
+  env "$@" $K run "$cfg" --backend $be --max-iterations 5 --tolerance 1e-30 --out "$out" > "$out.log" 2>&1 \
     || { echo "FAILED: $out"; tail -5 "$out.log"; }
   grep -h "sweep kernel" "$out.log" | sed 's/.*cuda sweep kernel/  kernel/' | head -1
 }
 if [ "$what" = check ] || [ "$what" = all ]; then
+  for be in $BE; do
   for cfg in tests/device/fused/odd.json tests/device/fused/thin.json configs/cavity-quick.json; do
-    n=$(basename "$cfg" .json)
+    n=$be-$(basename "$cfg" .json)
     echo "== $n"
     run5 $R/$n-slices "$cfg" KNUDSEN_SWEEP=slices RUST_LOG=knudsen=info
     for tile in 8x8 4x4 16x8 2x8; do
@@ -31,13 +33,14 @@ if [ "$what" = check ] || [ "$what" = all ]; then
     run5 $R/$n-fused-again "$cfg" KNUDSEN_SWEEP=fused RUST_LOG=knudsen=info
     $K compare $R/$n-fused-again $R/$n-fused-8x8 | sed "s/^/  rerun: /"
   done
+  done
 fi
 if [ "$what" = bench ] || [ "$what" = bench-fused ] || [ "$what" = all ]; then
   sweeps="fused slices"
   [ "$what" = bench-fused ] && sweeps=fused
   for sweep in $sweeps; do
     echo "== bench, KNUDSEN_SWEEP=$sweep"
-    KNUDSEN_SWEEP=$sweep $K bench --backend cuda --rows 32x32,64x64,128x64 --out "$OUT/bench-$sweep" 2>&1 \
+    KNUDSEN_SWEEP=$sweep $K bench --backend ${BENCH_BE:-cuda,wgpu} --rows 32x32,64x64,128x64 --out "$OUT/bench-$sweep" 2>&1 \
       | grep -v -e XDG_RUNTIME -e "stopping at 1.0e-5"
   done
 fi

@@ -13,12 +13,8 @@ use std::sync::Arc;
 /// Which sweep kernel a case gets: `KNUDSEN_SWEEP=slices|fused` forces one (fused on a case
 /// it cannot run is an error); unset, the fused kernel wherever it applies and fits.
 pub fn choose(p: &Problem, budget: u64, capability: (i32, i32)) -> anyhow::Result<Result<FusedPlan, String>> {
-    let forced = std::env::var("KNUDSEN_SWEEP").ok();
-    match forced.as_deref() {
-        None | Some("fused") | Some("slices") => {}
-        Some(other) => anyhow::bail!("KNUDSEN_SWEEP={other}: expected `fused` or `slices`"),
-    }
-    if forced.as_deref() == Some("slices") {
+    let forced = fused::sweep_from_env().map_err(|e| anyhow::anyhow!(e))?;
+    if forced == Some(fused::SweepKernel::Slices) {
         return Ok(Err("KNUDSEN_SWEEP=slices".into()));
     }
     let plan = match fused::ineligible(p) {
@@ -29,11 +25,14 @@ pub fn choose(p: &Problem, budget: u64, capability: (i32, i32)) -> anyhow::Resul
         }
         None => {
             let tile = fused::tile_from_env().map_err(|e| anyhow::anyhow!(e))?;
-            fused::plan(&p.vgrid.octant_members(), p.grid.dims(), tile, budget).map_err(|PlanError(e)| e)
+            fused::plan(&p.vgrid.octant_members(), p.grid.dims(), tile, budget, fused::FusedLimits::CUDA)
+                .map_err(|PlanError(e)| e)
         }
     };
-    match (&plan, forced.as_deref()) {
-        (Err(why), Some("fused")) => anyhow::bail!("KNUDSEN_SWEEP=fused, but this case cannot use it: {why}"),
+    match (&plan, forced) {
+        (Err(why), Some(fused::SweepKernel::Fused)) => {
+            anyhow::bail!("KNUDSEN_SWEEP=fused, but this case cannot use it: {why}")
+        }
         _ => Ok(plan),
     }
 }

@@ -24,6 +24,7 @@ impl WgpuBackend {
         tables: DeviceTables,
         max_per_dim: u32,
         faults: super::faults::Faults,
+        fused_plan: Result<crate::backend::fused::FusedPlan, String>,
     ) -> Self {
         let p = &*problem;
         let g = &p.grid;
@@ -64,9 +65,10 @@ impl WgpuBackend {
             wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         );
         let slice_bytes = (sched.chunk_stride * sched.slice_cells * sched.slots * 4) as u64;
-        let slices: Vec<wgpu::Buffer> = (0..sched.slice_buffers)
-            .map(|_| make("slices", slice_bytes, storage | wgpu::BufferUsages::COPY_SRC))
-            .collect();
+        // The fused sweep keeps no slices.
+        let slice_buffers = if fused_plan.is_ok() { 0 } else { sched.slice_buffers };
+        let slices: Vec<wgpu::Buffer> =
+            (0..slice_buffers).map(|_| make("slices", slice_bytes, storage | wgpu::BufferUsages::COPY_SRC)).collect();
 
         let params = step_params(&sched, nz);
         let params = init("params", &params, wgpu::BufferUsages::UNIFORM);
@@ -76,7 +78,7 @@ impl WgpuBackend {
         // its own in each spare one (WebGPU forbids aliasing writable bindings).
         let spares: Vec<wgpu::Buffer> = (0..nb.saturating_sub(1)).map(|_| make("spare slices", 16, storage)).collect();
         let mut groups = [Vec::new(), Vec::new(), Vec::new()];
-        for wave in &sched.waves {
+        for wave in sched.waves.iter().filter(|_| fused_plan.is_err()) {
             let mut wave_groups = [Vec::new(), Vec::new(), Vec::new()];
             for grp in &wave.groups {
                 let vs = super::group::velocities(&wave.chunks, grp, sched.chunk_stride);
@@ -101,6 +103,8 @@ impl WgpuBackend {
         keep.extend(spares);
         let [sweep_groups, moment_groups, wall_groups] = groups;
         let slice_walls = tables.slice_walls.clone();
+        let fused = fused_plan
+            .map(|plan| super::fused::FusedGpu::new(&device, p, plan, &cells, &bnd, &moments, &incident, max_per_dim));
         let slice_buffers = slices;
         keep.push(params);
         Self {
@@ -130,6 +134,7 @@ impl WgpuBackend {
             first_output: None,
             faults,
             slices: slice_buffers,
+            fused,
             _buffers: keep,
         }
     }

@@ -61,7 +61,7 @@ impl Sizes {
     }
 }
 
-fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+pub fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding,
         visibility: wgpu::ShaderStages::COMPUTE,
@@ -74,7 +74,7 @@ fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
     }
 }
 
-fn params_entry() -> wgpu::BindGroupLayoutEntry {
+pub fn params_entry() -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding: 0,
         visibility: wgpu::ShaderStages::COMPUTE,
@@ -104,6 +104,17 @@ fn kernel(
     entries: &[wgpu::BindGroupLayoutEntry],
     sizes: &Sizes,
 ) -> Kernel {
+    kernel_with(device, name, src, entries, &sizes.constants(name))
+}
+
+/// A kernel from its source, bindings and override constants.
+pub fn kernel_with(
+    device: &wgpu::Device,
+    name: &str,
+    src: &str,
+    entries: &[wgpu::BindGroupLayoutEntry],
+    constants: &[(&str, f64)],
+) -> Kernel {
     let desc = wgpu::ShaderModuleDescriptor { label: Some(name), source: wgpu::ShaderSource::Wgsl(src.into()) };
     let module = if shader_checks() {
         device.create_shader_module(desc)
@@ -125,14 +136,13 @@ fn kernel(
         bind_group_layouts: &[Some(&layout)],
         ..Default::default()
     });
-    let constants = sizes.constants(name);
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(name),
         layout: Some(&pl),
         module: &module,
         entry_point: Some(name),
         compilation_options: wgpu::PipelineCompilationOptions {
-            constants: &constants,
+            constants,
             // Workgroup memory is fully written before it is read.
             zero_initialize_workgroup_memory: false,
         },

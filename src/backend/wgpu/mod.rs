@@ -13,6 +13,7 @@ mod bandwidth;
 mod build;
 pub mod device;
 mod faults;
+pub mod fused;
 pub mod group;
 pub mod kernels;
 pub mod layout;
@@ -44,6 +45,10 @@ pub struct WgpuOptions {
     pub max_slice_binding: Option<u64>,
     /// Do not request SUBGROUP even where offered (tests: the workgroup-memory reduction).
     pub no_subgroups: bool,
+    /// The sweep kernel to run (tests; otherwise `KNUDSEN_SWEEP` or the fused kernel
+    /// wherever it applies), and the fused kernel's tile (otherwise the largest that fits).
+    pub sweep: Option<crate::backend::fused::SweepKernel>,
+    pub fused_tile: Option<[usize; 2]>,
 }
 
 /// Default slice budget: wgpu does not report device memory, so a budget that fits
@@ -83,6 +88,9 @@ pub struct WgpuBackend {
     stages: (bool, bool),
     first_output: Option<SweepOutput>,
     faults: faults::Faults,
+    /// The fused on-chip sweep where the case and adapter allow it (then no slices are
+    /// allocated); else why not.
+    fused: Result<fused::FusedGpu, String>,
     // Kept alive for the bind groups.
     _buffers: Vec<wgpu::Buffer>,
     slices: Vec<wgpu::Buffer>,
@@ -127,6 +135,7 @@ impl WgpuBackend {
                 max_binding >> 20
             );
         }
+        let fused_plan = fused::choose(p, budget_bytes, &requested, opts.sweep, opts.fused_tile)?;
         let (device, queue) =
             device::open(adapter, Some(requested.clone()), !opts.no_subgroups).map_err(|e| anyhow!(e))?;
         let subgroups = device.features().contains(wgpu::Features::SUBGROUP);
@@ -143,6 +152,7 @@ impl WgpuBackend {
             tables,
             requested.max_compute_workgroups_per_dimension,
             faults,
+            fused_plan,
         );
         if let Some(e) = pollster::block_on(validation.pop()) {
             return Err(anyhow!("wgpu rejected the pipelines or buffers: {e}"));
@@ -150,7 +160,13 @@ impl WgpuBackend {
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(anyhow!("out of GPU memory allocating the case: {e}; lower --memory-budget-mib"));
         }
+        log::info!("wgpu sweep kernel: {}", fused::describe(&built.fused));
         Ok(built)
+    }
+
+    /// Which sweep kernel runs, and why.
+    pub fn sweep_kernel(&self) -> String {
+        fused::describe(&self.fused)
     }
 
     fn params_index(max_groups: usize, nz: usize, w: usize, g: usize, step: usize) -> u64 {
@@ -196,12 +212,18 @@ impl Backend for WgpuBackend {
     }
 
     fn plan_summary(&self) -> PlanSummary {
-        super::gpu_io::plan_summary(&self.schedule)
+        let mut s = super::gpu_io::plan_summary(&self.schedule);
+        if let Ok(f) = &self.fused {
+            s.in_flight = f.plan.stride;
+            s.distribution_bytes = f.plan.bytes();
+        }
+        s
     }
 
     fn device_bytes(&self) -> Option<u64> {
         let fixed = [&self.cells, &self.bnd, &self.wall_sums, &self.moments, &self.incident, &self.staging];
-        Some(fixed.into_iter().chain(&self._buffers).chain(&self.slices).map(|b| b.size()).sum())
+        let fused = self.fused.as_ref().map_or(0, |f| f.device_bytes());
+        Some(fixed.into_iter().chain(&self._buffers).chain(&self.slices).map(|b| b.size()).sum::<u64>() + fused)
     }
 
     fn copy_bandwidth(&mut self) -> anyhow::Result<f64> {
@@ -226,7 +248,11 @@ impl Backend for WgpuBackend {
                 enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("sweeps"), timestamp_writes: None });
             let max_groups = self.schedule.max_groups();
             let (do_sweep, do_moment) = if self.first_output.is_some() { self.stages } else { (true, true) };
-            for (w, wave) in self.schedule.waves.iter().enumerate() {
+            if let Ok(f) = &self.fused {
+                f.encode(&mut pass);
+            }
+            let slice_waves = if self.fused.is_ok() { &[][..] } else { &self.schedule.waves[..] };
+            for (w, wave) in slice_waves.iter().enumerate() {
                 for step in 0..nz {
                     // All groups' sweeps first, then their moment and wall stages: the
                     // sweeps of different groups touch different slices.

@@ -1,0 +1,94 @@
+// fused_moments: one invocation per cell adds the partials of dispatch `diag` of
+// sweep_fused into its moment sums and, on the box faces, into the incident fluxes:
+// octant by octant in Octant order, block by block in wave order (fixed, so results are
+// deterministic; no atomics). The WGSL form of fused_moments in shaders/cuda/sweep_fused.cu.
+// Launcher: src/backend/wgpu/fused.rs. TX and TY are set by the host as in sweep_fused.wgsl.
+
+const TX: u32 = 8u;
+const TY: u32 = 8u;
+const NPART: u32 = 13u;
+const TXTY: u32 = TX * TY;
+// Keep in sync with src/backend/wgpu/layout.rs::MSTRIDE.
+const MSTRIDE: u32 = 16u;
+
+// Keep in sync with src/backend/wgpu/fused.rs::FusedParams.
+struct FusedParams {
+    diag: u32,
+    a_lo: u32,
+    blocks: u32,
+    pad: u32,
+}
+
+override NX: u32;
+override NY: u32;
+override NZ: u32;
+
+@group(0) @binding(0) var<uniform> params: FusedParams;
+// Per octant (Octant bits x | y << 1 | z << 2), its blocks [start, end) in the wave.
+@group(0) @binding(1) var<storage, read> ranges: array<u32, 16>;
+@group(0) @binding(2) var<storage, read> partials: array<f32>;
+@group(0) @binding(3) var<storage, read_write> moments: array<f32>;
+@group(0) @binding(4) var<storage, read_write> incident: array<f32>;
+
+@compute @workgroup_size(128)
+fn fused_moments(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let cell = gid.x + gid.y * nwg.x * 128u;
+    if cell >= NX * NY * NZ {
+        return;
+    }
+    let i = cell % NX;
+    let j = (cell / NX) % NY;
+    let k = cell / (NX * NY);
+    let nty = (NY + TY - 1u) / TY;
+    let diag = params.diag;
+    let a_lo = select(0u, diag - (nty - 1u), diag >= nty);
+    var acc: array<f32, NPART>;
+    // Fluxes towards x_min, x_max, y_min, y_max, z_min, z_max.
+    var flux: array<f32, 6>;
+    var hit = false;
+    for (var o = 0u; o < 8u; o++) {
+        let lo = ranges[2u * o];
+        let hi = ranges[2u * o + 1u];
+        let nx = (o & 1u) != 0u;
+        let ny = (o & 2u) != 0u;
+        let nz = (o & 4u) != 0u;
+        let iu = select(i, NX - 1u - i, nx);
+        let ju = select(j, NY - 1u - j, ny);
+        let a = iu / TX;
+        let b = ju / TY;
+        if lo == hi || a + b != diag {
+            continue;
+        }
+        hit = true;
+        let c = (ju % TY) * TX + iu % TX;
+        var s: array<f32, NPART>;
+        for (var vb = lo; vb < hi; vb++) {
+            for (var m = 0u; m < NPART; m++) {
+                s[m] += partials[((((a - a_lo) * params.blocks + vb) * NZ + k) * NPART + m) * TXTY + c];
+            }
+        }
+        for (var m = 0u; m < NPART; m++) {
+            acc[m] += s[m];
+        }
+        // A block's velocities share their signs, so its momentum sums are its face fluxes.
+        if nx && i == 0u { flux[0] -= s[1]; }
+        if !nx && i == NX - 1u { flux[1] += s[1]; }
+        if ny && j == 0u { flux[2] -= s[2]; }
+        if !ny && j == NY - 1u { flux[3] += s[2]; }
+        if nz && k == 0u { flux[4] -= s[3]; }
+        if !nz && k == NZ - 1u { flux[5] += s[3]; }
+    }
+    if !hit {
+        return;
+    }
+    for (var m = 0u; m < NPART; m++) {
+        moments[cell * MSTRIDE + m] += acc[m];
+    }
+    let s = j * NX + i;
+    if i == 0u { incident[face_offset(0u) + k * NY + j] += flux[0]; }
+    if i == NX - 1u { incident[face_offset(1u) + k * NY + j] += flux[1]; }
+    if j == 0u { incident[face_offset(2u) + k * NX + i] += flux[2]; }
+    if j == NY - 1u { incident[face_offset(3u) + k * NX + i] += flux[3]; }
+    if k == 0u { incident[face_offset(4u) + s] += flux[4]; }
+    if k == NZ - 1u { incident[face_offset(5u) + s] += flux[5]; }
+}

@@ -1,0 +1,288 @@
+// sweep_fused: the on-chip sweep, the WGSL form of shaders/cuda/sweep_fused.cu (same
+// structure, buffers and layouts; src/backend/fused.rs has the plan and the byte count).
+// A workgroup is BV velocities of one octant and one TX x TY tile of cells, (a, b) in the
+// velocities' upwind frame, on the tile diagonal a + b = diag of this dispatch. Each
+// invocation sweeps its velocity through the tile's column of cells over all z in upwind
+// order with the z-carry (the tile's previous z-level) in `carry`; the tile's x- and
+// y-inflows are the face buffers its upwind neighbour tiles wrote in the previous dispatch,
+// and its outflows replace them there. After each z-level the workgroup reduces the
+// level's 13 raw moments per cell over its velocities in workgroup memory and writes one
+// partial per cell; fused_moments (shaders/fused_moments.wgsl) adds them up in a fixed
+// order. Launcher: src/backend/wgpu/fused.rs. First order, no bodies, no partner faces
+// (fused.rs::ineligible).
+//
+// TX and TY are `const`, set by the host (src/backend/wgpu/fused.rs::source) so `carry` is
+// a fixed-size array the compiler can keep in registers.
+
+const TX: u32 = 8u;
+const TY: u32 = 8u;
+// Keep in sync with src/backend/fused.rs::BLOCK_VELOCITIES and PARTIALS.
+const BV: u32 = 128u;
+const NPART: u32 = 13u;
+const TXTY: u32 = TX * TY;
+const PARTS: u32 = BV / TXTY;
+const NCOEF: u32 = 3u * TXTY;
+const NQ: u32 = (NCOEF + BV - 1u) / BV;
+const LOG2E: f32 = 1.4426950408889634;
+
+// Keep in sync with src/backend/wgpu/fused.rs::FusedParams.
+struct FusedParams {
+    diag: u32,   // the tile diagonal a + b of this dispatch
+    a_lo: u32,   // its first tile column
+    blocks: u32, // workgroups along x: the wave's blocks of BV velocities
+    pad: u32,
+}
+
+override NX: u32;
+override NY: u32;
+override NZ: u32;
+// Velocity stride of the face buffers.
+override FCH: u32;
+override SROW: u32 = 1u;
+
+@group(0) @binding(0) var<uniform> params: FusedParams;
+// As in sweep_slice.wgsl: per cell 3 x vec4 (layout.rs::CellCoeffs); the inverse widths
+// and face densities; per velocity (xi, w), its face inflow shapes, then body rows.
+@group(0) @binding(1) var<storage, read> cells: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> bnd: array<f32>;
+@group(0) @binding(3) var<storage, read> table: array<vec4<f32>>;
+// [k NY + j][velocity] and [k NX + i][velocity]: a warp's accesses coalesce.
+@group(0) @binding(4) var<storage, read_write> xface: array<f32>;
+@group(0) @binding(5) var<storage, read_write> yface: array<f32>;
+// [tile slot][block][k][moment][tile cell].
+@group(0) @binding(6) var<storage, read_write> partials: array<f32>;
+
+// Row stride TXTY + 1: writes (invocations on velocities) and reads (invocations on cells)
+// fall in distinct banks.
+var<workgroup> red: array<f32, BV * (TXTY + 1u)>;
+var<workgroup> xs: array<vec4<f32>, BV>;
+// Runs of equal (y, z) in the workgroup's velocities, cut at the shares' bounds.
+var<workgroup> runs: array<u32, BV + PARTS + 1u>;
+var<workgroup> part_runs: array<u32, PARTS + 1u>;
+// The tile's coefficients, this level's and the next's; the columns' and rows' 1/width.
+var<workgroup> coef: array<vec4<f32>, 2u * NCOEF>;
+var<workgroup> inv_w: array<f32, TX + TY>;
+
+fn dens() -> u32 {
+    return NX + NY + NZ;
+}
+
+// Entry e of the tile's coefficients at level k, or zero outside the domain (never read).
+fn coef_load(e: u32, a: u32, b: u32, k: u32, neg_x: bool, neg_y: bool) -> vec4<f32> {
+    let c = e / 3u;
+    let iu = a * TX + c % TX;
+    let ju = b * TY + c / TX;
+    if e >= NCOEF || iu >= NX || ju >= NY {
+        return vec4<f32>(0.0);
+    }
+    let i = select(iu, NX - 1u - iu, neg_x);
+    let j = select(ju, NY - 1u - ju, neg_y);
+    var q = cells[3u * ((k * NY + j) * NX + i) + e % 3u];
+    // The exponent factor times log2(e) in .w of a cell's first vec4 (no walls here).
+    if e % 3u == 0u {
+        q.w = q.y * LOG2E;
+    }
+    return q;
+}
+
+@compute @workgroup_size(128)
+fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: vec3<u32>) {
+    let v = wg.x * BV + lid;
+    let a = params.a_lo + wg.y;
+    let b = params.diag - a;
+    let vel = table[v * (SROW + 1u)];
+    let shape = table[v * (SROW + 1u) + 1u];
+    xs[lid] = vel;
+    let neg_x = vel.x < 0.0;
+    let neg_y = vel.y < 0.0;
+    let neg_z = vel.z < 0.0;
+    if lid < TX + TY {
+        let on_x = lid < TX;
+        let n = select(b * TY + lid - TX, a * TX + lid, on_x);
+        let nn = select(NY, NX, on_x);
+        let neg = select(neg_y, neg_x, on_x);
+        var w = 0.0;
+        if n < nn {
+            w = bnd[select(NX, 0u, on_x) + select(n, nn - 1u - n, neg)];
+        }
+        inv_w[lid] = w;
+    }
+    let k0 = select(0u, NZ - 1u, neg_z);
+    for (var q = 0u; q < NQ; q++) {
+        let e = lid + q * BV;
+        if e < NCOEF {
+            coef[e] = coef_load(e, a, b, k0, neg_x, neg_y);
+        }
+    }
+    workgroupBarrier();
+    if lid == 0u {
+        var n = 0u;
+        for (var h = 0u; h < PARTS; h++) {
+            part_runs[h] = n;
+            for (var u = h * TXTY; u < (h + 1u) * TXTY; u++) {
+                if u == h * TXTY || xs[u].y != xs[u - 1u].y || xs[u].z != xs[u - 1u].z {
+                    runs[n] = u;
+                    n++;
+                }
+            }
+        }
+        part_runs[PARTS] = n;
+        runs[n] = BV;
+    }
+    let x_face = dens() + face_offset(select(0u, 1u, neg_x));
+    let y_face = dens() + face_offset(select(2u, 3u, neg_y));
+    let z_face = dens() + face_offset(select(4u, 5u, neg_z));
+    let ux = abs(vel.x);
+    let uy = abs(vel.y);
+    let uz = abs(vel.z);
+    let rc = lid % TXTY;
+    let rh = lid / TXTY;
+    let rc_in = a * TX + rc % TX < NX && b * TY + rc / TX < NY;
+    let full = a * TX + TX <= NX && b * TY + TY <= NY;
+    var carry: array<f32, TXTY>;
+    for (var kk = 0u; kk < NZ; kk++) {
+        let k = select(kk, NZ - 1u - kk, neg_z);
+        let cur = (kk & 1u) * NCOEF;
+        // The next level's coefficients, loaded now and stored after this level's update.
+        var next: array<vec4<f32>, NQ>;
+        if kk + 1u < NZ {
+            let kn = select(k + 1u, k - 1u, neg_z);
+            for (var q = 0u; q < NQ; q++) {
+                next[q] = coef_load(lid + q * BV, a, b, kn, neg_x, neg_y);
+            }
+        }
+        let cz = uz * bnd[NX + NY + k];
+        for (var jj = 0u; jj < TY; jj++) {
+            let ju = b * TY + jj;
+            if !full && ju >= NY {
+                // Rows past the domain's edge repeat the last real one (jj > 0 here), whose
+                // values the y-outflow below then writes.
+                for (var ii = 0u; ii < TX; ii++) {
+                    carry[jj * TX + ii] = carry[(jj - 1u) * TX + ii];
+                }
+                continue;
+            }
+            let j = select(ju, NY - 1u - ju, neg_y);
+            let by = uy * inv_w[TX + jj];
+            var fx: f32;
+            if a == 0u {
+                fx = bnd[x_face + k * NY + j] * shape.x;
+            } else {
+                fx = xface[(k * NY + j) * FCH + v];
+            }
+            for (var ii = 0u; ii < TX; ii++) {
+                let iu = a * TX + ii;
+                if !full && iu >= NX {
+                    carry[jj * TX + ii] = fx;
+                    continue;
+                }
+                let i = select(iu, NX - 1u - iu, neg_x);
+                let ax = ux * inv_w[ii];
+                var fy: f32;
+                if jj > 0u {
+                    fy = carry[(jj - 1u) * TX + ii];
+                } else if b == 0u {
+                    fy = bnd[y_face + k * NX + i] * shape.y;
+                } else {
+                    fy = yface[(k * NX + i) * FCH + v];
+                }
+                var fz: f32;
+                if kk == 0u {
+                    fz = bnd[z_face + j * NX + i] * shape.z;
+                } else {
+                    fz = carry[jj * TX + ii];
+                }
+                let at = cur + 3u * (jj * TX + ii);
+                let e0 = coef[at];
+                let e1 = coef[at + 1u];
+                let e2 = coef[at + 2u];
+                let c = vel.xyz - e1.xyz;
+                let c2 = dot(c, c);
+                let sc = dot(e2.xyz, c);
+                let fs = e0.x * exp2(-c2 * e0.w) * (e1.w + sc * (2.0 * c2 * e0.y - 5.0));
+                let f = (ax * fx + by * fy + cz * fz + e0.z * fs) / (ax + by + cz + e0.z);
+                carry[jj * TX + ii] = f;
+                fx = f;
+            }
+            xface[(k * NY + j) * FCH + v] = fx;
+        }
+        for (var ii = 0u; ii < TX; ii++) {
+            let iu = a * TX + ii;
+            if full || iu < NX {
+                yface[(k * NX + select(iu, NX - 1u - iu, neg_x)) * FCH + v] = carry[(TY - 1u) * TX + ii];
+            }
+        }
+        // The previous level's readers of `red` and of the other coefficient buffer are done.
+        workgroupBarrier();
+        if kk + 1u < NZ {
+            let nxt = ((kk + 1u) & 1u) * NCOEF;
+            for (var q = 0u; q < NQ; q++) {
+                if lid + q * BV < NCOEF {
+                    coef[nxt + lid + q * BV] = next[q];
+                }
+            }
+        }
+        for (var c = 0u; c < TXTY; c++) {
+            red[lid * (TXTY + 1u) + c] = vel.w * carry[c];
+        }
+        workgroupBarrier();
+        var acc: array<f32, NPART>;
+        for (var r = part_runs[rh]; r < part_runs[rh + 1u]; r++) {
+            let u0 = runs[r];
+            let u1 = min(runs[r + 1u], (rh + 1u) * TXTY);
+            var s0 = 0.0;
+            var s1 = 0.0;
+            var s2 = 0.0;
+            var s3 = 0.0;
+            for (var u = u0; u < u1; u++) {
+                let wf = red[u * (TXTY + 1u) + rc];
+                let x = xs[u].x;
+                let t1 = wf * x;
+                let t2 = t1 * x;
+                s0 += wf;
+                s1 += t1;
+                s2 += t2;
+                s3 = fma(t2, x, s3);
+            }
+            let y = xs[u0].y;
+            let z = xs[u0].z;
+            let r2 = y * y + z * z;
+            let q = fma(r2, s0, s2);
+            acc[0] += s0;
+            acc[1] += s1;
+            acc[2] += y * s0;
+            acc[3] += z * s0;
+            acc[4] += s2;
+            acc[5] += y * y * s0;
+            acc[6] += z * z * s0;
+            acc[7] += y * s1;
+            acc[8] += z * s1;
+            acc[9] += y * z * s0;
+            acc[10] += fma(r2, s1, s3);
+            acc[11] += y * q;
+            acc[12] += z * q;
+        }
+        if PARTS > 1u {
+            // The shares of each cell added in share order (deterministic), through `red`.
+            workgroupBarrier();
+            if rh > 0u {
+                for (var m = 0u; m < NPART; m++) {
+                    red[((rh - 1u) * NPART + m) * TXTY + rc] = acc[m];
+                }
+            }
+            workgroupBarrier();
+            if rh == 0u {
+                for (var h = 1u; h < PARTS; h++) {
+                    for (var m = 0u; m < NPART; m++) {
+                        acc[m] += red[((h - 1u) * NPART + m) * TXTY + rc];
+                    }
+                }
+            }
+        }
+        if rh == 0u && rc_in {
+            for (var m = 0u; m < NPART; m++) {
+                partials[(((wg.y * params.blocks + wg.x) * NZ + k) * NPART + m) * TXTY + rc] = acc[m];
+            }
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! Host side of the fused on-chip sweep in WGSL (shaders/sweep_fused.wgsl,
+//! shaders/fused_moments.wgsl; the plan in backend/fused.rs): the tile the adapter's
+//! workgroup memory allows, the kernels, their buffers and bind groups, and per wave one
+//! sweep_fused dispatch per tile diagonal, each followed by the fused_moments dispatch that
+//! adds that diagonal's partials.
+
+use super::kernels::{self, Kernel};
+use super::layout::PARAMS_STRIDE;
+use super::schedule::grid_2d;
+use crate::backend::fused::{self, FusedLimits, FusedPlan, SweepKernel, BLOCK_VELOCITIES};
+use crate::backend::gpu_tables::{shape_rows, velocity_table};
+use crate::plan::PlanError;
+use crate::problem::Problem;
+use bytemuck::{Pod, Zeroable};
+use wgpu::util::DeviceExt;
+
+const SWEEP: &str = include_str!("../../../shaders/sweep_fused.wgsl");
+const MOMENTS: &str = include_str!("../../../shaders/fused_moments.wgsl");
+const FACE_OFFSET: &str = include_str!("../../../shaders/face_offset.wgsl");
+
+/// Per-dispatch parameters. Keep in sync with `FusedParams` in shaders/sweep_fused.wgsl and
+/// shaders/fused_moments.wgsl.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
+pub struct FusedParams {
+    pub diag: u32,
+    pub a_lo: u32,
+    pub blocks: u32,
+    pub pad: u32,
+}
+
+/// Storage buffers sweep_fused binds (cells, bnd, table, xface, yface, partials).
+pub const STORAGE_BUFFERS: u32 = 6;
+
+/// A kernel's source with the tile set: `const TX` and `const TY` replaced, face_offset
+/// appended.
+pub fn source(kernel: &str, tile: [usize; 2]) -> String {
+    let src = if kernel == "sweep_fused" { SWEEP } else { MOMENTS };
+    let tx = "const TX: u32 = 8u;";
+    let ty = "const TY: u32 = 8u;";
+    assert!(src.contains(tx) && src.contains(ty), "{kernel}: the tile constants moved");
+    let s = src
+        .replace(tx, &format!("const TX: u32 = {}u;", tile[0]))
+        .replace(ty, &format!("const TY: u32 = {}u;", tile[1]));
+    format!("{s}\n{FACE_OFFSET}")
+}
+
+/// Workgroup memory of sweep_fused with `tile`: red, xs, runs, part_runs, coef, inv_w.
+/// Keep in sync with the `var<workgroup>` declarations there.
+pub fn workgroup_bytes(tile: [usize; 2]) -> u32 {
+    let (n, bv) = (tile[0] * tile[1], BLOCK_VELOCITIES);
+    let parts = bv / n;
+    (4 * bv * (n + 1) + 16 * bv + 4 * (bv + parts + 1) + 4 * (parts + 1) + 16 * 2 * 3 * n + 4 * (tile[0] + tile[1]))
+        as u32
+}
+
+/// The fused plan on an adapter with `limits`, or why the slice kernels run instead:
+/// `KNUDSEN_SWEEP` as on CUDA; the tile is the first of 8x8, 8x4, 4x4 whose workgroup memory
+/// fits (or `KNUDSEN_FUSED_TILE`).
+pub fn choose(
+    p: &Problem,
+    budget: u64,
+    limits: &wgpu::Limits,
+    asked: Option<SweepKernel>,
+    tile: Option<[usize; 2]>,
+) -> anyhow::Result<Result<FusedPlan, String>> {
+    let forced = match asked {
+        Some(k) => Some(k),
+        None => fused::sweep_from_env().map_err(|e| anyhow::anyhow!(e))?,
+    };
+    if forced == Some(SweepKernel::Slices) {
+        return Ok(Err("the slice kernels were asked for".into()));
+    }
+    let plan = || -> Result<FusedPlan, String> {
+        if let Some(why) = fused::ineligible(p) {
+            return Err(why);
+        }
+        if limits.max_storage_buffers_per_shader_stage < STORAGE_BUFFERS {
+            return Err(format!(
+                "the adapter allows {} storage buffers per stage; it needs {STORAGE_BUFFERS}",
+                limits.max_storage_buffers_per_shader_stage
+            ));
+        }
+        let tiles = match (tile, std::env::var("KNUDSEN_FUSED_TILE")) {
+            (Some(t), _) if fused::tile_fits(t) => vec![t],
+            (Some(t), _) => return Err(format!("tile {t:?} does not fit the block")),
+            (None, Ok(_)) => vec![fused::tile_from_env().map_err(|PlanError(e)| e)?],
+            (None, Err(_)) => vec![[8, 8], [8, 4], [4, 4]],
+        };
+        let tile = tiles
+            .into_iter()
+            .find(|&t| workgroup_bytes(t) <= limits.max_compute_workgroup_storage_size)
+            .ok_or_else(|| {
+                format!(
+                    "its workgroup memory exceeds the adapter's {} bytes",
+                    limits.max_compute_workgroup_storage_size
+                )
+            })?;
+        let lim = FusedLimits {
+            max_binding: limits.max_storage_buffer_binding_size.min(super::schedule::MAX_INDEXED_BINDING),
+            max_blocks: limits.max_compute_workgroups_per_dimension as usize,
+        };
+        fused::plan(&p.vgrid.octant_members(), p.grid.dims(), tile, budget, lim).map_err(|PlanError(e)| e)
+    };
+    let plan = plan();
+    match (&plan, forced) {
+        (Err(why), Some(SweepKernel::Fused)) => {
+            anyhow::bail!("the fused sweep was asked for, but this case cannot use it: {why}")
+        }
+        _ => Ok(plan),
+    }
+}
+
+pub struct FusedGpu {
+    pub plan: FusedPlan,
+    sweep: Kernel,
+    moments: Kernel,
+    /// Per wave: the bind groups of both kernels.
+    groups: Vec<(wgpu::BindGroup, wgpu::BindGroup)>,
+    buffers: Vec<wgpu::Buffer>,
+    max_per_dim: u32,
+}
+
+impl FusedGpu {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        device: &wgpu::Device,
+        p: &Problem,
+        plan: FusedPlan,
+        cells: &wgpu::Buffer,
+        bnd: &wgpu::Buffer,
+        moments: &wgpu::Buffer,
+        incident: &wgpu::Buffer,
+        max_per_dim: u32,
+    ) -> Self {
+        let [nx, ny, nz] = plan.dims.map(|n| n as f64);
+        let sweep_constants =
+            [("NX", nx), ("NY", ny), ("NZ", nz), ("FCH", plan.stride as f64), ("SROW", shape_rows(p) as f64)];
+        let e = |n: u32, ro: bool| kernels::storage(n, ro);
+        let sweep = kernels::kernel_with(
+            device,
+            "sweep_fused",
+            &source("sweep_fused", plan.tile),
+            &[kernels::params_entry(), e(1, true), e(2, true), e(3, true), e(4, false), e(5, false), e(6, false)],
+            &sweep_constants,
+        );
+        let moments_k = kernels::kernel_with(
+            device,
+            "fused_moments",
+            &source("fused_moments", plan.tile),
+            &[kernels::params_entry(), e(1, true), e(2, true), e(3, false), e(4, false)],
+            &[("NX", nx), ("NY", ny), ("NZ", nz)],
+        );
+        let storage = wgpu::BufferUsages::STORAGE;
+        let make = |label: &str, floats: usize| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: (4 * floats.max(1)) as u64,
+                usage: storage,
+                mapped_at_creation: false,
+            })
+        };
+        let init = |label: &str, data: &[u8], usage| {
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: data, usage })
+        };
+        let [fx, fy] = plan.face_floats();
+        let (xface, yface, partials) = (make("xface", fx), make("yface", fy), make("partials", plan.partial_floats()));
+        // One record per (wave, diagonal), at PARAMS_STRIDE.
+        let nd = plan.diagonals();
+        let mut params = vec![0u8; plan.waves.len() * nd * PARAMS_STRIDE as usize];
+        for (w, wave) in plan.waves.iter().enumerate() {
+            for d in 0..nd {
+                let rec = FusedParams {
+                    diag: d as u32,
+                    a_lo: plan.diagonal(d).0 as u32,
+                    blocks: wave.blocks() as u32,
+                    pad: 0,
+                };
+                let at = (w * nd + d) * PARAMS_STRIDE as usize;
+                params[at..at + 16].copy_from_slice(bytemuck::bytes_of(&rec));
+            }
+        }
+        let params = init("fused params", &params, wgpu::BufferUsages::UNIFORM);
+        let mut buffers = Vec::new();
+        let mut groups = Vec::new();
+        for wave in &plan.waves {
+            let table = init("fused table", bytemuck::cast_slice(&velocity_table(p, &wave.velocities)), storage);
+            let ranges = init("fused ranges", bytemuck::cast_slice(&wave.ranges), storage);
+            let s = kernels::bind(device, &sweep, &params, &[cells, bnd, &table, &xface, &yface, &partials]);
+            let m = kernels::bind(device, &moments_k, &params, &[&ranges, &partials, moments, incident]);
+            groups.push((s, m));
+            buffers.extend([table, ranges]);
+        }
+        buffers.extend([xface, yface, partials, params]);
+        Self { plan, sweep, moments: moments_k, groups, buffers, max_per_dim }
+    }
+
+    pub fn device_bytes(&self) -> u64 {
+        self.buffers.iter().map(|b| b.size()).sum()
+    }
+
+    /// Record every wave's dispatches into `pass` (moments and incident cleared before).
+    pub fn encode(&self, pass: &mut wgpu::ComputePass) {
+        let nd = self.plan.diagonals();
+        let cells = self.plan.dims.iter().product::<usize>();
+        let (mx, my) = grid_2d(cells.div_ceil(128), self.max_per_dim).expect("cells fit the dispatch grid");
+        for (w, (sg, mg)) in self.groups.iter().enumerate() {
+            let blocks = self.plan.waves[w].blocks() as u32;
+            for d in 0..nd {
+                let (lo, hi) = self.plan.diagonal(d);
+                let off = ((w * nd + d) as u64 * PARAMS_STRIDE) as u32;
+                pass.set_pipeline(&self.sweep.pipeline);
+                pass.set_bind_group(0, sg, &[off]);
+                pass.dispatch_workgroups(blocks, (hi - lo + 1) as u32, 1);
+                pass.set_pipeline(&self.moments.pipeline);
+                pass.set_bind_group(0, mg, &[off]);
+                pass.dispatch_workgroups(mx, my, 1);
+            }
+        }
+    }
+}
+
+/// One line on what runs, for the log.
+pub fn describe(f: &Result<FusedGpu, String>) -> String {
+    match f {
+        Ok(g) => fused::describe(&g.plan),
+        Err(why) => format!("slices in device memory (the fused kernel does not apply: {why})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fused_shaders_parse_and_validate_for_every_tile() {
+        for tile in [[8, 8], [8, 4], [4, 4], [16, 8]] {
+            for k in ["sweep_fused", "fused_moments"] {
+                super::super::shaders::validate(&source(k, tile), false)
+                    .unwrap_or_else(|e| panic!("{k} {tile:?}:\n{e}"));
+            }
+        }
+    }
+
+    #[test]
+    fn the_workgroup_memory_count_matches_the_shader() {
+        // naga's layout of sweep_fused's workgroup variables, summed, against ours.
+        for tile in [[8, 8], [4, 4]] {
+            let m = super::super::shaders::validate(&source("sweep_fused", tile), false).unwrap();
+            let mut layouter = naga::proc::Layouter::default();
+            layouter.update(m.to_ctx()).unwrap();
+            let bytes: u32 = m
+                .global_variables
+                .iter()
+                .filter(|(_, g)| g.space == naga::AddressSpace::WorkGroup)
+                .map(|(_, g)| layouter[g.ty].size)
+                .sum();
+            assert_eq!(bytes, workgroup_bytes(tile), "{tile:?}");
+        }
+        assert!(workgroup_bytes([8, 8]) > 32 << 10, "8x8 exceeds lavapipe's 32 KiB: the fallback tiles get tested");
+        assert_eq!(crate::backend::fused::PARTIALS, 13);
+    }
+}

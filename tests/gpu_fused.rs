@@ -1,0 +1,124 @@
+//! The fused on-chip sweep (shaders/sweep_fused.wgsl) against the slice kernels on the same
+//! adapter (lavapipe in CI), after the same iterations: on grids whose sizes are no multiple
+//! of the tile (partial tiles at both edges), a stretched and an explicit axis, a one-cell
+//! axis, free-stream faces, an odd velocity grid (a zero node), several tile shapes and
+//! waves; and bit-identical reruns.
+//!
+//! Tolerances: the two kernels compute every point's update the same way but sum the moments
+//! in a different order (per tile and block, against per slice and chunk), so they differ by
+//! f32 round-off: 1e-5 relative L2 for the fields, 1e-4 for the heat flux, as argued in
+//! tests/gpu.rs (measured: 1e-7 and 1e-6).
+
+mod common;
+use common::*;
+use knudsen::backend::fused::SweepKernel;
+use knudsen::backend::wgpu::{WgpuBackend, WgpuOptions};
+use knudsen::problem::Problem;
+use std::sync::Arc;
+
+fn odd_case() -> knudsen::config::Config {
+    config(&serde_json::json!({
+        "gas": {"kn": 0.5, "prandtl": 0.6666666666666666},
+        "grid": {
+            "x": {"min": -2.0, "max": 2.0, "stretched": {"uniform": [-0.5, 0.5], "cells": 5, "ratio_min": 1.2, "ratio_max": 1.2}},
+            "y": {"faces": [0.0, 0.1, 0.25, 0.4, 0.6, 0.75, 0.9, 1.0, 1.2, 1.4, 1.5]},
+            "z": {"min": 0.0, "max": 0.6, "cells": 6}
+        },
+        "velocity": {"points": 11},
+        "free_stream": {"mach": 0.5},
+        "boundaries": {
+            "x_min": {"type": "free_stream"}, "x_max": {"type": "free_stream"},
+            "y_min": wall(1.5), "y_max": {"type": "diffuse_wall", "temperature": 1.0, "velocity": [0.2, 0.0, 0.1]},
+            "z_min": wall(0.8), "z_max": wall(1.0)
+        },
+        "solver": {"max_iterations": 3, "tolerance": 1e-30}
+    }))
+}
+
+fn thin_case() -> knudsen::config::Config {
+    let axis = |n: usize| serde_json::json!({"min": 0.0, "max": 1.0, "cells": n});
+    config(&serde_json::json!({
+        "gas": {"kn": 0.2, "prandtl": 1.0},
+        "grid": {"x": axis(1), "y": axis(9), "z": axis(7)},
+        "velocity": {"points": 12},
+        "boundaries": {
+            "x_min": wall(1.2), "x_max": wall(1.0), "y_min": wall(1.0),
+            "y_max": {"type": "diffuse_wall", "temperature": 1.0, "velocity": [0.0, 0.0, 0.3]},
+            "z_min": wall(1.0), "z_max": wall(1.0)
+        },
+        "solver": {"max_iterations": 3, "tolerance": 1e-30}
+    }))
+}
+
+fn assert_close(what: &str, a: &knudsen::solver::RunResult, b: &knudsen::solver::RunResult) {
+    for (name, d) in field_differences(&a.fields, &b.fields) {
+        let t = if name == "heat_flux" { 1e-4 } else { 1e-5 };
+        eprintln!("{what}: {name} relative L2 difference {d:.2e} (tolerance {t:.0e})");
+        assert!(d < t, "{what}: {name} differs by {d:e} > {t:e}");
+    }
+}
+
+fn backend(
+    p: &Arc<Problem>,
+    a: &wgpu::Adapter,
+    sweep: SweepKernel,
+    tile: Option<[usize; 2]>,
+    budget: u64,
+) -> WgpuBackend {
+    let opts = WgpuOptions { sweep: Some(sweep), fused_tile: tile, ..Default::default() };
+    let b = WgpuBackend::with_adapter(p.clone(), budget, &opts, a).unwrap();
+    assert_eq!(b.sweep_kernel().starts_with("fused"), sweep == SweepKernel::Fused, "{}", b.sweep_kernel());
+    b
+}
+
+#[test]
+fn fused_sweep_matches_the_slice_kernels() {
+    let Some(adapter) = gpu_adapter() else { return };
+    for (name, cfg) in [("odd grid, free stream", odd_case()), ("one-cell x axis", thin_case())] {
+        let p = Arc::new(Problem::new(&cfg));
+        let slices = run_with(&p, Box::new(backend(&p, &adapter, SweepKernel::Slices, None, 64 << 20)));
+        // The largest tile lavapipe's 32 KiB of workgroup memory allows (8x4), the smallest
+        // (4x4, 8 shares per cell), a tile wider than the one-cell axis.
+        for tile in [None, Some([4, 4]), Some([2, 8])] {
+            let fused = run_with(&p, Box::new(backend(&p, &adapter, SweepKernel::Fused, tile, 64 << 20)));
+            assert_eq!(fused.iterations(), slices.iterations());
+            assert_close(&format!("{name}, tile {tile:?}"), &fused, &slices);
+        }
+    }
+}
+
+#[test]
+fn fused_sweep_over_several_waves_repeats_bit_for_bit() {
+    let Some(adapter) = gpu_adapter() else { return };
+    let cfg = odd_case();
+    let p = Arc::new(Problem::new(&cfg));
+    // A 1 MiB budget splits the 1331 velocities into several waves.
+    let small = backend(&p, &adapter, SweepKernel::Fused, Some([4, 4]), 1 << 20);
+    assert!(
+        small.sweep_kernel().contains("wave(s)") && !small.sweep_kernel().contains(" 1 wave(s)"),
+        "{}",
+        small.sweep_kernel()
+    );
+    let a = run_with(&p, Box::new(small));
+    let b = run_with(&p, Box::new(backend(&p, &adapter, SweepKernel::Fused, Some([4, 4]), 1 << 20)));
+    let bits = |r: &knudsen::solver::RunResult| -> Vec<u64> {
+        r.fields.iter().flat_map(|m| [m.rho, m.t, m.u[0], m.u[2], m.q[1]]).map(f64::to_bits).collect()
+    };
+    assert!(bits(&a) == bits(&b), "two runs differ");
+    let one_wave = run_with(&p, Box::new(backend(&p, &adapter, SweepKernel::Fused, Some([4, 4]), 64 << 20)));
+    assert_close("several waves against one", &a, &one_wave);
+}
+
+#[test]
+fn cases_outside_the_fused_kernel_say_why_and_refuse_when_it_is_forced() {
+    let Some(adapter) = gpu_adapter() else { return };
+    // A body: the slice kernels run, and the reason is given.
+    let mut v = cavity_json(4, 10, 4.0, 0.1);
+    v["bodies"] = serde_json::json!([{"min": [0.25, 0.25, 0.25], "max": [0.5, 0.5, 0.75], "temperature": 1.0}]);
+    let p = Arc::new(Problem::new(&config(&v)));
+    let auto = WgpuBackend::with_adapter(p.clone(), 64 << 20, &WgpuOptions::default(), &adapter).unwrap();
+    assert!(auto.sweep_kernel().contains("bodies"), "{}", auto.sweep_kernel());
+    let forced = WgpuOptions { sweep: Some(SweepKernel::Fused), ..Default::default() };
+    let e = WgpuBackend::with_adapter(p.clone(), 64 << 20, &forced, &adapter).err().expect("refused");
+    assert!(e.to_string().contains("bodies"), "{e}");
+}
