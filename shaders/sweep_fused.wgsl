@@ -11,8 +11,9 @@
 // order. Launcher: src/backend/wgpu/fused.rs. First order, no bodies, no partner faces
 // (fused.rs::ineligible).
 //
-// TX and TY are `const`, set by the host (src/backend/wgpu/fused.rs::source) so `carry` is
-// a fixed-size array the compiler can keep in registers.
+// TX and TY are `const`, set by the host (src/backend/wgpu/fused.rs::source), which also
+// unrolls the loops marked `// @unroll` (WGSL has no unroll attribute): every index into
+// `carry` is then a constant, and the compiler keeps it in registers.
 
 const TX: u32 = 8u;
 const TY: u32 = 8u;
@@ -152,60 +153,64 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
             }
         }
         let cz = uz * bnd[NX + NY + k];
+        // @unroll
         for (var jj = 0u; jj < TY; jj++) {
             let ju = b * TY + jj;
-            if !full && ju >= NY {
+            if full || ju < NY {
+                let j = select(ju, NY - 1u - ju, neg_y);
+                let by = uy * inv_w[TX + jj];
+                var fx: f32;
+                if a == 0u {
+                    fx = bnd[x_face + k * NY + j] * shape.x;
+                } else {
+                    fx = xface[(k * NY + j) * FCH + v];
+                }
+                // @unroll
+                for (var ii = 0u; ii < TX; ii++) {
+                    let iu = a * TX + ii;
+                    if full || iu < NX {
+                        let i = select(iu, NX - 1u - iu, neg_x);
+                        let ax = ux * inv_w[ii];
+                        var fy: f32;
+                        if jj > 0u {
+                            fy = carry[(max(jj, 1u) - 1u) * TX + ii];
+                        } else if b == 0u {
+                            fy = bnd[y_face + k * NX + i] * shape.y;
+                        } else {
+                            fy = yface[(k * NX + i) * FCH + v];
+                        }
+                        var fz: f32;
+                        if kk == 0u {
+                            fz = bnd[z_face + j * NX + i] * shape.z;
+                        } else {
+                            fz = carry[jj * TX + ii];
+                        }
+                        let at = cur + 3u * (jj * TX + ii);
+                        let e0 = coef[at];
+                        let e1 = coef[at + 1u];
+                        let e2 = coef[at + 2u];
+                        let c = vel.xyz - e1.xyz;
+                        let c2 = dot(c, c);
+                        let sc = dot(e2.xyz, c);
+                        let fs = e0.x * exp2(-c2 * e0.w) * (e1.w + sc * (2.0 * c2 * e0.y - 5.0));
+                        let f = (ax * fx + by * fy + cz * fz + e0.z * fs) / (ax + by + cz + e0.z);
+                        carry[jj * TX + ii] = f;
+                        fx = f;
+                    } else {
+                        carry[jj * TX + ii] = fx;
+                    }
+                }
+                xface[(k * NY + j) * FCH + v] = fx;
+            } else {
                 // Rows past the domain's edge repeat the last real one (jj > 0 here), whose
                 // values the y-outflow below then writes.
+                // @unroll
                 for (var ii = 0u; ii < TX; ii++) {
-                    carry[jj * TX + ii] = carry[(jj - 1u) * TX + ii];
+                    carry[jj * TX + ii] = carry[(max(jj, 1u) - 1u) * TX + ii];
                 }
-                continue;
             }
-            let j = select(ju, NY - 1u - ju, neg_y);
-            let by = uy * inv_w[TX + jj];
-            var fx: f32;
-            if a == 0u {
-                fx = bnd[x_face + k * NY + j] * shape.x;
-            } else {
-                fx = xface[(k * NY + j) * FCH + v];
-            }
-            for (var ii = 0u; ii < TX; ii++) {
-                let iu = a * TX + ii;
-                if !full && iu >= NX {
-                    carry[jj * TX + ii] = fx;
-                    continue;
-                }
-                let i = select(iu, NX - 1u - iu, neg_x);
-                let ax = ux * inv_w[ii];
-                var fy: f32;
-                if jj > 0u {
-                    fy = carry[(jj - 1u) * TX + ii];
-                } else if b == 0u {
-                    fy = bnd[y_face + k * NX + i] * shape.y;
-                } else {
-                    fy = yface[(k * NX + i) * FCH + v];
-                }
-                var fz: f32;
-                if kk == 0u {
-                    fz = bnd[z_face + j * NX + i] * shape.z;
-                } else {
-                    fz = carry[jj * TX + ii];
-                }
-                let at = cur + 3u * (jj * TX + ii);
-                let e0 = coef[at];
-                let e1 = coef[at + 1u];
-                let e2 = coef[at + 2u];
-                let c = vel.xyz - e1.xyz;
-                let c2 = dot(c, c);
-                let sc = dot(e2.xyz, c);
-                let fs = e0.x * exp2(-c2 * e0.w) * (e1.w + sc * (2.0 * c2 * e0.y - 5.0));
-                let f = (ax * fx + by * fy + cz * fz + e0.z * fs) / (ax + by + cz + e0.z);
-                carry[jj * TX + ii] = f;
-                fx = f;
-            }
-            xface[(k * NY + j) * FCH + v] = fx;
         }
+        // @unroll
         for (var ii = 0u; ii < TX; ii++) {
             let iu = a * TX + ii;
             if full || iu < NX {
@@ -222,6 +227,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                 }
             }
         }
+        // @unroll
         for (var c = 0u; c < TXTY; c++) {
             red[lid * (TXTY + 1u) + c] = vel.w * carry[c];
         }
