@@ -148,6 +148,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
         var next: array<vec4<f32>, NQ>;
         if kk + 1u < NZ {
             let kn = select(k + 1u, k - 1u, neg_z);
+            // @unroll
             for (var q = 0u; q < NQ; q++) {
                 next[q] = coef_load(lid + q * BV, a, b, kn, neg_x, neg_y);
             }
@@ -221,6 +222,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
         workgroupBarrier();
         if kk + 1u < NZ {
             let nxt = ((kk + 1u) & 1u) * NCOEF;
+            // @unroll
             for (var q = 0u; q < NQ; q++) {
                 if lid + q * BV < NCOEF {
                     coef[nxt + lid + q * BV] = next[q];
@@ -272,6 +274,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
             // The shares of each cell added in share order (deterministic), through `red`.
             workgroupBarrier();
             if rh > 0u {
+                // @unroll
                 for (var m = 0u; m < NPART; m++) {
                     red[((rh - 1u) * NPART + m) * TXTY + rc] = acc[m];
                 }
@@ -279,6 +282,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
             workgroupBarrier();
             if rh == 0u {
                 for (var h = 1u; h < PARTS; h++) {
+                    // @unroll
                     for (var m = 0u; m < NPART; m++) {
                         acc[m] += red[((h - 1u) * NPART + m) * TXTY + rc];
                     }
@@ -286,6 +290,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
             }
         }
         if rh == 0u && rc_in {
+            // @unroll
             for (var m = 0u; m < NPART; m++) {
                 partials[(((wg.y * params.blocks + wg.x) * NZ + k) * NPART + m) * TXTY + rc] = acc[m];
             }

@@ -42,7 +42,9 @@ pub fn source(kernel: &str, tile: [usize; 2]) -> String {
     let s = src
         .replace(tx, &format!("const TX: u32 = {}u;", tile[0]))
         .replace(ty, &format!("const TY: u32 = {}u;", tile[1]));
-    let bounds = [("TX", tile[0]), ("TY", tile[1]), ("TXTY", tile[0] * tile[1])];
+    let n = tile[0] * tile[1];
+    let nq = (3 * n).div_ceil(BLOCK_VELOCITIES);
+    let bounds = [("TX", tile[0]), ("TY", tile[1]), ("TXTY", n), ("NQ", nq), ("NPART", fused::PARTIALS)];
     format!("{}\n{FACE_OFFSET}", unroll(&s, &bounds))
 }
 
