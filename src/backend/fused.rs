@@ -224,8 +224,11 @@ pub fn plan(
             limits.max_binding
         )));
     }
+    // Waves of near-equal size: a small last wave would cost as many launches as a full one.
+    let n_waves = blocks.len().div_ceil(per_wave).max(1);
+    let size = blocks.len().div_ceil(n_waves).max(1);
     let mut waves = Vec::new();
-    for group in blocks.chunks(per_wave.min(blocks.len()).max(1)) {
+    for group in blocks.chunks(size) {
         let mut ranges = [0u32; 16];
         let mut velocities = Vec::with_capacity(group.len() * bv);
         for (n, (o, vs)) in group.iter().enumerate() {
@@ -252,6 +255,8 @@ mod tests {
         let v = VelocityGrid::new(13, 4.0, Quadrature::Trapezoid);
         let p = plan(&v.octant_members(), [10, 7, 5], [8, 8], 1 << 20, FusedLimits::CUDA).unwrap();
         assert!(p.waves.len() > 1, "a small budget splits the velocities into waves");
+        let sizes: Vec<usize> = p.waves.iter().map(FusedWave::blocks).collect();
+        assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1, "unbalanced waves {sizes:?}");
         let mut seen = vec![0u32; v.xi.len()];
         for w in &p.waves {
             assert_eq!(w.velocities.len() % BLOCK_VELOCITIES, 0);

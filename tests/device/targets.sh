@@ -12,7 +12,8 @@ exec > >(tee -a "$OUT/log.txt") 2>&1
 which=${1:-cavity}
 backends=${2:-cuda,wgpu}
 case "$which" in
-  cavity) cfg=configs/cavity-kn1.json; extra=() ;;
+  # BUDGET (MiB) overrides the cavity config's 512 MiB: 16384 puts every velocity in flight.
+  cavity) cfg=configs/cavity-kn1.json; extra=(${BUDGET:+--memory-budget-mib $BUDGET}) ;;
   cube) cfg=configs/cube-ma2-kn1.json; extra=(--memory-budget-mib 16384) ;;
   *) echo "unknown case $which"; exit 2 ;;
 esac

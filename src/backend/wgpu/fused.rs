@@ -103,8 +103,8 @@ pub fn workgroup_bytes(tile: [usize; 2]) -> u32 {
 }
 
 /// The fused plan on an adapter with `limits`, or why the slice kernels run instead:
-/// `KNUDSEN_SWEEP` as on CUDA; the tile is the first of 8x8, 8x4, 4x4 whose workgroup memory
-/// fits (or `KNUDSEN_FUSED_TILE`).
+/// `KNUDSEN_SWEEP` as on CUDA; the tile is 4x4 (or `KNUDSEN_FUSED_TILE`), where its
+/// workgroup memory fits.
 pub fn choose(
     p: &Problem,
     budget: u64,
@@ -133,7 +133,9 @@ pub fn choose(
             (Some(t), _) if fused::tile_fits(t) => vec![t],
             (Some(t), _) => return Err(format!("tile {t:?} does not fit the block")),
             (None, Ok(_)) => vec![fused::tile_from_env().map_err(|PlanError(e)| e)?],
-            (None, Err(_)) => vec![[8, 8], [8, 4], [4, 4]],
+            // 4x4 first: measured fastest through Vulkan on an H200 (docs/performance.md),
+            // where 8x8's 64-value carry costs the driver's register allocation.
+            (None, Err(_)) => vec![[4, 4]],
         };
         let tile = tiles
             .into_iter()
