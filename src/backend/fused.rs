@@ -79,8 +79,6 @@ pub struct FusedPlan {
     /// Velocity stride of the face buffers: the largest wave.
     pub stride: usize,
     pub dims: [usize; 3],
-    /// Partial buffers (FusedLimits::partial_buffers).
-    pub partial_buffers: usize,
 }
 
 impl FusedPlan {
@@ -120,7 +118,7 @@ impl FusedPlan {
     /// Device bytes of the face buffers and partials: what replaces the slices.
     pub fn bytes(&self) -> u64 {
         let [x, y] = self.face_floats();
-        4 * (x + y + self.partial_buffers * self.partial_floats()) as u64
+        4 * (x + y + self.partial_floats()) as u64
     }
 }
 
@@ -183,14 +181,10 @@ pub struct FusedLimits {
     pub max_binding: u64,
     /// Blocks along a launch's x (one wave).
     pub max_blocks: usize,
-    /// Partial buffers: 2 where the moment reduction of one diagonal overlaps the sweep of
-    /// the next (CUDA streams), 1 where launches run in order (wgpu).
-    pub partial_buffers: usize,
 }
 
 impl FusedLimits {
-    pub const CUDA: FusedLimits =
-        FusedLimits { max_binding: u64::MAX, max_blocks: i32::MAX as usize, partial_buffers: 2 };
+    pub const CUDA: FusedLimits = FusedLimits { max_binding: u64::MAX, max_blocks: i32::MAX as usize };
 }
 
 /// Pack the octants' velocities into blocks of BLOCK_VELOCITIES and the blocks into waves
@@ -211,8 +205,7 @@ pub fn plan(
             vs.chunks(bv).map(move |c| (o, c.iter().copied().chain(std::iter::repeat(GHOST)).take(bv).collect()))
         })
         .collect();
-    let probe =
-        |stride: usize| FusedPlan { tile, waves: Vec::new(), stride, dims, partial_buffers: limits.partial_buffers };
+    let probe = |stride: usize| FusedPlan { tile, waves: Vec::new(), stride, dims };
     let per_block = probe(bv).bytes();
     let fit = (budget_bytes / per_block) as usize;
     if fit == 0 {
@@ -248,7 +241,7 @@ pub fn plan(
         waves.push(FusedWave { velocities, ranges });
     }
     let stride = waves.iter().map(|w| w.velocities.len()).max().unwrap_or(bv);
-    Ok(FusedPlan { tile, waves, stride, dims, partial_buffers: limits.partial_buffers })
+    Ok(FusedPlan { tile, waves, stride, dims })
 }
 
 #[cfg(test)]
@@ -317,14 +310,14 @@ mod tests {
     fn binding_and_grid_limits_split_the_waves() {
         let v = VelocityGrid::new(32, 4.0, Quadrature::Trapezoid);
         let dims = [64, 64, 64];
-        let lim = FusedLimits { max_binding: 128 << 20, max_blocks: 100, partial_buffers: 1 };
+        let lim = FusedLimits { max_binding: 128 << 20, max_blocks: 100 };
         let p = plan(&v.octant_members(), dims, [8, 8], u64::MAX, lim).unwrap();
         assert!(p.waves.iter().all(|w| w.blocks() <= 100));
         let [x, y] = p.face_floats();
         for floats in [x, y, p.partial_floats()] {
             assert!(floats as u64 * 4 <= 128 << 20);
         }
-        let tiny = FusedLimits { max_binding: 1 << 10, max_blocks: 100, partial_buffers: 1 };
+        let tiny = FusedLimits { max_binding: 1 << 10, max_blocks: 100 };
         assert!(plan(&v.octant_members(), dims, [8, 8], u64::MAX, tiny).unwrap_err().0.contains("one buffer"));
     }
 }

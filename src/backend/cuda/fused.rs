@@ -45,10 +45,7 @@ pub struct Fused {
     ranges: Vec<CudaSlice<u32>>,
     xface: CudaSlice<f32>,
     yface: CudaSlice<f32>,
-    /// Two partial buffers, alternating by launch: fused_moments of one diagonal runs on
-    /// `side` while the main stream sweeps the next.
-    partials: [CudaSlice<f32>; 2],
-    side: Arc<CudaStream>,
+    partials: CudaSlice<f32>,
 }
 
 impl Fused {
@@ -90,20 +87,13 @@ impl Fused {
             ranges,
             xface: alloc(x, "x-face buffer")?,
             yface: alloc(y, "y-face buffer")?,
-            partials: [
-                alloc(plan.partial_floats(), "moment partials")?,
-                alloc(plan.partial_floats(), "moment partials")?,
-            ],
-            side: stream.fork().context("creating the fused sweep's second stream")?,
+            partials: alloc(plan.partial_floats(), "moment partials")?,
             plan,
         })
     }
 
     pub fn device_bytes(&self) -> usize {
-        let f = [&self.xface, &self.yface, &self.partials[0], &self.partials[1]]
-            .into_iter()
-            .chain(&self.tables)
-            .map(|b| b.num_bytes());
+        let f = [&self.xface, &self.yface, &self.partials].into_iter().chain(&self.tables).map(|b| b.num_bytes());
         f.sum::<usize>() + self.ranges.iter().map(|b| b.num_bytes()).sum::<usize>()
     }
 
@@ -118,22 +108,11 @@ impl Fused {
     ) -> anyhow::Result<()> {
         let ncells = self.plan.dims.iter().product::<usize>() as u32;
         const REDUCE_BLOCK: u32 = 128;
-        let side = self.side.clone();
-        // The sums were cleared on the main stream.
-        side.join(stream).context("ordering the streams")?;
-        // Per partial buffer, the event after the last fused_moments that read it.
-        let mut read: [Option<cudarc::driver::CudaEvent>; 2] = [None, None];
-        let mut n = 0usize;
         for (w, wave) in self.plan.waves.iter().enumerate() {
             let blocks = wave.blocks() as u32;
             for d in 0..self.plan.diagonals() {
                 let (lo, hi) = self.plan.diagonal(d);
                 let (diag, a_lo) = (d as u32, lo as u32);
-                let b = n % 2;
-                n += 1;
-                if let Some(e) = &read[b] {
-                    stream.wait(e).context("ordering the streams")?;
-                }
                 let cfg = LaunchConfig {
                     grid_dim: (blocks, (hi - lo + 1) as u32, 1),
                     block_dim: (BLOCK_VELOCITIES as u32, 1, 1),
@@ -141,26 +120,22 @@ impl Fused {
                 };
                 let mut l = stream.launch_builder(&self.sweep);
                 l.arg(&diag).arg(&a_lo).arg(cells).arg(bnd).arg(&self.tables[w]);
-                l.arg(&mut self.xface).arg(&mut self.yface).arg(&mut self.partials[b]);
+                l.arg(&mut self.xface).arg(&mut self.yface).arg(&mut self.partials);
                 // SAFETY: the argument list matches sweep_fused.cu's signature; the grid
                 // covers the wave's blocks and the diagonal's tiles, as the kernel assumes.
                 unsafe { l.launch(cfg) }.context("launching sweep_fused")?;
-                side.join(stream).context("ordering the streams")?;
                 let cfg = LaunchConfig {
                     grid_dim: (ncells.div_ceil(REDUCE_BLOCK), 1, 1),
                     block_dim: (REDUCE_BLOCK, 1, 1),
                     shared_mem_bytes: 0,
                 };
-                let mut l = side.launch_builder(&self.moments);
-                l.arg(&diag).arg(&blocks).arg(&self.ranges[w]).arg(&self.partials[b]);
+                let mut l = stream.launch_builder(&self.moments);
+                l.arg(&diag).arg(&blocks).arg(&self.ranges[w]).arg(&self.partials);
                 l.arg(&mut *moments).arg(&mut *incident);
                 // SAFETY: the argument list matches fused_moments' signature.
                 unsafe { l.launch(cfg) }.context("launching fused_moments")?;
-                read[b] = Some(side.record_event(None).context("recording an event")?);
             }
         }
-        // The sums are read back on the main stream.
-        stream.join(&side).context("ordering the streams")?;
         Ok(())
     }
 }

@@ -149,7 +149,6 @@ pub fn choose(
         let lim = FusedLimits {
             max_binding: limits.max_storage_buffer_binding_size.min(super::schedule::MAX_INDEXED_BINDING),
             max_blocks: limits.max_compute_workgroups_per_dimension as usize,
-            partial_buffers: 1,
         };
         fused::plan(&p.vgrid.octant_members(), p.grid.dims(), tile, budget, lim).map_err(|PlanError(e)| e)
     };
