@@ -204,13 +204,14 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     let gpu_budget = cfg.solver.memory_budget_mib.unwrap_or(backend::wgpu::DEFAULT_BUDGET_MIB);
     // The plan on the adapter `--backend wgpu` would use (one line: the same adapter can be
     // listed once per graphics API), else on WebGPU's default limits.
-    let (name, limits) = match backend::wgpu::device::pick(backend::wgpu::device::adapters(), true) {
+    let (name, wlimits) = match backend::wgpu::device::pick(backend::wgpu::device::adapters(), true) {
         Ok(a) => {
             let i = a.get_info();
-            (format!("{} ({:?})", i.name, i.backend), GpuLimits::from_wgpu(&a.limits()))
+            (format!("{} ({:?})", i.name, i.backend), a.limits())
         }
-        Err(_) => ("no adapter found; WebGPU default limits".into(), GpuLimits::webgpu_default()),
+        Err(_) => ("no adapter found; WebGPU default limits".into(), wgpu::Limits::default()),
     };
+    let limits = GpuLimits::from_wgpu(&wlimits);
     match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits, knudsen::backend::wgpu::schedule::slice_binding_cap_from_env(), slots) {
         Ok(s) => println!(
             "wgpu (f32) on {name}, budget {gpu_budget} MiB: {} velocities in flight in {} waves, {} bindings of {} velocities swept by {} dispatch(es) per z-step of each wave; distribution storage {:.1} MiB; GPU fields {:.1} MiB",
@@ -224,5 +225,11 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
         ),
         Err(e) => println!("wgpu (f32) on {name}: does not fit: {e}"),
     }
+    let budget = (gpu_budget * 1048576.0) as u64;
+    let sweep = match backend::wgpu::fused::choose(p, budget, &wlimits, None, None).map_err(Failure::Run)? {
+        Ok(f) => backend::fused::describe(&f),
+        Err(why) => format!("slices in device memory (the fused kernel does not apply: {why})"),
+    };
+    println!("wgpu sweep kernel: {sweep}");
     Ok(())
 }
