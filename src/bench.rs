@@ -17,7 +17,11 @@
 //! with B the copy bandwidth (bytes read plus written per second) measured in the same run,
 //! and `(reads, writes) = (1, 1)` for the first-order sweep and `(2, 4)` for the second-order
 //! one (it reads the y and z face values and writes the cell value and three face values).
-//! `of floor` = floor / measured: 1 is the bandwidth limit of slices kept in memory.
+//! `of floor` = floor / measured: 1 is the bandwidth limit of slices kept in memory. The
+//! fused on-chip sweep keeps no slices; its rows count what it moves instead, the face
+//! values between tiles and the moment partials (`FusedPlan::traffic_per_point`: 2.8 B at
+//! 8 x 8 tiles, 4.8 B at 4 x 4), so its floor is lower and its `of floor` smaller at the
+//! same speed.
 
 use crate::backend::{self, BackendChoice, GPU_BYTES_PER_VALUE};
 use crate::config::{Acceleration, Config, Precision, Scheme};
@@ -106,7 +110,8 @@ pub struct Timing {
     /// Timed sweeps (whole iterations: sweep, residual and field update), in seconds.
     pub seconds: Vec<f64>,
     pub device_bytes: Option<u64>,
-    pub bytes_per_point: usize,
+    /// The slices' count ([`bytes_per_point`]), or the fused sweep's traffic.
+    pub bytes_per_point: f64,
 }
 
 impl Timing {
@@ -127,7 +132,7 @@ impl Timing {
 
     /// The floor of the row's time at `bandwidth` bytes per second.
     pub fn floor_seconds(&self, bandwidth: f64) -> f64 {
-        (self.phase_points * self.bytes_per_point as u64) as f64 / bandwidth
+        self.phase_points as f64 * self.bytes_per_point / bandwidth
     }
 }
 
@@ -166,7 +171,7 @@ pub fn time_row(
         in_flight: plan.in_flight,
         seconds: seconds.split_off(warmup),
         device_bytes,
-        bytes_per_point: bytes_per_point(cfg.solver.scheme, value_bytes),
+        bytes_per_point: plan.traffic_per_point.unwrap_or(bytes_per_point(cfg.solver.scheme, value_bytes) as f64),
     })
 }
 
@@ -210,7 +215,7 @@ mod tests {
             in_flight: 1,
             seconds: vec![3.0, 1.0, 2.0, 10.0],
             device_bytes: None,
-            bytes_per_point: 8,
+            bytes_per_point: 8.0,
         };
         assert_eq!(t.median(), 2.5);
         assert_eq!(t.floor_seconds(4000.0), 2.0);

@@ -115,6 +115,15 @@ impl FusedPlan {
         self.max_diagonal_tiles() * blocks * self.dims[2] * PARTIALS * self.tile[0] * self.tile[1]
     }
 
+    /// Device-memory bytes moved per phase-space point and sweep: each face value between
+    /// tiles written once and read once (2 (TX + TY) / (TX TY) x 4 B), and each block's 13
+    /// partials per cell written once and read once (2 x 13 x 4 / BV B). The slice kernels'
+    /// count is 8 B (src/bench.rs).
+    pub fn traffic_per_point(&self) -> f64 {
+        let [tx, ty] = self.tile;
+        (8 * (tx + ty)) as f64 / (tx * ty) as f64 + (8 * PARTIALS) as f64 / BLOCK_VELOCITIES as f64
+    }
+
     /// Device bytes of the face buffers and partials: what replaces the slices.
     pub fn bytes(&self) -> u64 {
         let [x, y] = self.face_floats();

@@ -127,5 +127,6 @@ pub fn plan_summary(s: &GpuSchedule) -> PlanSummary {
         max_batch: s.max_batch(),
         in_flight: s.in_flight(),
         distribution_bytes: s.distribution_bytes,
+        traffic_per_point: None,
     }
 }

@@ -24,7 +24,7 @@ use crate::plan::BatchPlan;
 use serde::Serialize;
 
 /// A backend's batching and storage, for logs and summary.json.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PlanSummary {
     pub batches: usize,
     pub max_batch: usize,
@@ -32,6 +32,9 @@ pub struct PlanSummary {
     pub in_flight: usize,
     /// Bytes of distribution-function (slice) storage.
     pub distribution_bytes: u64,
+    /// Device-memory bytes a sweep moves per phase-space point when it keeps no slices (the
+    /// fused on-chip sweep: fused.rs); None: the slices' count (bench.rs).
+    pub traffic_per_point: Option<f64>,
 }
 
 impl BatchPlan {
@@ -42,6 +45,7 @@ impl BatchPlan {
             max_batch: self.max_batch,
             in_flight: self.max_batch,
             distribution_bytes: self.distribution_bytes(),
+            traffic_per_point: None,
         }
     }
 }

@@ -267,6 +267,7 @@ impl Backend for CudaBackend {
         if let Ok(f) = &self.fused {
             s.in_flight = f.plan.waves.iter().map(|w| w.velocities.len()).max().unwrap_or(0);
             s.distribution_bytes = f.plan.bytes();
+            s.traffic_per_point = Some(f.plan.traffic_per_point());
         }
         s
     }

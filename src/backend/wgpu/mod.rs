@@ -216,6 +216,7 @@ impl Backend for WgpuBackend {
         if let Ok(f) = &self.fused {
             s.in_flight = f.plan.stride;
             s.distribution_bytes = f.plan.bytes();
+            s.traffic_per_point = Some(f.plan.traffic_per_point());
         }
         s
     }
