@@ -17,8 +17,11 @@
 #define NPART 13u
 // Threads summing each cell of a level (BV / TXTY; fused.rs checks the division).
 #define PARTS (BV / TXTY)
-static_assert(BV % TXTY == 0 && NPART * (BV - TXTY) <= BV * (TXTY + 1),
-              "the tile must divide the block and its shares fit in `red` (fused.rs::tile_fits)");
+// The tile must divide the block and its shares fit in `red` (fused.rs::tile_fits); a
+// preprocessor test, as NVRTC 11 (Kepler) rejects static_assert here.
+#if (BV % TXTY != 0) || (NPART * (BV - TXTY) > BV * (TXTY + 1))
+#error "the fused sweep's tile does not fit its block (fused.rs::tile_fits)"
+#endif
 
 // Face buffer entry of row `row` (k NY + j for x-faces, k NX + i for y-faces) and velocity v:
 // [row][velocity], so a warp's accesses coalesce. 64-bit: 128^3 cells at 2^20 velocities
