@@ -93,7 +93,18 @@ impl FaceBc {
             // A velocity parallel to the face (the zero node of an odd velocity grid) has no
             // slot; its upwind coefficient along this axis is zero, so any value serves (the
             // GPU kernels' `partner` returns 0 alike).
-            slot(m, self.face.axis(), v, !self.face.is_max()).map_or(0.0, |s| partner[idx * slots_per_cell(m) + s])
+            match slot(m, self.face.axis(), v, !self.face.is_max()) {
+                Some(s) => partner[idx * slots_per_cell(m) + s],
+                None => {
+                    let a = self.face.axis() as u32;
+                    debug_assert!(
+                        m % 2 == 1 && (v / m.pow(a)) % m == m / 2,
+                        "velocity {v} enters face {:?} but has no partner slot",
+                        self.face
+                    );
+                    0.0
+                }
+            }
         }
     }
 }

@@ -36,12 +36,19 @@ pub const GAUSS_TABLE_MAX_BYTES: u64 = 1 << 30;
 /// velocity points per axis: per cell the solver's f64 fields (raw moments 13, sweep
 /// coefficients 10, macroscopic state 16, conserved 5, volumes 1) and output buffers (~16);
 /// per velocity its node and weight and the six faces' emission shapes; and the CPU
-/// backend's per-cell Gaussian tables (3 m per cell), when it builds them.
-pub fn host_bytes(cells: [usize; 3], m: usize) -> u64 {
+/// backend's per-cell Gaussian tables (3 m per cell): in f64 when it builds them (below
+/// [`GAUSS_TABLE_MAX_BYTES`]), in f32 always under `precision = "f32"` (cpu/lanes.rs).
+pub fn host_bytes(cells: [usize; 3], m: usize, f32_tables: bool) -> u64 {
     let cells = cells.iter().product::<usize>() as u64;
     let m = m as u64;
     let tables = 3 * m * cells * 8;
-    let tables = if tables <= GAUSS_TABLE_MAX_BYTES { tables } else { 0 };
+    let tables = if f32_tables {
+        3 * m * cells * 4
+    } else if tables <= GAUSS_TABLE_MAX_BYTES {
+        tables
+    } else {
+        0
+    };
     cells * (13 + 10 + 16 + 5 + 1 + 16) * 8 + m * m * m * (3 + 1 + 6) * 8 + tables
 }
 

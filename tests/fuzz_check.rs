@@ -24,7 +24,9 @@ const HOST_BYTES_CAP: u64 = 256 << 20;
 fn check_path(text: &str) -> usize {
     let Ok(cfg) = Config::from_json(text) else { return 0 };
     let cells = cfg.cell_counts();
-    if knudsen::plan::host_bytes(cells, cfg.velocity.points) > HOST_BYTES_CAP {
+    if knudsen::plan::host_bytes(cells, cfg.velocity.points, cfg.solver.precision == knudsen::config::Precision::F32)
+        > HOST_BYTES_CAP
+    {
         return 1;
     }
     let grid = Grid::from_config(&cfg.grid);

@@ -26,8 +26,12 @@ fn plates_at(delta: f64, damping: bool, tolerance: f64) -> serde_json::Value {
 #[test]
 fn damping_removes_the_free_molecular_two_cycle_on_every_backend() {
     for b in backends() {
-        // f32 backends stop at their floor (1e-5); the CPU goes to 1e-10.
-        let tol = if b == knudsen::backend::BackendChoice::Cpu { 1e-10 } else { 1e-5 };
+        // The CPU goes to 1e-10. The f32 backends stop at 1e-4 here: on this nearly
+        // collisionless 1D case their residual, led by relative changes of momenta that are
+        // zero but for round-off, levels off at 1.5e-5 to 4.3e-5 (lavapipe: the slice
+        // kernels, the fused sweep), too close to their usual 1e-5 floor; 1e-4 still sits
+        // 400 times below the plain update's alternation.
+        let tol = if b == knudsen::backend::BackendChoice::Cpu { 1e-10 } else { 1e-4 };
         let (_, damped) = run(&config(&plates(true, tol)), b, 2);
         let (_, plain) = run(&config(&plates(false, tol)), b, 2);
         eprintln!(

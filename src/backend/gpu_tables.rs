@@ -15,7 +15,8 @@ pub fn shape_rows(p: &Problem) -> usize {
 /// sweep_slice's velocity table: per chunk velocity, 1 + `shape_rows` rows: (xi, w); the
 /// unit-density inflow from its upwind x, y, z faces and the global velocity index (f32
 /// bits, for partner slots); then each body's unit Maxwellian, four per row. A GHOST slot
-/// copies the velocity before it (the same octant) with zero weight and zero inflow.
+/// copies the velocity before it (the same octant) with zero weight and zero face and body
+/// shapes; its partner reads (by the copied index) give finite values that weigh nothing.
 pub fn velocity_table(p: &Problem, velocities: &[u32]) -> Vec<[f32; 4]> {
     let rows = shape_rows(p);
     let mut last = [0.0f32; 3];

@@ -34,7 +34,8 @@ pub fn load(path: &Path, o: Overrides) -> Result<Config, Failure> {
 
 /// Refuse a case whose host fields cannot fit the memory available now.
 pub fn check_host_memory(cfg: &Config) -> Result<(), Failure> {
-    let mut need = knudsen::plan::host_bytes(cfg.cell_counts(), cfg.velocity.points);
+    let f32_tables = cfg.solver.precision == knudsen::config::Precision::F32;
+    let mut need = knudsen::plan::host_bytes(cfg.cell_counts(), cfg.velocity.points, f32_tables);
     if cfg.solver.acceleration == knudsen::config::Acceleration::Gsis {
         need += knudsen::plan::synthetic_bytes(cfg.cell_counts());
     }

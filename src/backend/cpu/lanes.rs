@@ -11,8 +11,9 @@
 //! Exact as the f64 path (`mod.rs`) in everything but the precision of f: the face inflows,
 //! the wall words of bodies (per lane, through [`SliceContext`]), the face fluxes, exits and
 //! wall loads (the f64 path's stages, reading this layout through [`LaneSlots`]). Moments
-//! are summed over a group's lanes in f32 (eight products) and over groups in f64: the
-//! f64 sums keep the round-off of the cancelling momentum sums at the level of f's own.
+//! are summed lane by lane over blocks of up to 32 groups in f32, then over the lanes and
+//! the blocks in f64: the f64 sums keep the round-off of the cancelling momentum sums at
+//! the level of f's own.
 
 use super::context::SliceContext;
 use crate::backend::{SweepInput, SweepOutput};
@@ -27,8 +28,9 @@ pub const L: usize = 8;
 
 /// Run `$body` (a call of an `#[inline(always)]` function) compiled for AVX2 with FMA when
 /// the CPU has them, else for the baseline x86-64 (SSE2) or the target's own instruction set.
-/// Release binaries are built for the baseline, so the wide lanes would otherwise go unused;
-/// the results differ only by FMA's single rounding.
+/// Release binaries are built for the baseline, so the wide lanes would otherwise go unused.
+/// The two paths give the same bits: Rust never contracts `a * b + c` into an FMA, so they
+/// differ only in register width.
 macro_rules! simd {
     ($body:expr) => {{
         #[cfg(target_arch = "x86_64")]
@@ -38,8 +40,10 @@ macro_rules! simd {
                 f()
             }
             if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+                // Built outside the unsafe block, so `$body` gets no unsafe rights from it.
+                let body = || $body;
                 // SAFETY: the CPU has AVX2 and FMA (checked just above).
-                unsafe { wide(|| $body) }
+                unsafe { wide(body) }
             } else {
                 $body
             }
@@ -133,7 +137,11 @@ fn sweep_slice_lanes_body(
     let xi: [[f32; L]; 3] = std::array::from_fn(|a| std::array::from_fn(|l| p.vgrid.xi[lane(l)][a] as f32));
     let speed: [[f32; L]; 3] =
         std::array::from_fn(|a| std::array::from_fn(|l| cx[l].as_ref().map_or(0.0, |c| c.speed[a] as f32)));
-    let c: [f32; L] = std::array::from_fn(|l| cx[l].as_ref().map_or(0.0, |c| c.c as f32));
+    // A padding lane's z-rate is 1, not 0: its update's denominator then stays positive even
+    // where a cell's collision frequency rounds to 0 in f32 (0/0 would put a NaN into the
+    // moment sums despite the lane's zero weight). Its inflows are 0; its values are
+    // finite and never used.
+    let c: [f32; L] = std::array::from_fn(|l| cx[l].as_ref().map_or(1.0, |c| c.c as f32));
     let ghost = |axis: usize, idx: usize| -> [f32; L] {
         std::array::from_fn(|l| cx[l].as_ref().map_or(0.0, |c| c.ghost(axis, idx) as f32))
     };

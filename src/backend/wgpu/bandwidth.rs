@@ -36,10 +36,19 @@ pub fn copy_bandwidth(device: &wgpu::Device, queue: &wgpu::Queue, software: bool
         device.poll(wgpu::PollType::wait_indefinitely())?;
         Ok(t0.elapsed().as_secs_f64())
     };
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+    let desc = wgpu::ShaderModuleDescriptor {
         label: Some("copy_bandwidth"),
         source: wgpu::ShaderSource::Wgsl(super::shaders::COPY_BANDWIDTH.into()),
-    });
+    };
+    // Without runtime checks, as the kernels it is the yardstick for run (kernels.rs::kernel):
+    // its loop stops at arrayLength(&src), and `dst` is as long as `src`.
+    let module = if super::kernels::shader_checks() {
+        device.create_shader_module(desc)
+    } else {
+        // SAFETY: every index is below arrayLength(&src) = arrayLength(&dst) (both buffers
+        // are `bytes` long, allocated above).
+        unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
+    };
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some("copy_bandwidth"),
         layout: None,

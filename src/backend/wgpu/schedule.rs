@@ -221,6 +221,13 @@ pub fn schedule(
     for w in &mut waves {
         w.groups = group::groups(&w.chunks, chunk_stride, width);
     }
+    // One sweep dispatch covers a whole group, so the group (not one chunk) must fit the grid.
+    let largest_group = waves.iter().flat_map(|w| w.groups.iter().map(|g| g.count)).max().unwrap_or(0);
+    if grid_2d(largest_group.div_ceil(wg), limits.max_workgroups_per_dim).is_none() {
+        return Err(PlanError(format!(
+            "a dispatch group of {largest_group} velocities exceeds the adapter's workgroup grid"
+        )));
+    }
     let slice_bindings = waves.iter().flat_map(|w| w.groups.iter().map(|g| g.chunks)).max().unwrap_or(1);
     let faces = 2 * (ny * nz + nx * nz + nx * ny) as u64;
     Ok(GpuSchedule {

@@ -104,8 +104,9 @@ pub struct SweepBindings<'a> {
 const SOLID: u32 = 0x8000_0000;
 
 /// Twin of a dispatch group's slice bindings (shaders.rs::slice_bindings): one storage per
-/// chunk, read and written through `load` and `store` as the kernels use `slice_load` and
-/// `slice_store`.
+/// chunk. `load` is the moment and wall kernels' `slice_load`; `store` (and `load` in the
+/// sweep's twin) stands for the sweep's direct access to its chunk's binding `slices<c>`
+/// (shaders.rs::per_binding).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Slices(pub Vec<Vec<f32>>);
 
