@@ -22,13 +22,47 @@ struct FusedParams {
 override NX: u32;
 override NY: u32;
 override NZ: u32;
+override HAS_WALLS: bool = true;
+const SOLID: u32 = 0x80000000u;
 
 @group(0) @binding(0) var<uniform> params: FusedParams;
 // Per octant (Octant bits x | y << 1 | z << 2), its blocks [start, end) in the wave.
 @group(0) @binding(1) var<storage, read> ranges: array<u32, 16>;
 @group(0) @binding(2) var<storage, read> partials: array<f32>;
-@group(0) @binding(3) var<storage, read_write> moments: array<f32>;
-@group(0) @binding(4) var<storage, read_write> incident: array<f32>;
+// For the wall words (sweep_fused.wgsl's `cells`).
+@group(0) @binding(3) var<storage, read> cells: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> moments: array<f32>;
+@group(0) @binding(5) var<storage, read_write> incident: array<f32>;
+// Per body wall face: number, momentum (3) and energy flux into it (body.rs::WALL_SUMS).
+@group(0) @binding(6) var<storage, read_write> wall_sums: array<f32>;
+
+// A block's wall loads follow from its raw moments, as its face fluxes do: its velocities
+// share their signs, so on a wall side d along axis a that they move into, w f |xi_a| =
+// sign xi_a w f. For each such wall side of a fluid cell, add the octant's number, momentum
+// and energy fluxes (body.rs::add_wall_sums; wall_load_slice.wgsl) to its wall face.
+fn add_wall_sums(word: u32, o: u32, s: array<f32, NPART>) {
+    if (word & SOLID) != 0u || (word & 63u) == 0u {
+        return;
+    }
+    // Second moments xx yy zz xy xz yz at s[4..9]: row a of the symmetric matrix.
+    let rows = array<vec3<u32>, 3>(vec3<u32>(4u, 7u, 8u), vec3<u32>(7u, 5u, 9u), vec3<u32>(8u, 9u, 6u));
+    for (var d = 0u; d < 6u; d++) {
+        let a = d / 2u;
+        let neg = ((o >> a) & 1u) != 0u;
+        // Into a min side (d even) move the negative velocities, into a max side the others.
+        if ((word >> d) & 1u) == 0u || neg != ((d & 1u) == 0u) {
+            continue;
+        }
+        let sign = select(1.0, -1.0, neg);
+        let n = (word >> 6u) + countOneBits((word & 63u) & ((1u << d) - 1u));
+        let r = rows[a];
+        wall_sums[n * 5u] += sign * s[1u + a];
+        wall_sums[n * 5u + 1u] += sign * s[r.x];
+        wall_sums[n * 5u + 2u] += sign * s[r.y];
+        wall_sums[n * 5u + 3u] += sign * s[r.z];
+        wall_sums[n * 5u + 4u] += sign * 0.5 * s[10u + a];
+    }
+}
 
 @compute @workgroup_size(128)
 fn fused_moments(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -77,6 +111,9 @@ fn fused_moments(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         if !ny && j == NY - 1u { flux[3] += s[2]; }
         if nz && k == 0u { flux[4] -= s[3]; }
         if !nz && k == NZ - 1u { flux[5] += s[3]; }
+        if HAS_WALLS {
+            add_wall_sums(bitcast<u32>(cells[3u * cell].w), o, s);
+        }
     }
     if !hit {
         return;

@@ -24,7 +24,8 @@ const TXTY: u32 = TX * TY;
 const PARTS: u32 = BV / TXTY;
 const NCOEF: u32 = 3u * TXTY;
 const NQ: u32 = (NCOEF + BV - 1u) / BV;
-const LOG2E: f32 = 1.4426950408889634;
+// Wall words (src/grid/solid.rs): keep in sync with SOLID_BIT there.
+const SOLID: u32 = 0x80000000u;
 
 // Keep in sync with src/backend/wgpu/fused.rs::FusedParams.
 struct FusedParams {
@@ -40,6 +41,8 @@ override NZ: u32;
 // Velocity stride of the face buffers.
 override FCH: u32;
 override SROW: u32 = 1u;
+// Whether the case has bodies: without, the wall-word tests fold away.
+override HAS_WALLS: bool = true;
 
 @group(0) @binding(0) var<uniform> params: FusedParams;
 // As in sweep_slice.wgsl: per cell 3 x vec4 (layout.rs::CellCoeffs); the inverse widths
@@ -78,12 +81,24 @@ fn coef_load(e: u32, a: u32, b: u32, k: u32, neg_x: bool, neg_y: bool) -> vec4<f
     }
     let i = select(iu, NX - 1u - iu, neg_x);
     let j = select(ju, NY - 1u - ju, neg_y);
-    var q = cells[3u * ((k * NY + j) * NX + i) + e % 3u];
-    // The exponent factor times log2(e) in .w of a cell's first vec4 (no walls here).
-    if e % 3u == 0u {
-        q.w = q.y * LOG2E;
-    }
-    return q;
+    return cells[3u * ((k * NY + j) * NX + i) + e % 3u];
+}
+
+fn wall_base() -> u32 {
+    return dens() + 2u * (NY * NZ + NX * NZ + NX * NY);
+}
+
+// Emission into velocity v of the wall face on side `side` of fluid cell `cell`: its wall
+// density times its body's Maxwellian (sweep_slice.wgsl::wall_emission).
+fn wall_emission(word: u32, side: u32, cell: u32, v: u32) -> f32 {
+    let mask = word & 63u;
+    let w = (word >> 6u) + countOneBits(mask & ((1u << side) - 1u));
+    let axis = side / 2u;
+    let step = select(select(NX * NY, NX, axis == 1u), 1u, axis == 0u);
+    let nb = select(cell - step, cell + step, (side & 1u) == 1u);
+    let body = bitcast<u32>(cells[3u * nb].w) & ~SOLID;
+    let row = table[v * (SROW + 1u) + 2u + body / 4u];
+    return bnd[wall_base() + w] * row[body % 4u];
 }
 
 @compute @workgroup_size(128)
@@ -188,13 +203,40 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                         }
                         let at = cur + 3u * (jj * TX + ii);
                         let e0 = coef[at];
+                        // The cell's wall word, the same for the whole workgroup (a uniform
+                        // branch); as in sweep_slice: no gas in a solid cell, and a wall side
+                        // upwind of a fluid cell emits its body's Maxwellian.
+                        var solid = false;
+                        if HAS_WALLS {
+                            let word = bitcast<u32>(e0.w);
+                            solid = (word & SOLID) != 0u;
+                            if !solid && word != 0u {
+                                let cell = (k * NY + j) * NX + i;
+                                let xs = select(0u, 1u, neg_x);
+                                let ys = select(2u, 3u, neg_y);
+                                let zs = select(4u, 5u, neg_z);
+                                if ((word >> xs) & 1u) != 0u {
+                                    fx = wall_emission(word, xs, cell, v);
+                                }
+                                if ((word >> ys) & 1u) != 0u {
+                                    fy = wall_emission(word, ys, cell, v);
+                                }
+                                if ((word >> zs) & 1u) != 0u {
+                                    fz = wall_emission(word, zs, cell, v);
+                                }
+                            }
+                        }
                         let e1 = coef[at + 1u];
                         let e2 = coef[at + 2u];
                         let c = vel.xyz - e1.xyz;
                         let c2 = dot(c, c);
                         let sc = dot(e2.xyz, c);
-                        let fs = e0.x * exp2(-c2 * e0.w) * (e1.w + sc * (2.0 * c2 * e0.y - 5.0));
-                        let f = (ax * fx + by * fy + cz * fz + e0.z * fs) / (ax + by + cz + e0.z);
+                        // e2.w: log2(e)/T (layout.rs::CellCoeffs), for exp2.
+                        let fs = e0.x * exp2(-c2 * e2.w) * (e1.w + sc * (2.0 * c2 * e0.y - 5.0));
+                        var f = (ax * fx + by * fy + cz * fz + e0.z * fs) / (ax + by + cz + e0.z);
+                        if solid {
+                            f = 0.0;
+                        }
                         carry[jj * TX + ii] = f;
                         fx = f;
                     } else {

@@ -61,8 +61,10 @@ struct Ray {
 // FULL: the tile lies inside the domain (no edge tests).
 template <bool FULL, bool FIRST>
 __device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r, const float4* cf, const float* fin,
-                                            const float* inv_w, const float* __restrict__ bnd, float* __restrict__ xface,
-                                            float* __restrict__ yface, unsigned a, unsigned b, unsigned k, float cz) {
+                                            const float* inv_w, const float4* __restrict__ cells,
+                                            const float* __restrict__ bnd, const float4* __restrict__ table,
+                                            float* __restrict__ xface, float* __restrict__ yface, unsigned a, unsigned b,
+                                            unsigned k, float cz) {
     const unsigned lid = threadIdx.x;
     const float ux = fabsf(r.vel.x), uy = fabsf(r.vel.y);
 #pragma unroll
@@ -93,14 +95,33 @@ __device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r
             if (jj == 0u) {
                 fy = b == 0u ? bnd[r.y_face + k * NX + i] * r.shape.y : fin[(TY + ii) * BV + lid];
             }
-            const float fz = FIRST ? bnd[r.z_face + j * NX + i] * r.shape.z : carry[jj][ii];
+            float fz = FIRST ? bnd[r.z_face + j * NX + i] * r.shape.z : carry[jj][ii];
             const float4 e0 = cf[3u * (jj * TX + ii)];
+            if (HAS_WALLS) {
+                // The cell's wall word (src/grid/solid.rs), the same for the whole block: a
+                // uniform branch. As in sweep_slice: a solid cell holds no gas; a wall side
+                // upwind of a fluid cell emits its body's Maxwellian.
+                const unsigned word = __float_as_uint(e0.w);
+                if ((word & SOLID) != 0u) {
+                    carry[jj][ii] = 0.0f;
+                    fx = 0.0f;
+                    continue;
+                }
+                if (word != 0u) {
+                    const unsigned cell = (k * NY + j) * NX + i;
+                    const unsigned xs = r.neg_x ? 1u : 0u, ys = r.neg_y ? 3u : 2u, zs = r.vel.z < 0.0f ? 5u : 4u;
+                    if (((word >> xs) & 1u) != 0u) fx = wall_emission(cells, bnd, table, word, xs, cell, r.v);
+                    if (((word >> ys) & 1u) != 0u) fy = wall_emission(cells, bnd, table, word, ys, cell, r.v);
+                    if (((word >> zs) & 1u) != 0u) fz = wall_emission(cells, bnd, table, word, zs, cell, r.v);
+                }
+            }
             const float4 e1 = cf[3u * (jj * TX + ii) + 1u];
             const float4 e2 = cf[3u * (jj * TX + ii) + 2u];
             const float cx = r.vel.x - e1.x, cy = r.vel.y - e1.y, cw = r.vel.z - e1.z;
             const float c2 = cx * cx + cy * cy + cw * cw;
             const float sc = e2.x * cx + e2.y * cy + e2.z * cw;
-            const float fs = e0.x * ex2_ftz(-c2 * e0.w) * (e1.w + sc * (2.0f * c2 * e0.y - 5.0f));
+            // e2.w: 1/T log2(e) (layout.rs::CellCoeffs), for 2^x.
+            const float fs = e0.x * ex2_ftz(-c2 * e2.w) * (e1.w + sc * (2.0f * c2 * e0.y - 5.0f));
             const float f = (ax * fx + by * fy + cz * fz + e0.z * fs) * rcp_ftz(ax + by + cz + e0.z);
             carry[jj][ii] = f;
             fx = f;
@@ -180,18 +201,6 @@ __device__ __forceinline__ void prefetch_level(float4* cf, float* fin, const flo
     }
 }
 
-// After the copies of prefetch_level have landed: the exponent factor times log2(e) into
-// .w of each first float4 this thread copied (the wall word's place; no walls here).
-__device__ __forceinline__ void scale_level(float4* cf) {
-#pragma unroll
-    for (unsigned q = 0u; q < (3u * TXTY + BV - 1u) / BV; q++) {
-        const unsigned e = threadIdx.x + q * BV;
-        if (e < 3u * TXTY && e % 3u == 0u) {
-            cf[e].w = cf[e].y * 1.4426950408889634f;
-        }
-    }
-}
-
 extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     sweep_fused(unsigned diag, unsigned a_lo, const float4* __restrict__ cells, const float* __restrict__ bnd,
                 const float4* __restrict__ table, float* __restrict__ xface, float* __restrict__ yface,
@@ -236,7 +245,6 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     const Ray ray = {vel, shape, v, x_face, y_face, z_face, neg_x, neg_y};
     prefetch_level(coef[0], fin[0], cells, xface, yface, ray, a, b, neg_z ? NZ - 1u : 0u);
     copy_async_wait();
-    scale_level(coef[0]);
     __syncthreads();
     if (lid == 0u) {
         unsigned n = 0u;
@@ -276,18 +284,15 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
         // from the face); the branch is uniform across the block.
         const bool full = a * TX + TX <= NX && b * TY + TY <= NY;
         if (kk == 0u) {
-            if (full) sweep_level<true, true>(carry, ray, cf, fin[kk & 1u], inv_w, bnd, xface, yface, a, b, k, cz);
-            else sweep_level<false, true>(carry, ray, cf, fin[kk & 1u], inv_w, bnd, xface, yface, a, b, k, cz);
+            if (full) sweep_level<true, true>(carry, ray, cf, fin[kk & 1u], inv_w, cells, bnd, table, xface, yface, a, b, k, cz);
+            else sweep_level<false, true>(carry, ray, cf, fin[kk & 1u], inv_w, cells, bnd, table, xface, yface, a, b, k, cz);
         } else {
-            if (full) sweep_level<true, false>(carry, ray, cf, fin[kk & 1u], inv_w, bnd, xface, yface, a, b, k, cz);
-            else sweep_level<false, false>(carry, ray, cf, fin[kk & 1u], inv_w, bnd, xface, yface, a, b, k, cz);
+            if (full) sweep_level<true, false>(carry, ray, cf, fin[kk & 1u], inv_w, cells, bnd, table, xface, yface, a, b, k, cz);
+            else sweep_level<false, false>(carry, ray, cf, fin[kk & 1u], inv_w, cells, bnd, table, xface, yface, a, b, k, cz);
         }
         // The next level's copies have landed; after the barrier the previous level's
         // readers of `red` are done too.
         copy_async_wait();
-        if (kk + 1u < NZ) {
-            scale_level(coef[(kk + 1u) & 1u]);
-        }
         __syncthreads();
 #pragma unroll
         for (unsigned jj = 0u; jj < TY; jj++) {
@@ -361,13 +366,42 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     }
 }
 
+// A block's wall loads follow from its raw moments, as its face fluxes do: its velocities
+// share their signs, so on a wall side d along axis a that they move into, w f |xi_a| =
+// sign xi_a w f. Add, for each such wall side of a fluid cell's word, the octant's number,
+// momentum and energy fluxes (body.rs::add_wall_sums; wall_load_slice.cu) to its wall face.
+__device__ __forceinline__ void add_wall_sums(float* __restrict__ wall_sums, unsigned word, unsigned o,
+                                              const float s[NPART]) {
+    if ((word & SOLID) != 0u || (word & 63u) == 0u) {
+        return;
+    }
+    for (unsigned d = 0u; d < 6u; d++) {
+        const unsigned a = d / 2u;
+        const bool neg = ((o >> a) & 1u) != 0u;
+        // Into a min side (d even) move the negative velocities, into a max side the others.
+        if (((word >> d) & 1u) == 0u || neg != ((d & 1u) == 0u)) {
+            continue;
+        }
+        const float sign = neg ? -1.0f : 1.0f;
+        // Second moments xx yy zz xy xz yz at s[4..9]: row a of the symmetric matrix.
+        const unsigned row[3][3] = {{4u, 7u, 8u}, {7u, 5u, 9u}, {8u, 9u, 6u}};
+        const unsigned n = (word >> 6u) + __popc((word & 63u) & ((1u << d) - 1u));
+        wall_sums[n * 5u] += sign * s[1u + a];
+        for (unsigned b = 0u; b < 3u; b++) {
+            wall_sums[n * 5u + 1u + b] += sign * s[row[a][b]];
+        }
+        wall_sums[n * 5u + 4u] += sign * 0.5f * s[10u + a];
+    }
+}
+
 // fused_moments: one thread per cell adds the partials of launch `diag` into its moment sums
 // and, on the box faces, into the incident fluxes: octant by octant in Octant order, block
 // by block in wave order (fixed, so results are deterministic; no atomics). `ranges`: per
 // octant its blocks [start, end) in the wave (fused.rs::FusedWave::ranges).
 extern "C" __global__ void fused_moments(unsigned diag, unsigned blocks, const unsigned* __restrict__ ranges,
-                                         const float* __restrict__ partials, float* __restrict__ moments,
-                                         float* __restrict__ incident) {
+                                         const float* __restrict__ partials, const float4* __restrict__ cells,
+                                         float* __restrict__ moments, float* __restrict__ incident,
+                                         float* __restrict__ wall_sums) {
     const unsigned cell = blockIdx.x * blockDim.x + threadIdx.x;
     if (cell >= NX * NY * NZ) {
         return;
@@ -413,6 +447,9 @@ extern "C" __global__ void fused_moments(unsigned diag, unsigned blocks, const u
         if (!ny && j == NY - 1u) flux[3] += s[2];
         if (nz && k == 0u) flux[4] -= s[3];
         if (!nz && k == NZ - 1u) flux[5] += s[3];
+        if (HAS_WALLS) {
+            add_wall_sums(wall_sums, __float_as_uint(cells[3u * cell].w), o, s);
+        }
     }
     if (!any) {
         return;

@@ -97,7 +97,7 @@ impl Fused {
         f.sum::<usize>() + self.ranges.iter().map(|b| b.num_bytes()).sum::<usize>()
     }
 
-    /// Sweep every wave; `moments` and `incident` must be zero on entry.
+    /// Sweep every wave; `moments`, `incident` and `wall_sums` must be zero on entry.
     pub fn launch_all(
         &mut self,
         stream: &Arc<CudaStream>,
@@ -105,6 +105,7 @@ impl Fused {
         bnd: &CudaSlice<f32>,
         moments: &mut CudaSlice<f32>,
         incident: &mut CudaSlice<f32>,
+        wall_sums: &mut CudaSlice<f32>,
     ) -> anyhow::Result<()> {
         let ncells = self.plan.dims.iter().product::<usize>() as u32;
         const REDUCE_BLOCK: u32 = 128;
@@ -130,8 +131,8 @@ impl Fused {
                     shared_mem_bytes: 0,
                 };
                 let mut l = stream.launch_builder(&self.moments);
-                l.arg(&diag).arg(&blocks).arg(&self.ranges[w]).arg(&self.partials);
-                l.arg(&mut *moments).arg(&mut *incident);
+                l.arg(&diag).arg(&blocks).arg(&self.ranges[w]).arg(&self.partials).arg(cells);
+                l.arg(&mut *moments).arg(&mut *incident).arg(&mut *wall_sums);
                 // SAFETY: the argument list matches fused_moments' signature.
                 unsafe { l.launch(cfg) }.context("launching fused_moments")?;
             }

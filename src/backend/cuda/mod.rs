@@ -301,7 +301,14 @@ impl Backend for CudaBackend {
         stream.memset_zeros(&mut self.incident)?;
         stream.memset_zeros(&mut self.wall_sums)?;
         match &mut self.fused {
-            Ok(f) => f.launch_all(&stream, &self.cells, &self.bnd, &mut self.moments, &mut self.incident)?,
+            Ok(f) => f.launch_all(
+                &stream,
+                &self.cells,
+                &self.bnd,
+                &mut self.moments,
+                &mut self.incident,
+                &mut self.wall_sums,
+            )?,
             Err(_) => self.launch_all()?,
         }
         let moments = stream.clone_dtoh(&self.moments)?;

@@ -181,11 +181,19 @@ impl FusedGpu {
         bnd: &wgpu::Buffer,
         moments: &wgpu::Buffer,
         incident: &wgpu::Buffer,
+        wall_sums: &wgpu::Buffer,
         max_per_dim: u32,
     ) -> Self {
         let [nx, ny, nz] = plan.dims.map(|n| n as f64);
-        let sweep_constants =
-            [("NX", nx), ("NY", ny), ("NZ", nz), ("FCH", plan.stride as f64), ("SROW", shape_rows(p) as f64)];
+        let walls = f64::from(u8::from(p.bodies.solids.any()));
+        let sweep_constants = [
+            ("NX", nx),
+            ("NY", ny),
+            ("NZ", nz),
+            ("FCH", plan.stride as f64),
+            ("SROW", shape_rows(p) as f64),
+            ("HAS_WALLS", walls),
+        ];
         let e = |n: u32, ro: bool| kernels::storage(n, ro);
         let sweep = kernels::kernel_with(
             device,
@@ -198,8 +206,8 @@ impl FusedGpu {
             device,
             "fused_moments",
             &source("fused_moments", plan.tile),
-            &[kernels::params_entry(), e(1, true), e(2, true), e(3, false), e(4, false)],
-            &[("NX", nx), ("NY", ny), ("NZ", nz)],
+            &[kernels::params_entry(), e(1, true), e(2, true), e(3, true), e(4, false), e(5, false), e(6, false)],
+            &[("NX", nx), ("NY", ny), ("NZ", nz), ("HAS_WALLS", walls)],
         );
         let storage = wgpu::BufferUsages::STORAGE;
         let make = |label: &str, floats: usize| {
@@ -237,7 +245,8 @@ impl FusedGpu {
             let table = init("fused table", bytemuck::cast_slice(&velocity_table(p, &wave.velocities)), storage);
             let ranges = init("fused ranges", bytemuck::cast_slice(&wave.ranges), storage);
             let s = kernels::bind(device, &sweep, &params, &[cells, bnd, &table, &xface, &yface, &partials]);
-            let m = kernels::bind(device, &moments_k, &params, &[&ranges, &partials, moments, incident]);
+            let m =
+                kernels::bind(device, &moments_k, &params, &[&ranges, &partials, cells, moments, incident, wall_sums]);
             groups.push((s, m));
             buffers.extend([table, ranges]);
         }

@@ -18,7 +18,7 @@ pub struct StepParams {
 }
 
 /// Per-cell sweep coefficients as the sweep reads them: three vec4 rows,
-/// (pref, 1/T, nu, wall word), (U, base), (s, 0); the wall word (src/grid/solid.rs) is stored
+/// (pref, 1/T, nu, wall word), (U, base), (s, log2(e)/T); the wall word (src/grid/solid.rs) is stored
 /// as the bits of an f32 so one 16-byte load brings it with the coefficients it guards.
 /// Keep in sync with `cells` in shaders/sweep_slice.wgsl.
 #[repr(C)]
@@ -33,7 +33,8 @@ impl CellCoeffs {
             rows: [
                 [e.pref as f32, e.inv_t as f32, e.nu as f32, f32::from_bits(wall_word)],
                 [e.u[0] as f32, e.u[1] as f32, e.u[2] as f32, e.base as f32],
-                [e.s[0] as f32, e.s[1] as f32, e.s[2] as f32, 0.0],
+                // 1/T log2(e): the fused sweeps' exponent for exp2 (sweep_fused.wgsl/.cu).
+                [e.s[0] as f32, e.s[1] as f32, e.s[2] as f32, (e.inv_t * std::f64::consts::LOG2_E) as f32],
             ],
         }
     }
