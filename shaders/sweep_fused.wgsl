@@ -8,8 +8,7 @@
 // and its outflows replace them there. After each z-level the workgroup reduces the
 // level's 13 raw moments per cell over its velocities in workgroup memory and writes one
 // partial per cell; fused_moments (shaders/fused_moments.wgsl) adds them up in a fixed
-// order. Launcher: src/backend/wgpu/fused.rs. First order, no bodies, no partner faces
-// (fused.rs::ineligible).
+// order. Launcher: src/backend/wgpu/fused.rs. First order (fused.rs::ineligible).
 //
 // TX and TY are `const`, set by the host (src/backend/wgpu/fused.rs::source), which also
 // unrolls the loops marked `// @unroll` (WGSL has no unroll attribute): every index into
@@ -41,6 +40,22 @@ override NZ: u32;
 // Velocity stride of the face buffers.
 override FCH: u32;
 override SROW: u32 = 1u;
+// Velocity nodes per axis (partner slots), and per face the start of its partner inflow in
+// `bnd` and of its exits in `incident` (specular and periodic faces; NONE elsewhere, and the
+// reads and writes fold away): as in sweep_slice.wgsl and moment_slice.wgsl.
+override M: u32;
+override PART0: u32 = 0xffffffffu;
+override PART1: u32 = 0xffffffffu;
+override PART2: u32 = 0xffffffffu;
+override PART3: u32 = 0xffffffffu;
+override PART4: u32 = 0xffffffffu;
+override PART5: u32 = 0xffffffffu;
+override EXIT0: u32 = 0xffffffffu;
+override EXIT1: u32 = 0xffffffffu;
+override EXIT2: u32 = 0xffffffffu;
+override EXIT3: u32 = 0xffffffffu;
+override EXIT4: u32 = 0xffffffffu;
+override EXIT5: u32 = 0xffffffffu;
 // Whether the case has bodies: without, the wall-word tests fold away.
 override HAS_WALLS: bool = true;
 
@@ -55,6 +70,8 @@ override HAS_WALLS: bool = true;
 @group(0) @binding(5) var<storage, read_write> yface: array<f32>;
 // [tile slot][block][k][moment][tile cell].
 @group(0) @binding(6) var<storage, read_write> partials: array<f32>;
+// The exits of specular and periodic faces, after the incident fluxes (gpu_io::DeviceTables).
+@group(0) @binding(7) var<storage, read_write> incident: array<f32>;
 
 // Row stride TXTY + 1: writes (invocations on velocities) and reads (invocations on cells)
 // fall in distinct banks.
@@ -82,6 +99,45 @@ fn coef_load(e: u32, a: u32, b: u32, k: u32, neg_x: bool, neg_y: bool) -> vec4<f
     let i = select(iu, NX - 1u - iu, neg_x);
     let j = select(ju, NY - 1u - ju, neg_y);
     return cells[3u * ((k * NY + j) * NX + i) + e % 3u];
+}
+
+fn part_at(face: u32) -> u32 {
+    switch face {
+        case 0u: { return PART0; }
+        case 1u: { return PART1; }
+        case 2u: { return PART2; }
+        case 3u: { return PART3; }
+        case 4u: { return PART4; }
+        default: { return PART5; }
+    }
+}
+
+fn exit_at(face: u32) -> u32 {
+    switch face {
+        case 0u: { return EXIT0; }
+        case 1u: { return EXIT1; }
+        case 2u: { return EXIT2; }
+        case 3u: { return EXIT3; }
+        case 4u: { return EXIT4; }
+        default: { return EXIT5; }
+    }
+}
+
+// The partner inflow of face cell `idx` at slot `sl` (NONE: parallel to the face, no
+// upwind term), from the face's data at `at` in bnd.
+fn partner(at: u32, idx: u32, sl: u32) -> f32 {
+    if sl == NONE {
+        return 0.0;
+    }
+    return bnd[at + idx * slots() + sl];
+}
+
+// What a velocity carries out at face cell `idx` of a specular or periodic face
+// (moment_slice.wgsl's exits); ghost slots (zero weight) record nothing.
+fn record_exit(at: u32, idx: u32, sl: u32, w: f32, f: f32) {
+    if at != NONE && sl != NONE && w != 0.0 {
+        incident[at + idx * slots() + sl] = f;
+    }
 }
 
 fn wall_base() -> u32 {
@@ -148,6 +204,16 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
     let x_face = dens() + face_offset(select(0u, 1u, neg_x));
     let y_face = dens() + face_offset(select(2u, 3u, neg_y));
     let z_face = dens() + face_offset(select(4u, 5u, neg_z));
+    let gv = bitcast<u32>(shape.w);
+    let x_slot = slot(gv, 0u, !neg_x);
+    let y_slot = slot(gv, 1u, !neg_y);
+    let z_slot = slot(gv, 2u, !neg_z);
+    let x_part = part_at(select(0u, 1u, neg_x));
+    let y_part = part_at(select(2u, 3u, neg_y));
+    let z_part = part_at(select(4u, 5u, neg_z));
+    let x_exit = exit_at(select(1u, 0u, neg_x));
+    let y_exit = exit_at(select(3u, 2u, neg_y));
+    let z_exit = exit_at(select(5u, 4u, neg_z));
     let ux = abs(vel.x);
     let uy = abs(vel.y);
     let uz = abs(vel.z);
@@ -177,7 +243,11 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                 let by = uy * inv_w[TX + jj];
                 var fx: f32;
                 if a == 0u {
-                    fx = bnd[x_face + k * NY + j] * shape.x;
+                    if x_part != NONE {
+                        fx = partner(x_part, k * NY + j, x_slot);
+                    } else {
+                        fx = bnd[x_face + k * NY + j] * shape.x;
+                    }
                 } else {
                     fx = xface[(k * NY + j) * FCH + v];
                 }
@@ -191,13 +261,21 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                         if jj > 0u {
                             fy = carry[(max(jj, 1u) - 1u) * TX + ii];
                         } else if b == 0u {
-                            fy = bnd[y_face + k * NX + i] * shape.y;
+                            if y_part != NONE {
+                                fy = partner(y_part, k * NX + i, y_slot);
+                            } else {
+                                fy = bnd[y_face + k * NX + i] * shape.y;
+                            }
                         } else {
                             fy = yface[(k * NX + i) * FCH + v];
                         }
                         var fz: f32;
                         if kk == 0u {
-                            fz = bnd[z_face + j * NX + i] * shape.z;
+                            if z_part != NONE {
+                                fz = partner(z_part, j * NX + i, z_slot);
+                            } else {
+                                fz = bnd[z_face + j * NX + i] * shape.z;
+                            }
                         } else {
                             fz = carry[jj * TX + ii];
                         }
@@ -239,6 +317,15 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                         }
                         carry[jj * TX + ii] = f;
                         fx = f;
+                        if iu == NX - 1u {
+                            record_exit(x_exit, k * NY + j, x_slot, vel.w, f);
+                        }
+                        if ju == NY - 1u {
+                            record_exit(y_exit, k * NX + i, y_slot, vel.w, f);
+                        }
+                        if kk == NZ - 1u {
+                            record_exit(z_exit, j * NX + i, z_slot, vel.w, f);
+                        }
                     } else {
                         carry[jj * TX + ii] = fx;
                     }

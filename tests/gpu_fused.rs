@@ -76,6 +76,23 @@ fn gas(p: &Problem, r: &knudsen::solver::RunResult) -> Vec<knudsen::model::Macro
     r.fields.iter().enumerate().filter(|&(c, _)| !solid(c)).map(|(_, m)| m.clone()).collect()
 }
 
+/// Specular y_min and z_min (a quarter of a cavity, odd M with its zero node), and a
+/// periodic x axis three cells long: partner inflows on the tiles at the domain's faces,
+/// exits at its far faces.
+fn partner_cases() -> [knudsen::config::Config; 2] {
+    let mut quarter = cavity_json(5, 9, 4.0, 0.2);
+    quarter["grid"]["x"] = serde_json::json!({"min": 0.0, "max": 1.0, "cells": 7});
+    quarter["boundaries"]["y_min"] = serde_json::json!({"type": "specular"});
+    quarter["boundaries"]["z_min"] = serde_json::json!({"type": "specular"});
+    quarter["solver"] = serde_json::json!({"max_iterations": 3, "tolerance": 1e-30});
+    let mut channel = cavity_json(6, 10, 4.0, 0.2);
+    channel["grid"]["x"] = serde_json::json!({"min": 0.0, "max": 0.5, "cells": 3});
+    channel["boundaries"]["x_min"] = serde_json::json!({"type": "periodic"});
+    channel["boundaries"]["x_max"] = serde_json::json!({"type": "periodic"});
+    channel["solver"] = serde_json::json!({"max_iterations": 3, "tolerance": 1e-30});
+    [config(&quarter), config(&channel)]
+}
+
 fn assert_close(p: &Problem, what: &str, a: &knudsen::solver::RunResult, b: &knudsen::solver::RunResult) {
     for (name, d) in field_differences(&gas(p, a), &gas(p, b)) {
         let t = if name == "heat_flux" { 1e-4 } else { 1e-5 };
@@ -100,8 +117,14 @@ fn backend(
 #[test]
 fn fused_sweep_matches_the_slice_kernels() {
     let Some(adapter) = gpu_adapter() else { return };
-    for (name, cfg) in [("odd grid, free stream", odd_case()), ("one-cell x axis", thin_case()), ("body", body_case())]
-    {
+    let [quarter, channel] = partner_cases();
+    for (name, cfg) in [
+        ("odd grid, free stream", odd_case()),
+        ("one-cell x axis", thin_case()),
+        ("body", body_case()),
+        ("specular quarter", quarter),
+        ("periodic channel", channel),
+    ] {
         let p = Arc::new(Problem::new(&cfg));
         let slices = run_with(&p, Box::new(backend(&p, &adapter, SweepKernel::Slices, None, 64 << 20)));
         // The default tile (4x4, 8 shares per cell), the largest lavapipe's 32 KiB of workgroup
@@ -148,13 +171,13 @@ fn fused_sweep_over_several_waves_repeats_bit_for_bit() {
 #[test]
 fn cases_outside_the_fused_kernel_say_why_and_refuse_when_it_is_forced() {
     let Some(adapter) = gpu_adapter() else { return };
-    // A specular face (partner inflows): the slice kernels run, and the reason is given.
+    // The second-order scheme: the slice kernels run, and the reason is given.
     let mut v = cavity_json(4, 10, 4.0, 0.1);
-    v["boundaries"]["z_min"] = serde_json::json!({"type": "specular"});
+    v["solver"] = serde_json::json!({"scheme": "second_order"});
     let p = Arc::new(Problem::new(&config(&v)));
     let auto = WgpuBackend::with_adapter(p.clone(), 64 << 20, &WgpuOptions::default(), &adapter).unwrap();
-    assert!(auto.sweep_kernel().contains("specular"), "{}", auto.sweep_kernel());
+    assert!(auto.sweep_kernel().contains("second-order"), "{}", auto.sweep_kernel());
     let forced = WgpuOptions { sweep: Some(SweepKernel::Fused), ..Default::default() };
     let e = WgpuBackend::with_adapter(p.clone(), 64 << 20, &forced, &adapter).err().expect("refused");
-    assert!(e.to_string().contains("specular"), "{e}");
+    assert!(e.to_string().contains("second-order"), "{e}");
 }

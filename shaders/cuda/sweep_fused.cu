@@ -8,8 +8,7 @@
 // moments per cell over its velocities in shared memory and writes one partial per cell;
 // fused_moments adds the partials of the launch into the moment sums in a fixed order.
 // Launcher: src/backend/cuda/fused.rs. Sizes: NX NY NZ M SROW (common.cuh), TX TY BV FCH.
-// First order, no bodies, no partner faces (fused.rs::ineligible); the slice kernels do the
-// rest.
+// First order (fused.rs::ineligible); the slice kernels do the second-order scheme.
 
 #define TXTY (TX * TY)
 #define NTX ((NX + TX - 1u) / TX)
@@ -53,7 +52,33 @@ struct Ray {
     float4 vel, shape;
     unsigned v, x_face, y_face, z_face;
     bool neg_x, neg_y;
+    // Specular and periodic faces: the velocity's slot along each axis (common.cuh::slot;
+    // NONE parallel to the face), the partner data of its upwind faces and the exits of its
+    // downwind faces (PART*, EXIT*: NONE where the face has none, and the reads and writes
+    // fold away).
+    unsigned x_slot, y_slot, z_slot, x_part, y_part, z_part, x_exit, y_exit, z_exit;
 };
+
+__device__ __forceinline__ unsigned exit_at(unsigned face) {
+    switch (face) {
+        case 0u: return EXIT0;
+        case 1u: return EXIT1;
+        case 2u: return EXIT2;
+        case 3u: return EXIT3;
+        case 4u: return EXIT4;
+        default: return EXIT5;
+    }
+}
+
+// What velocity r carries out of the domain at face cell `idx` of a specular or periodic
+// face (moment_slice.cu::record_exits): the partner of that face reads it next iteration.
+// Ghost slots (zero weight) record nothing.
+__device__ __forceinline__ void record_exit(float* __restrict__ incident, unsigned at, unsigned idx, unsigned sl,
+                                            const Ray& r, float f) {
+    if (at != NONE && sl != NONE && r.vel.w != 0.0f) {
+        incident[at + idx * slots() + sl] = f;
+    }
+}
 
 // One z-level of the tile for one velocity: the cells in upwind order, the x- and y-inflows
 // from the face buffers (or the box faces), the z-inflow from `carry` (or, FIRST, the box
@@ -63,8 +88,9 @@ template <bool FULL, bool FIRST>
 __device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r, const float4* cf, const float* fin,
                                             const float* inv_w, const float4* __restrict__ cells,
                                             const float* __restrict__ bnd, const float4* __restrict__ table,
-                                            float* __restrict__ xface, float* __restrict__ yface, unsigned a, unsigned b,
-                                            unsigned k, float cz) {
+                                            float* __restrict__ xface, float* __restrict__ yface,
+                                            float* __restrict__ incident, unsigned a, unsigned b, unsigned k,
+                                            unsigned kk, float cz) {
     const unsigned lid = threadIdx.x;
     const float ux = fabsf(r.vel.x), uy = fabsf(r.vel.y);
 #pragma unroll
@@ -81,7 +107,10 @@ __device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r
         }
         const unsigned j = r.neg_y ? NY - 1u - ju : ju;
         const float by = uy * inv_w[TX + jj];
-        float fx = a == 0u ? bnd[r.x_face + k * NY + j] * r.shape.x : fin[jj * BV + lid];
+        float fx = fin[jj * BV + lid];
+        if (a == 0u) {
+            fx = r.x_part != NONE ? partner(bnd, r.x_part, k * NY + j, r.x_slot) : bnd[r.x_face + k * NY + j] * r.shape.x;
+        }
 #pragma unroll
         for (unsigned ii = 0u; ii < TX; ii++) {
             const unsigned iu = a * TX + ii;
@@ -93,21 +122,25 @@ __device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r
             const float ax = ux * inv_w[ii];
             float fy = carry[jj > 0u ? jj - 1u : 0u][ii];
             if (jj == 0u) {
-                fy = b == 0u ? bnd[r.y_face + k * NX + i] * r.shape.y : fin[(TY + ii) * BV + lid];
+                fy = fin[(TY + ii) * BV + lid];
+                if (b == 0u) {
+                    fy = r.y_part != NONE ? partner(bnd, r.y_part, k * NX + i, r.y_slot)
+                                          : bnd[r.y_face + k * NX + i] * r.shape.y;
+                }
             }
-            float fz = FIRST ? bnd[r.z_face + j * NX + i] * r.shape.z : carry[jj][ii];
+            float fz = carry[jj][ii];
+            if (FIRST) {
+                fz = r.z_part != NONE ? partner(bnd, r.z_part, j * NX + i, r.z_slot) : bnd[r.z_face + j * NX + i] * r.shape.z;
+            }
             const float4 e0 = cf[3u * (jj * TX + ii)];
+            bool solid = false;
             if (HAS_WALLS) {
                 // The cell's wall word (src/grid/solid.rs), the same for the whole block: a
                 // uniform branch. As in sweep_slice: a solid cell holds no gas; a wall side
                 // upwind of a fluid cell emits its body's Maxwellian.
                 const unsigned word = __float_as_uint(e0.w);
-                if ((word & SOLID) != 0u) {
-                    carry[jj][ii] = 0.0f;
-                    fx = 0.0f;
-                    continue;
-                }
-                if (word != 0u) {
+                solid = (word & SOLID) != 0u;
+                if (!solid && word != 0u) {
                     const unsigned cell = (k * NY + j) * NX + i;
                     const unsigned xs = r.neg_x ? 1u : 0u, ys = r.neg_y ? 3u : 2u, zs = r.vel.z < 0.0f ? 5u : 4u;
                     if (((word >> xs) & 1u) != 0u) fx = wall_emission(cells, bnd, table, word, xs, cell, r.v);
@@ -122,9 +155,13 @@ __device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r
             const float sc = e2.x * cx + e2.y * cy + e2.z * cw;
             // e2.w: 1/T log2(e) (layout.rs::CellCoeffs), for 2^x.
             const float fs = e0.x * ex2_ftz(-c2 * e2.w) * (e1.w + sc * (2.0f * c2 * e0.y - 5.0f));
-            const float f = (ax * fx + by * fy + cz * fz + e0.z * fs) * rcp_ftz(ax + by + cz + e0.z);
+            // No gas in a solid cell (it adds nothing to any moment).
+            const float f = solid ? 0.0f : (ax * fx + by * fy + cz * fz + e0.z * fs) * rcp_ftz(ax + by + cz + e0.z);
             carry[jj][ii] = f;
             fx = f;
+            if (iu == NX - 1u) record_exit(incident, r.x_exit, k * NY + j, r.x_slot, r, f);
+            if (ju == NY - 1u) record_exit(incident, r.y_exit, k * NX + i, r.y_slot, r, f);
+            if (kk == NZ - 1u) record_exit(incident, r.z_exit, j * NX + i, r.z_slot, r, f);
         }
         xface[face_at(k * NY + j, r.v)] = fx;
     }
@@ -204,7 +241,7 @@ __device__ __forceinline__ void prefetch_level(float4* cf, float* fin, const flo
 extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     sweep_fused(unsigned diag, unsigned a_lo, const float4* __restrict__ cells, const float* __restrict__ bnd,
                 const float4* __restrict__ table, float* __restrict__ xface, float* __restrict__ yface,
-                float* __restrict__ partials) {
+                float* __restrict__ partials, float* __restrict__ incident) {
     // Row stride TXTY + 1: a warp's writes (threads on velocities, one cell) and reads
     // (threads on cells, one velocity) both fall in distinct banks.
     // Dynamic (its size is set at launch): with it the block's shared memory exceeds the
@@ -242,7 +279,24 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     const unsigned x_face = dens() + face_offset(neg_x ? 1u : 0u);
     const unsigned y_face = dens() + face_offset(neg_y ? 3u : 2u);
     const unsigned z_face = dens() + face_offset(neg_z ? 5u : 4u);
-    const Ray ray = {vel, shape, v, x_face, y_face, z_face, neg_x, neg_y};
+    const unsigned gv = __float_as_uint(shape.w);
+    const Ray ray = {vel,
+                     shape,
+                     v,
+                     x_face,
+                     y_face,
+                     z_face,
+                     neg_x,
+                     neg_y,
+                     slot(gv, 0u, !neg_x),
+                     slot(gv, 1u, !neg_y),
+                     slot(gv, 2u, !neg_z),
+                     part_at(neg_x ? 1u : 0u),
+                     part_at(neg_y ? 3u : 2u),
+                     part_at(neg_z ? 5u : 4u),
+                     exit_at(neg_x ? 0u : 1u),
+                     exit_at(neg_y ? 2u : 3u),
+                     exit_at(neg_z ? 4u : 5u)};
     prefetch_level(coef[0], fin[0], cells, xface, yface, ray, a, b, neg_z ? NZ - 1u : 0u);
     copy_async_wait();
     __syncthreads();
@@ -284,11 +338,11 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
         // from the face); the branch is uniform across the block.
         const bool full = a * TX + TX <= NX && b * TY + TY <= NY;
         if (kk == 0u) {
-            if (full) sweep_level<true, true>(carry, ray, cf, fin[kk & 1u], inv_w, cells, bnd, table, xface, yface, a, b, k, cz);
-            else sweep_level<false, true>(carry, ray, cf, fin[kk & 1u], inv_w, cells, bnd, table, xface, yface, a, b, k, cz);
+            if (full) sweep_level<true, true>(carry, ray, cf, fin[kk & 1u], inv_w, cells, bnd, table, xface, yface, incident, a, b, k, kk, cz);
+            else sweep_level<false, true>(carry, ray, cf, fin[kk & 1u], inv_w, cells, bnd, table, xface, yface, incident, a, b, k, kk, cz);
         } else {
-            if (full) sweep_level<true, false>(carry, ray, cf, fin[kk & 1u], inv_w, cells, bnd, table, xface, yface, a, b, k, cz);
-            else sweep_level<false, false>(carry, ray, cf, fin[kk & 1u], inv_w, cells, bnd, table, xface, yface, a, b, k, cz);
+            if (full) sweep_level<true, false>(carry, ray, cf, fin[kk & 1u], inv_w, cells, bnd, table, xface, yface, incident, a, b, k, kk, cz);
+            else sweep_level<false, false>(carry, ray, cf, fin[kk & 1u], inv_w, cells, bnd, table, xface, yface, incident, a, b, k, kk, cz);
         }
         // The next level's copies have landed; after the barrier the previous level's
         // readers of `red` are done too.

@@ -43,14 +43,12 @@ pub fn sweep_from_env() -> Result<Option<SweepKernel>, String> {
     }
 }
 
-/// Why a case cannot use the fused kernel (None: it can): first order, no specular or
-/// periodic faces (bodies are fused: wall words in the sweep, wall loads from the moments).
+/// Why a case cannot use the fused kernel (None: it can): the first-order scheme, with any
+/// faces and bodies (wall words in the sweep, wall loads from the moments; partner inflows
+/// at the tiles on the domain's faces, exits at its far faces).
 pub fn ineligible(p: &Problem) -> Option<String> {
     if p.config.solver.scheme.slices() != 1 {
         return Some("the second-order scheme keeps face values per slice".into());
-    }
-    if crate::boundary::Face::ALL.iter().any(|&f| p.bounds.stores_inflow(f) || p.bounds.stores_exits(f)) {
-        return Some("specular or periodic faces: partner inflows are not fused yet".into());
     }
     None
 }

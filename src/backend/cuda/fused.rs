@@ -121,7 +121,7 @@ impl Fused {
                 };
                 let mut l = stream.launch_builder(&self.sweep);
                 l.arg(&diag).arg(&a_lo).arg(cells).arg(bnd).arg(&self.tables[w]);
-                l.arg(&mut self.xface).arg(&mut self.yface).arg(&mut self.partials);
+                l.arg(&mut self.xface).arg(&mut self.yface).arg(&mut self.partials).arg(&mut *incident);
                 // SAFETY: the argument list matches sweep_fused.cu's signature; the grid
                 // covers the wave's blocks and the diagonal's tiles, as the kernel assumes.
                 unsafe { l.launch(cfg) }.context("launching sweep_fused")?;

@@ -104,7 +104,18 @@ impl WgpuBackend {
         let [sweep_groups, moment_groups, wall_groups] = groups;
         let slice_walls = tables.slice_walls.clone();
         let fused = fused_plan.map(|plan| {
-            super::fused::FusedGpu::new(&device, p, plan, &cells, &bnd, &moments, &incident, &wall_sums, max_per_dim)
+            super::fused::FusedGpu::new(
+                &device,
+                p,
+                plan,
+                &cells,
+                &bnd,
+                &moments,
+                &incident,
+                &wall_sums,
+                &tables,
+                max_per_dim,
+            )
         });
         let slice_buffers = slices;
         keep.push(params);

@@ -17,6 +17,7 @@ use wgpu::util::DeviceExt;
 const SWEEP: &str = include_str!("../../../shaders/sweep_fused.wgsl");
 const MOMENTS: &str = include_str!("../../../shaders/fused_moments.wgsl");
 const FACE_OFFSET: &str = include_str!("../../../shaders/face_offset.wgsl");
+const PARTNER: &str = include_str!("../../../shaders/partner.wgsl");
 
 /// Per-dispatch parameters. Keep in sync with `FusedParams` in shaders/sweep_fused.wgsl and
 /// shaders/fused_moments.wgsl.
@@ -29,8 +30,8 @@ pub struct FusedParams {
     pub pad: u32,
 }
 
-/// Storage buffers sweep_fused binds (cells, bnd, table, xface, yface, partials).
-pub const STORAGE_BUFFERS: u32 = 6;
+/// Storage buffers sweep_fused binds (cells, bnd, table, xface, yface, partials, incident).
+pub const STORAGE_BUFFERS: u32 = 7;
 
 /// A kernel's source with the tile set: `const TX` and `const TY` replaced, the loops
 /// marked `// @unroll` unrolled, face_offset appended.
@@ -45,7 +46,8 @@ pub fn source(kernel: &str, tile: [usize; 2]) -> String {
     let n = tile[0] * tile[1];
     let nq = (3 * n).div_ceil(BLOCK_VELOCITIES);
     let bounds = [("TX", tile[0]), ("TY", tile[1]), ("TXTY", n), ("NQ", nq), ("NPART", fused::PARTIALS)];
-    format!("{}\n{FACE_OFFSET}", unroll(&s, &bounds))
+    let partner = if kernel == "sweep_fused" { PARTNER } else { "" };
+    format!("{}\n{FACE_OFFSET}\n{partner}", unroll(&s, &bounds))
 }
 
 /// Unroll every `for (var n = 0u; n < BOUND; n++) { body }` that follows a line
@@ -182,24 +184,39 @@ impl FusedGpu {
         moments: &wgpu::Buffer,
         incident: &wgpu::Buffer,
         wall_sums: &wgpu::Buffer,
+        tables: &crate::backend::gpu_io::DeviceTables,
         max_per_dim: u32,
     ) -> Self {
         let [nx, ny, nz] = plan.dims.map(|n| n as f64);
         let walls = f64::from(u8::from(p.bodies.solids.any()));
-        let sweep_constants = [
+        let mut sweep_constants = vec![
             ("NX", nx),
             ("NY", ny),
             ("NZ", nz),
             ("FCH", plan.stride as f64),
             ("SROW", shape_rows(p) as f64),
             ("HAS_WALLS", walls),
+            ("M", p.vgrid.m as f64),
         ];
+        const PART: [&str; 6] = ["PART0", "PART1", "PART2", "PART3", "PART4", "PART5"];
+        const EXIT: [&str; 6] = ["EXIT0", "EXIT1", "EXIT2", "EXIT3", "EXIT4", "EXIT5"];
+        sweep_constants.extend(PART.iter().zip(tables.part_at).map(|(&n, x)| (n, x as f64)));
+        sweep_constants.extend(EXIT.iter().zip(tables.exit_at).map(|(&n, x)| (n, x as f64)));
         let e = |n: u32, ro: bool| kernels::storage(n, ro);
         let sweep = kernels::kernel_with(
             device,
             "sweep_fused",
             &source("sweep_fused", plan.tile),
-            &[kernels::params_entry(), e(1, true), e(2, true), e(3, true), e(4, false), e(5, false), e(6, false)],
+            &[
+                kernels::params_entry(),
+                e(1, true),
+                e(2, true),
+                e(3, true),
+                e(4, false),
+                e(5, false),
+                e(6, false),
+                e(7, false),
+            ],
             &sweep_constants,
         );
         let moments_k = kernels::kernel_with(
@@ -244,7 +261,7 @@ impl FusedGpu {
         for wave in &plan.waves {
             let table = init("fused table", bytemuck::cast_slice(&velocity_table(p, &wave.velocities)), storage);
             let ranges = init("fused ranges", bytemuck::cast_slice(&wave.ranges), storage);
-            let s = kernels::bind(device, &sweep, &params, &[cells, bnd, &table, &xface, &yface, &partials]);
+            let s = kernels::bind(device, &sweep, &params, &[cells, bnd, &table, &xface, &yface, &partials, incident]);
             let m =
                 kernels::bind(device, &moments_k, &params, &[&ranges, &partials, cells, moments, incident, wall_sums]);
             groups.push((s, m));
