@@ -73,7 +73,7 @@ fn body_case() -> knudsen::config::Config {
 fn gas(p: &Problem, r: &knudsen::solver::RunResult) -> Vec<knudsen::model::Macro> {
     let words = &p.bodies.solids.words;
     let solid = |c: usize| words.get(c).is_some_and(|&w| w & knudsen::grid::solid::SOLID_BIT != 0);
-    r.fields.iter().enumerate().filter(|&(c, _)| !solid(c)).map(|(_, m)| m.clone()).collect()
+    r.fields.iter().enumerate().filter(|&(c, _)| !solid(c)).map(|(_, m)| *m).collect()
 }
 
 /// Specular y_min and z_min (a quarter of a cavity, odd M with its zero node), and a
