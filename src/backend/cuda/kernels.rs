@@ -10,6 +10,7 @@ const SWEEP: &str = include_str!("../../../shaders/cuda/sweep_slice.cu");
 const MOMENT: &str = include_str!("../../../shaders/cuda/moment_slice.cu");
 const WALL_LOAD: &str = include_str!("../../../shaders/cuda/wall_load_slice.cu");
 const FUSED: &str = include_str!("../../../shaders/cuda/sweep_fused.cu");
+const FUSED_MOMENTS: &str = include_str!("../../../shaders/cuda/fused_moments.cu");
 
 /// The compile-time constants: the CUDA counterpart of the WGSL `override`s
 /// (wgpu/kernels.rs::Sizes), passed as `-D` definitions.
@@ -84,7 +85,7 @@ impl Sizes {
 
 /// The whole program: the shared header, then the slice kernels, then the fused sweep.
 pub fn program() -> String {
-    format!("{COMMON}\n{SWEEP}\n{MOMENT}\n{WALL_LOAD}\n{FUSED}")
+    format!("{COMMON}\n{SWEEP}\n{MOMENT}\n{WALL_LOAD}\n{FUSED}\n{FUSED_MOMENTS}")
 }
 
 /// Compile `source` (normally [`program`]) to PTX. `arch`: e.g. "compute_90"; None lets
