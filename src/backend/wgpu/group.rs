@@ -12,7 +12,17 @@
 //! but the last is padded to CH slots with GHOSTs, so the group's +z velocities still come
 //! before its -z ones and the kernels see one `count` and one `split`.
 
-use super::schedule::{Chunk, GHOST};
+/// A padding slot that completes a batch's last quad: swept like a velocity of its batch's
+/// octant but with zero weight and no inflow, so it adds nothing to any sum.
+pub const GHOST: u32 = u32::MAX;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chunk {
+    /// Global velocity indices, each batch padded to whole quads with GHOST: the +z ones,
+    /// then the -z ones.
+    pub velocities: Vec<u32>,
+    pub split: usize,
+}
 
 /// Storage buffers every kernel binds besides its slices (shaders.rs).
 pub const FIXED_STORAGE_BUFFERS: u32 = 3;

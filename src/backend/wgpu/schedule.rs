@@ -10,7 +10,7 @@
 //!   cut into near-equal chunks so that no binding exceeds the adapter's limit.
 
 use super::group;
-pub use super::group::Group;
+pub use super::group::{Chunk, Group, GHOST};
 pub use super::limits::{GpuLimits, MAX_INDEXED_BINDING};
 use crate::plan::{plan_batches, Batch, PlanError};
 
@@ -23,18 +23,6 @@ pub const MOMENT_WORKGROUP_BYTES: u32 = (super::layout::NACC as u32) * super::la
 /// Velocities per vec4 of slice storage: moment_slice.wgsl reads slices as vec4, so chunks
 /// and their +z/-z split fall on whole quads. Keep in sync with that shader.
 pub const LANES: usize = 4;
-/// A padding slot that completes a batch's last quad: swept like a velocity of its batch's
-/// octant but with zero weight and no inflow, so it adds nothing to any sum.
-pub const GHOST: u32 = u32::MAX;
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Chunk {
-    /// Global velocity indices, each batch padded to whole quads with GHOST: the +z ones,
-    /// then the -z ones.
-    pub velocities: Vec<u32>,
-    pub split: usize,
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct Wave {
     pub batches: Vec<Batch>,
