@@ -84,9 +84,9 @@ var<workgroup> part_runs: array<u32, PARTS + 1u>;
 var<workgroup> coef: array<vec4<f32>, 2u * NCOEF>;
 var<workgroup> inv_w: array<f32, TX + TY>;
 
-fn dens() -> u32 {
-    return NX + NY + NZ;
-}
+// dens(), part_at(), partner(), wall_base(), wall_emission(): shaders/sweep_common.wgsl;
+// face_offset(): shaders/face_offset.wgsl; NONE, slots(), slot(): shaders/partner.wgsl; all
+// appended by the host.
 
 // Entry e of the tile's coefficients at level k, or zero outside the domain (never read).
 fn coef_load(e: u32, a: u32, b: u32, k: u32, neg_x: bool, neg_y: bool) -> vec4<f32> {
@@ -101,17 +101,6 @@ fn coef_load(e: u32, a: u32, b: u32, k: u32, neg_x: bool, neg_y: bool) -> vec4<f
     return cells[3u * ((k * NY + j) * NX + i) + e % 3u];
 }
 
-fn part_at(face: u32) -> u32 {
-    switch face {
-        case 0u: { return PART0; }
-        case 1u: { return PART1; }
-        case 2u: { return PART2; }
-        case 3u: { return PART3; }
-        case 4u: { return PART4; }
-        default: { return PART5; }
-    }
-}
-
 fn exit_at(face: u32) -> u32 {
     switch face {
         case 0u: { return EXIT0; }
@@ -123,38 +112,12 @@ fn exit_at(face: u32) -> u32 {
     }
 }
 
-// The partner inflow of face cell `idx` at slot `sl` (NONE: parallel to the face, no
-// upwind term), from the face's data at `at` in bnd.
-fn partner(at: u32, idx: u32, sl: u32) -> f32 {
-    if sl == NONE {
-        return 0.0;
-    }
-    return bnd[at + idx * slots() + sl];
-}
-
 // What a velocity carries out at face cell `idx` of a specular or periodic face
 // (moment_slice.wgsl's exits); ghost slots (zero weight) record nothing.
 fn record_exit(at: u32, idx: u32, sl: u32, w: f32, f: f32) {
     if at != NONE && sl != NONE && w != 0.0 {
         incident[at + idx * slots() + sl] = f;
     }
-}
-
-fn wall_base() -> u32 {
-    return dens() + 2u * (NY * NZ + NX * NZ + NX * NY);
-}
-
-// Emission into velocity v of the wall face on side `side` of fluid cell `cell`: its wall
-// density times its body's Maxwellian (sweep_slice.wgsl::wall_emission).
-fn wall_emission(word: u32, side: u32, cell: u32, v: u32) -> f32 {
-    let mask = word & 63u;
-    let w = (word >> 6u) + countOneBits(mask & ((1u << side) - 1u));
-    let axis = side / 2u;
-    let step = select(select(NX * NY, NX, axis == 1u), 1u, axis == 0u);
-    let nb = select(cell - step, cell + step, (side & 1u) == 1u);
-    let body = bitcast<u32>(cells[3u * nb].w) & ~SOLID;
-    let row = table[v * (SROW + 1u) + 2u + body / 4u];
-    return bnd[wall_base() + w] * row[body % 4u];
 }
 
 @compute @workgroup_size(128)

@@ -143,6 +143,53 @@ pub fn min_blocks_from_env() -> u32 {
         .unwrap_or(3)
 }
 
+/// What a GPU backend runs: the plan `fused` makes, unless `asked` (else `KNUDSEN_SWEEP`)
+/// asks for the slice kernels; the reason is kept where the slice kernels run. Asking for
+/// the fused kernel on a case it cannot run is an error.
+pub fn decide(
+    asked: Option<SweepKernel>,
+    fused: impl FnOnce() -> Result<FusedPlan, String>,
+) -> anyhow::Result<Result<FusedPlan, String>> {
+    let forced = match asked {
+        Some(k) => Some(k),
+        None => sweep_from_env().map_err(anyhow::Error::msg)?,
+    };
+    if forced == Some(SweepKernel::Slices) {
+        return Ok(Err("the slice kernels were asked for".into()));
+    }
+    let plan = fused();
+    if let (Err(why), Some(SweepKernel::Fused)) = (&plan, forced) {
+        anyhow::bail!("the fused sweep was asked for, but this case cannot use it: {why}");
+    }
+    Ok(plan)
+}
+
+/// The CUDA backend's plan with `tile` (no binding limit), or why not; `capability`, the
+/// device's compute capability where known (its shared memory, over 48 KiB per block, needs
+/// 7.0 or later).
+pub fn cuda_plan(
+    p: &Problem,
+    budget: u64,
+    tile: [usize; 2],
+    capability: Option<(i32, i32)>,
+) -> Result<FusedPlan, String> {
+    if let Some(why) = ineligible(p) {
+        return Err(why);
+    }
+    if let Some((major, minor)) = capability.filter(|c| c.0 < 7) {
+        return Err(format!("compute capability {major}.{minor} (7.0 or later needed)"));
+    }
+    plan(&p.vgrid.octant_members(), p.grid.dims(), tile, budget, FusedLimits::CUDA).map_err(|PlanError(e)| e)
+}
+
+/// One line on what a backend runs (logs and `knudsen check`).
+pub fn describe_choice(choice: Result<&FusedPlan, &str>) -> String {
+    match choice {
+        Ok(f) => describe(f),
+        Err(why) => format!("slices in device memory (the fused kernel does not apply: {why})"),
+    }
+}
+
 /// One line on a plan: tiles, waves, launches, storage (logs and `knudsen check`).
 pub fn describe(f: &FusedPlan) -> String {
     format!(

@@ -58,22 +58,10 @@ fn print_cuda_plan(cfg: &Config, p: &Problem, total_mib: f64) -> Result<(), Fail
         }
         Err(e) => println!("{head}: does not fit: {e}"),
     }
-    let sweep = match knudsen::backend::fused::ineligible(p) {
-        Some(why) => format!("slices in device memory (the fused kernel does not apply: {why})"),
-        None => {
-            let tile = knudsen::backend::fused::tile_from_env().map_err(|e| Failure::BadInput(e.0))?;
-            match knudsen::backend::fused::plan(
-                &v.octant_members(),
-                g.dims(),
-                tile,
-                budget,
-                knudsen::backend::fused::FusedLimits::CUDA,
-            ) {
-                Ok(f) => knudsen::backend::fused::describe(&f),
-                Err(e) => format!("slices in device memory (the fused kernel does not fit: {e})"),
-            }
-        }
-    };
+    // As the backend plans it (cuda/fused.rs::choose), the device's capability aside.
+    let tile = knudsen::backend::fused::tile_from_env().map_err(|e| Failure::BadInput(e.0))?;
+    let plan = knudsen::backend::fused::cuda_plan(p, budget, tile, None);
+    let sweep = knudsen::backend::fused::describe_choice(plan.as_ref().map_err(String::as_str));
     println!("cuda sweep kernel: {sweep}");
     Ok(())
 }
@@ -226,10 +214,8 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
         Err(e) => println!("wgpu (f32) on {name}: does not fit: {e}"),
     }
     let budget = (gpu_budget * 1048576.0) as u64;
-    let sweep = match backend::wgpu::fused::choose(p, budget, &wlimits, None, None).map_err(Failure::Run)? {
-        Ok(f) => backend::fused::describe(&f),
-        Err(why) => format!("slices in device memory (the fused kernel does not apply: {why})"),
-    };
+    let plan = backend::wgpu::fused::choose(p, budget, &wlimits, None, None).map_err(Failure::Run)?;
+    let sweep = backend::fused::describe_choice(plan.as_ref().map_err(String::as_str));
     println!("wgpu sweep kernel: {sweep}");
     Ok(())
 }

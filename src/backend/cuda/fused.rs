@@ -10,31 +10,11 @@ use anyhow::Context;
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
 
-/// Which sweep kernel a case gets: `KNUDSEN_SWEEP=slices|fused` forces one (fused on a case
-/// it cannot run is an error); unset, the fused kernel wherever it applies and fits.
+/// Which sweep kernel a case gets (`fused::decide`): the fused one wherever it applies and
+/// fits, unless `KNUDSEN_SWEEP` says otherwise.
 pub fn choose(p: &Problem, budget: u64, capability: (i32, i32)) -> anyhow::Result<Result<FusedPlan, String>> {
-    let forced = fused::sweep_from_env().map_err(|e| anyhow::anyhow!(e))?;
-    if forced == Some(fused::SweepKernel::Slices) {
-        return Ok(Err("KNUDSEN_SWEEP=slices".into()));
-    }
-    let plan = match fused::ineligible(p) {
-        Some(why) => Err(why),
-        // Its shared memory (over 48 KiB per block) needs Volta or later.
-        None if capability.0 < 7 => {
-            Err(format!("compute capability {}.{} (7.0 or later needed)", capability.0, capability.1))
-        }
-        None => {
-            let tile = fused::tile_from_env().map_err(|e| anyhow::anyhow!(e))?;
-            fused::plan(&p.vgrid.octant_members(), p.grid.dims(), tile, budget, fused::FusedLimits::CUDA)
-                .map_err(|PlanError(e)| e)
-        }
-    };
-    match (&plan, forced) {
-        (Err(why), Some(fused::SweepKernel::Fused)) => {
-            anyhow::bail!("KNUDSEN_SWEEP=fused, but this case cannot use it: {why}")
-        }
-        _ => Ok(plan),
-    }
+    let tile = fused::tile_from_env().map_err(|PlanError(e)| anyhow::anyhow!(e))?;
+    fused::decide(None, || fused::cuda_plan(p, budget, tile, Some(capability)))
 }
 
 pub struct Fused {

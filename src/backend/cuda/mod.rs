@@ -195,10 +195,7 @@ impl CudaBackend {
 
     /// Which sweep kernel runs, and why (for logs and `knudsen check`).
     pub fn sweep_kernel(&self) -> String {
-        match &self.fused {
-            Ok(f) => super::fused::describe(&f.plan),
-            Err(why) => format!("slices in device memory (the fused kernel does not apply: {why})"),
-        }
+        super::fused::describe_choice(self.fused.as_ref().map(|f| &f.plan).map_err(String::as_str))
     }
 
     pub fn schedule(&self) -> &GpuSchedule {

@@ -46,8 +46,9 @@ pub fn source(kernel: &str, tile: [usize; 2]) -> String {
     let n = tile[0] * tile[1];
     let nq = (3 * n).div_ceil(BLOCK_VELOCITIES);
     let bounds = [("TX", tile[0]), ("TY", tile[1]), ("TXTY", n), ("NQ", nq), ("NPART", fused::PARTIALS)];
-    let partner = if kernel == "sweep_fused" { PARTNER } else { "" };
-    format!("{}\n{FACE_OFFSET}\n{partner}", unroll(&s, &bounds))
+    let sweep =
+        if kernel == "sweep_fused" { format!("{}\n{PARTNER}", super::shaders::SWEEP_COMMON) } else { String::new() };
+    format!("{}\n{FACE_OFFSET}\n{sweep}", unroll(&s, &bounds))
 }
 
 /// Unroll every `for (var n = 0u; n < BOUND; n++) { body }` that follows a line
@@ -114,13 +115,6 @@ pub fn choose(
     asked: Option<SweepKernel>,
     tile: Option<[usize; 2]>,
 ) -> anyhow::Result<Result<FusedPlan, String>> {
-    let forced = match asked {
-        Some(k) => Some(k),
-        None => fused::sweep_from_env().map_err(|e| anyhow::anyhow!(e))?,
-    };
-    if forced == Some(SweepKernel::Slices) {
-        return Ok(Err("the slice kernels were asked for".into()));
-    }
     let plan = || -> Result<FusedPlan, String> {
         if let Some(why) = fused::ineligible(p) {
             return Err(why);
@@ -154,13 +148,7 @@ pub fn choose(
         };
         fused::plan(&p.vgrid.octant_members(), p.grid.dims(), tile, budget, lim).map_err(|PlanError(e)| e)
     };
-    let plan = plan();
-    match (&plan, forced) {
-        (Err(why), Some(SweepKernel::Fused)) => {
-            anyhow::bail!("the fused sweep was asked for, but this case cannot use it: {why}")
-        }
-        _ => Ok(plan),
-    }
+    fused::decide(asked, plan)
 }
 
 pub struct FusedGpu {
@@ -298,10 +286,7 @@ impl FusedGpu {
 
 /// One line on what runs, for the log.
 pub fn describe(f: &Result<FusedGpu, String>) -> String {
-    match f {
-        Ok(g) => fused::describe(&g.plan),
-        Err(why) => format!("slices in device memory (the fused kernel does not apply: {why})"),
-    }
+    fused::describe_choice(f.as_ref().map(|g| &g.plan).map_err(String::as_str))
 }
 
 #[cfg(test)]

@@ -8,10 +8,12 @@ const WALL_LOAD: &str = include_str!("../../../shaders/wall_load_slice.wgsl");
 const FACE_OFFSET: &str = include_str!("../../../shaders/face_offset.wgsl");
 const PARTNER: &str = include_str!("../../../shaders/partner.wgsl");
 const UPWIND2: &str = include_str!("../../../shaders/upwind2.wgsl");
+/// Helpers of both sweeps (sweep_slice.wgsl and sweep_fused.wgsl).
+pub const SWEEP_COMMON: &str = include_str!("../../../shaders/sweep_common.wgsl");
 pub const COPY_BANDWIDTH: &str = include_str!("../../../shaders/copy_bandwidth.wgsl");
 
 pub fn sweep_source(bindings: usize) -> String {
-    format!("{}\n{FACE_OFFSET}\n{PARTNER}\n{UPWIND2}", per_binding(SWEEP, bindings))
+    format!("{}\n{SWEEP_COMMON}\n{FACE_OFFSET}\n{PARTNER}\n{UPWIND2}", per_binding(SWEEP, bindings))
 }
 
 /// sweep_slice.wgsl with its last function, `sweep_velocity_B`, copied once per slice
