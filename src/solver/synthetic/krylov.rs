@@ -211,13 +211,18 @@ mod tests {
         let b: Vector = (0..p.grid.cells()).map(|c| std::array::from_fn(|k| ((c * 5 + k) % 7) as f64 - 3.0)).collect();
         let jacobi = block_jacobi(&op).unwrap();
         let (x, out) = gmres(&op, &b, 1e-10, 30, 2000, &jacobi).unwrap();
-        let mg = super::super::multigrid::Multigrid::new(&op, p.grid.dims(), &vec![true; b.len()]).unwrap();
-        let (y, with_mg) = gmres(&op, &b, 1e-10, 30, 2000, &|v: &[[f64; NV]], o: &mut Vector| mg.apply(v, o)).unwrap();
-        // The W-cycle must help: fewer steps than block Jacobi, the same solution.
-        assert!(with_mg.iterations < out.iterations, "multigrid {with_mg:?} vs Jacobi {out:?}");
-        let diff: f64 =
-            x.iter().zip(&y).map(|(p, q)| (0..NV).map(|k| (p[k] - q[k]).powi(2)).sum::<f64>()).sum::<f64>().sqrt();
-        assert!(diff <= 1e-8 * norm(&x), "{diff}");
+        use super::super::multigrid::{Multigrid, Smoother};
+        for smoother in [Smoother::Jacobi, Smoother::Lines] {
+            let fine = Operator::assemble(&p, &base, 0.0);
+            let mg = Multigrid::new(fine, p.grid.dims(), &vec![true; b.len()], smoother).unwrap();
+            let (y, with_mg) =
+                gmres(&op, &b, 1e-10, 30, 2000, &|v: &[[f64; NV]], o: &mut Vector| mg.apply(v, o)).unwrap();
+            // The W-cycle must help: fewer steps than block Jacobi, the same solution.
+            assert!(with_mg.iterations < out.iterations, "{smoother:?} multigrid {with_mg:?} vs Jacobi {out:?}");
+            let diff: f64 =
+                x.iter().zip(&y).map(|(p, q)| (0..NV).map(|k| (p[k] - q[k]).powi(2)).sum::<f64>()).sum::<f64>().sqrt();
+            assert!(diff <= 1e-8 * norm(&x), "{diff}");
+        }
         let mut ax = vec![[0.0; NV]; b.len()];
         op.apply(&x, &mut ax);
         let r: f64 =

@@ -34,6 +34,7 @@
 
 pub mod flux;
 pub mod krylov;
+pub mod lines;
 pub mod multigrid;
 pub mod operator;
 pub mod walls;
@@ -59,6 +60,13 @@ const MAX_INNER: usize = 2000;
 /// of the stored neighbour blocks); it only perturbs the other equations by about this
 /// fraction, while keeping GMRES clear of the null mode.
 const CLOSED_SHIFT: f64 = 1e-3;
+/// The operator is linearised about the sweep's state; any nonsingular operator leaves the
+/// fixed point as it is, so it is rebuilt only when some cell's density, temperature or
+/// velocity (in thermal speeds) has moved by more than this since it was built.
+const REBUILD_DRIFT: f64 = 0.05;
+/// The largest ratio of the widest to the thinnest cell width for which block Jacobi
+/// smooths well enough (see [`smoother`]).
+const MAX_JACOBI_ASPECT: f64 = 2.0;
 /// A correction may lower density or temperature by at most this fraction of the sweep's
 /// value; a larger one is scaled down as a whole (early iterations from a far guess).
 const MAX_DROP: f64 = 0.5;
@@ -72,9 +80,62 @@ pub struct SolveStats {
     pub scale: f64,
 }
 
+/// The correction operator and its multigrid hierarchy, with the state they were
+/// linearised about.
+struct Hierarchy {
+    base: Vec<Base>,
+    mg: multigrid::Multigrid,
+}
+
 #[derive(Default)]
 pub struct Gsis {
     pub last: SolveStats,
+    hierarchy: Option<Hierarchy>,
+    /// How many times the hierarchy was built (logs).
+    builds: usize,
+}
+
+/// The largest change of a fluid cell's state since `old`, relative to its density,
+/// temperature and thermal speed.
+fn drift(old: &[Base], new: &[Base], fluid: &(dyn Fn(usize) -> bool + Sync)) -> f64 {
+    (0..new.len())
+        .into_par_iter()
+        .filter(|&c| fluid(c))
+        .map(|c| {
+            let (a, b) = (&old[c], &new[c]);
+            let du = (0..3).map(|i| (b.u[i] - a.u[i]).powi(2)).sum::<f64>().sqrt() / a.t.sqrt();
+            ((b.rho - a.rho).abs() / a.rho).max((b.t - a.t).abs() / a.t).max(du)
+        })
+        .reduce(|| 0.0, f64::max)
+}
+
+/// Line smoothing where the grid has stretched cells (or only one axis, where a line sweep
+/// is the exact solve); block Jacobi where every cell is near a cube. Measured on the
+/// half-resolution paper cube (aspect ratios up to 10): 57 GMRES steps with Jacobi, 22
+/// with lines; on the same flow on a uniform grid 13 against 9, and on the uniform 64^3
+/// cavity 12 against 11 at 1.6 times the cost per step. `KNUDSEN_GSIS_SMOOTHER=jacobi|lines`
+/// forces one.
+fn smoother(p: &Problem) -> multigrid::Smoother {
+    use multigrid::Smoother::{Jacobi, Lines};
+    match std::env::var("KNUDSEN_GSIS_SMOOTHER").as_deref() {
+        Ok("jacobi") => return Jacobi,
+        Ok("lines") => return Lines,
+        _ => {}
+    }
+    let axes = [&p.grid.x, &p.grid.y, &p.grid.z];
+    let live: Vec<usize> = (0..3).filter(|&a| axes[a].widths.len() > 1).collect();
+    if live.len() == 1 {
+        return Lines;
+    }
+    let (lo, hi) = live.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &a| {
+        let w = &axes[a].widths;
+        (w.iter().copied().fold(lo, f64::min), w.iter().copied().fold(hi, f64::max))
+    });
+    if hi > MAX_JACOBI_ASPECT * lo {
+        Lines
+    } else {
+        Jacobi
+    }
 }
 
 fn conserved(rho: f64, u: [f64; 3], t: f64) -> [f64; NV] {
@@ -115,32 +176,45 @@ impl Strategy for Gsis {
             .collect();
         let closed = p.bounds.closed();
         let t0 = std::time::Instant::now();
-        let mut op = operator::Operator::assemble(p, &base, 0.0);
+        let rebuild = match &self.hierarchy {
+            Some(h) => drift(&h.base, &base, &fluid) > REBUILD_DRIFT,
+            None => true,
+        };
+        if rebuild {
+            let mut op = operator::Operator::assemble(p, &base, 0.0);
+            if closed {
+                let mean_diag = |k: usize| {
+                    (0..rhs.len()).filter(|&c| fluid(c)).map(|c| op.diag[c][k][k].abs() / volumes[c]).sum::<f64>()
+                        / p.fluid_cells() as f64
+                };
+                // Mass crosses only faces between fluid cells; with none (a single cell between
+                // walls) the mass rows are empty, and the scale is taken from the other rows.
+                let diag_per_volume = match mean_diag(0) {
+                    d if d > 0.0 => d,
+                    _ => (1..NV).map(mean_diag).fold(0.0, f64::max).max(f64::MIN_POSITIVE),
+                };
+                for c in (0..rhs.len()).filter(|&c| fluid(c)) {
+                    op.diag[c][0][0] += CLOSED_SHIFT * diag_per_volume * volumes[c];
+                }
+            }
+            let active: Vec<bool> = (0..rhs.len()).map(fluid).collect();
+            self.hierarchy = None; // free the old one before building the new
+            let mg = multigrid::Multigrid::new(op, p.grid.dims(), &active, smoother(p))?;
+            self.hierarchy = Some(Hierarchy { base: base.clone(), mg });
+            self.builds += 1;
+        }
         if closed {
             let fluid_volume: f64 = (0..rhs.len()).filter(|&c| fluid(c)).map(|c| volumes[c]).sum();
             let mean = (0..rhs.len()).filter(|&c| fluid(c)).map(|c| rhs[c][0]).sum::<f64>() / fluid_volume;
-            let mean_diag = |k: usize| {
-                (0..rhs.len()).filter(|&c| fluid(c)).map(|c| op.diag[c][k][k].abs() / volumes[c]).sum::<f64>()
-                    / p.fluid_cells() as f64
-            };
-            // Mass crosses only faces between fluid cells; with none (a single cell between
-            // walls) the mass rows are empty, and the scale is taken from the other rows.
-            let diag_per_volume = match mean_diag(0) {
-                d if d > 0.0 => d,
-                _ => (1..NV).map(mean_diag).fold(0.0, f64::max).max(f64::MIN_POSITIVE),
-            };
             for c in (0..rhs.len()).filter(|&c| fluid(c)) {
                 rhs[c][0] -= mean * volumes[c];
-                op.diag[c][0][0] += CLOSED_SHIFT * diag_per_volume * volumes[c];
             }
         }
-        let active: Vec<bool> = (0..rhs.len()).map(fluid).collect();
-        let t_assemble = t0.elapsed().as_secs_f64();
-        let mg = multigrid::Multigrid::new(&op, p.grid.dims(), &active)?;
-        let t_setup = t0.elapsed().as_secs_f64() - t_assemble;
+        let t_setup = t0.elapsed().as_secs_f64();
+        let mg = &self.hierarchy.as_ref().expect("built above").mg;
         let vcycle = |v: &[[f64; NV]], o: &mut krylov::Vector| mg.apply(v, o);
-        let (dw, outcome) = krylov::gmres(&op, &rhs, INNER_TOLERANCE, RESTART, MAX_INNER, &vcycle)?;
-        let t_solve = t0.elapsed().as_secs_f64() - t_assemble - t_setup;
+        let (dw, outcome) = krylov::gmres(mg.operator(), &rhs, INNER_TOLERANCE, RESTART, MAX_INNER, &vcycle)?;
+        let t_solve = t0.elapsed().as_secs_f64() - t_setup;
         // Largest fraction of dW that keeps every density and temperature above MAX_DROP
         // of the sweep's.
         let scale = (0..dw.len()).filter(|&c| fluid(c)).fold(1.0f64, |s, c| {
@@ -153,9 +227,11 @@ impl Strategy for Gsis {
         self.last =
             SolveStats { inner_iterations: outcome.iterations, relative_residual: outcome.relative_residual, scale };
         log::debug!(
-            "gsis: {} inner iterations, relative residual {:.2e}, correction scale {scale}; assemble {t_assemble:.3} s, multigrid setup {t_setup:.3} s ({} levels), GMRES {t_solve:.3} s",
+            "gsis: {} inner iterations, relative residual {:.2e}, correction scale {scale}; operator {} ({} builds so far, {t_setup:.3} s), {} levels, GMRES {t_solve:.3} s",
             outcome.iterations,
             outcome.relative_residual,
+            if rebuild { "rebuilt" } else { "reused" },
+            self.builds,
             mg.levels()
         );
         let change: Vec<[f64; NV]> = dw.iter().map(|d| d.map(|x| scale * x)).collect();
