@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the NVIDIA device machine (the `device` tool), from the repository root:
-#   tests/device/gsis.sh shipped|kn|cube
+#   tests/device/gsis.sh shipped|kn|kn1|wgpu64|cube
 # Needs carry/knudsen built with `--features cuda` and .gl/*.deb (tests/device/setup.sh).
 # Source iteration against GSIS: iterations, wall time, and the mean sweep and host-update
 # time per iteration, on CUDA and wgpu. The GPU stores f in f32, so every run stops at 1e-5.
@@ -61,7 +61,12 @@ kn)
 wgpu64)
   for acc in none gsis; do LIMIT=280 run cavity-kn1-wgpu-$acc configs/cavity-kn1.json wgpu $acc; done
   ;;
+kn1)
+  for be in cuda wgpu; do for acc in ${ACCS:-none gsis}; do
+    run cavity-kn1-$be-$acc configs/cavity-kn1.json $be $acc
+  done; done
+  ;;
 cube)
-  LIMIT=560 run cube-ma2-kn1-cuda-gsis configs/cube-ma2-kn1.json cuda gsis
+  LIMIT=${LIMIT:-560} run cube-ma2-kn1-cuda-gsis configs/cube-ma2-kn1.json cuda gsis
   ;;
 esac

@@ -93,6 +93,8 @@ pub struct Gsis {
     hierarchy: Option<Hierarchy>,
     /// How many times the hierarchy was built (logs).
     builds: usize,
+    /// GMRES's work vectors, kept from one solve to the next.
+    pool: krylov::Pool,
 }
 
 /// The largest change of a fluid cell's state since `old`, relative to its density,
@@ -213,7 +215,7 @@ impl Strategy for Gsis {
         let t_setup = t0.elapsed().as_secs_f64();
         let mg = &self.hierarchy.as_ref().expect("built above").mg;
         let vcycle = |v: &[[f64; NV]], o: &mut krylov::Vector| mg.apply(v, o);
-        let (dw, outcome) = krylov::gmres(mg.operator(), &rhs, INNER_TOLERANCE, RESTART, MAX_INNER, &vcycle)?;
+        let (dw, outcome) = krylov::gmres(mg.operator(), &rhs, INNER_TOLERANCE, RESTART, MAX_INNER, &vcycle, &self.pool)?;
         let t_solve = t0.elapsed().as_secs_f64() - t_setup;
         // Largest fraction of dW that keeps every density and temperature above MAX_DROP
         // of the sweep's.

@@ -11,7 +11,7 @@
 //! l costs 4^-l of the finest, so the W costs at most 4/3 of a V's finest-level work).
 
 use super::flux::{self, Block, NV, ZERO};
-use super::krylov::invert;
+use super::krylov::{invert, Pool, Vector};
 use super::lines::Lines;
 use super::operator::{narrow, widen, OffBlock, Operator, NONE};
 use rayon::prelude::*;
@@ -59,6 +59,8 @@ pub struct Multigrid {
     /// The coarsest operator as a dense LU factorisation (row-major, with pivots).
     lu: Vec<f64>,
     piv: Vec<usize>,
+    /// Work vectors of every level, reused from cycle to cycle.
+    pool: Pool,
 }
 
 fn index(d: [usize; 3], i: [usize; 3]) -> usize {
@@ -218,7 +220,7 @@ impl Multigrid {
                 Level { op: if l == 0 { None } else { ops.next() }, inv, children, parent, lines }
             })
             .collect();
-        Ok(Self { fine, levels, lu, piv })
+        Ok(Self { fine, levels, lu, piv, pool: Pool::default() })
     }
 
     /// The finest operator, the one the hierarchy was built from.
@@ -234,7 +236,7 @@ impl Multigrid {
         self.levels[l].op.as_ref().unwrap_or(&self.fine)
     }
 
-    fn solve_coarsest(&self, b: &[[f64; NV]]) -> Vec<[f64; NV]> {
+    fn solve_coarsest(&self, b: &[[f64; NV]]) -> Vector {
         let n = b.len() * NV;
         let mut x: Vec<f64> = b.iter().flatten().copied().collect();
         for col in 0..n {
@@ -248,12 +250,15 @@ impl Multigrid {
             let s: f64 = (r + 1..n).map(|k| self.lu[r * n + k] * x[k]).sum();
             x[r] = (x[r] - s) / self.lu[r * n + r];
         }
-        x.chunks(NV).map(|c| std::array::from_fn(|k| c[k])).collect()
+        let mut out = self.pool.take(b.len());
+        out.iter_mut().zip(x.chunks(NV)).for_each(|(o, c)| *o = std::array::from_fn(|k| c[k]));
+        out
     }
 
     /// x ~ A^-1 b by one W-cycle from x = 0.
-    pub fn apply(&self, b: &[[f64; NV]], x: &mut Vec<[f64; NV]>) {
-        *x = self.cycle(0, b);
+    pub fn apply(&self, b: &[[f64; NV]], x: &mut Vector) {
+        let new = self.cycle(0, b);
+        self.pool.give(std::mem::replace(x, new));
     }
 
     /// One damped Jacobi sweep, x_new = x + w D^-1 (b - A x), in one pass over the rows.
@@ -273,48 +278,44 @@ impl Multigrid {
         }
         let lv = &self.levels[l];
         let op = self.op(l);
-        let mut tmp = vec![[0.0; NV]; b.len()];
-        let mut x: Vec<[f64; NV]>;
+        let mut tmp = self.pool.take(b.len());
+        let mut x = self.pool.take(b.len());
         if lv.lines.is_empty() {
             // The first sweep from x = 0 needs no product.
-            x = b.par_iter().zip(&lv.inv).map(|(bc, m)| flux::apply(m, bc).map(|v| DAMPING * v)).collect();
+            x.par_iter_mut().zip(b).zip(&lv.inv).for_each(|((o, bc), m)| *o = flux::apply(m, bc).map(|v| DAMPING * v));
             for _ in 1..SWEEPS {
                 self.jacobi(l, b, &x, &mut tmp);
                 std::mem::swap(&mut x, &mut tmp);
             }
         } else {
-            x = vec![[0.0; NV]; b.len()];
             for (i, lines) in lv.lines.iter().enumerate() {
                 lines.relax(op, b, (i > 0).then_some(&x[..]), LINE_DAMPING, &mut tmp);
                 std::mem::swap(&mut x, &mut tmp);
             }
         }
-        let rc: Vec<[f64; NV]> = lv
-            .children
-            .par_iter()
-            .map(|members| {
-                let mut t = [0.0; NV];
-                for &c in members {
-                    let ax = op.row(c as usize, &x);
-                    (0..NV).for_each(|k| t[k] += b[c as usize][k] - ax[k]);
-                }
-                t
-            })
-            .collect();
+        let mut rc = self.pool.take(lv.children.len());
+        rc.par_iter_mut().zip(&lv.children).for_each(|(t, members)| {
+            *t = [0.0; NV];
+            for &c in members {
+                let ax = op.row(c as usize, &x);
+                (0..NV).for_each(|k| t[k] += b[c as usize][k] - ax[k]);
+            }
+        });
         let mut xc = self.cycle(l + 1, &rc);
         if l + 2 < self.levels.len() {
             // W-cycle: a second coarse correction from the coarse residual.
             let opc = self.op(l + 1);
-            let r2: Vec<[f64; NV]> = (0..rc.len())
-                .into_par_iter()
-                .map(|c| {
-                    let a = opc.row(c, &xc);
-                    std::array::from_fn(|k| rc[c][k] - a[k])
-                })
-                .collect();
+            let mut r2 = self.pool.take(rc.len());
+            r2.par_iter_mut().enumerate().for_each(|(c, r)| {
+                let a = opc.row(c, &xc);
+                *r = std::array::from_fn(|k| rc[c][k] - a[k]);
+            });
             let x2 = self.cycle(l + 1, &r2);
             xc.par_iter_mut().zip(&x2).for_each(|(a, b)| (0..NV).for_each(|k| a[k] += b[k]));
+            self.pool.give(r2);
+            self.pool.give(x2);
         }
+        self.pool.give(rc);
         let oc = OVER_CORRECTION;
         x.par_iter_mut().zip(&lv.parent).for_each(|(xv, &pc)| {
             if pc != NONE {
@@ -332,6 +333,8 @@ impl Multigrid {
                 std::mem::swap(&mut x, &mut tmp);
             }
         }
+        self.pool.give(xc);
+        self.pool.give(tmp);
         x
     }
 }
