@@ -250,8 +250,7 @@ mod tests {
             let fine = Operator::assemble(&p, &base, 0.0);
             let mg = Multigrid::new(fine, p.grid.dims(), &vec![true; b.len()], smoother).unwrap();
             let (y, with_mg) =
-                gmres(&op, &b, 1e-10, 30, 2000, &|v: &[[f64; NV]], o: &mut Vector| mg.apply(v, o), &pool)
-                    .unwrap();
+                gmres(&op, &b, 1e-10, 30, 2000, &|v: &[[f64; NV]], o: &mut Vector| mg.apply(v, o), &pool).unwrap();
             // The W-cycle must help: fewer steps than block Jacobi, the same solution.
             assert!(with_mg.iterations < out.iterations, "{smoother:?} multigrid {with_mg:?} vs Jacobi {out:?}");
             let diff: f64 =

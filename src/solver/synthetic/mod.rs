@@ -60,10 +60,6 @@ const MAX_INNER: usize = 2000;
 /// of the stored neighbour blocks); it only perturbs the other equations by about this
 /// fraction, while keeping GMRES clear of the null mode.
 const CLOSED_SHIFT: f64 = 1e-3;
-/// The operator is linearised about the sweep's state; any nonsingular operator leaves the
-/// fixed point as it is, so it is rebuilt only when some cell's density, temperature or
-/// velocity (in thermal speeds) has moved by more than this since it was built.
-const REBUILD_DRIFT: f64 = 0.05;
 /// The largest ratio of the widest to the thinnest cell width for which block Jacobi
 /// smooths well enough (see [`smoother`]).
 const MAX_JACOBI_ASPECT: f64 = 2.0;
@@ -80,50 +76,30 @@ pub struct SolveStats {
     pub scale: f64,
 }
 
-/// The correction operator and its multigrid hierarchy, with the state they were
-/// linearised about.
-struct Hierarchy {
-    base: Vec<Base>,
-    mg: multigrid::Multigrid,
-}
-
 #[derive(Default)]
 pub struct Gsis {
     pub last: SolveStats,
-    hierarchy: Option<Hierarchy>,
-    /// How many times the hierarchy was built (logs).
-    builds: usize,
     /// GMRES's work vectors, kept from one solve to the next.
     pool: krylov::Pool,
 }
 
-/// The largest change of a fluid cell's state since `old`, relative to its density,
-/// temperature and thermal speed.
-fn drift(old: &[Base], new: &[Base], fluid: &(dyn Fn(usize) -> bool + Sync)) -> f64 {
-    (0..new.len())
-        .into_par_iter()
-        .filter(|&c| fluid(c))
-        .map(|c| {
-            let (a, b) = (&old[c], &new[c]);
-            let du = (0..3).map(|i| (b.u[i] - a.u[i]).powi(2)).sum::<f64>().sqrt() / a.t.sqrt();
-            ((b.rho - a.rho).abs() / a.rho).max((b.t - a.t).abs() / a.t).max(du)
-        })
-        .reduce(|| 0.0, f64::max)
-}
-
 /// Line smoothing where the grid has stretched cells (or only one axis, where a line sweep
 /// is the exact solve); block Jacobi where every cell is near a cube. Measured on the
-/// half-resolution paper cube (aspect ratios up to 10): 57 GMRES steps with Jacobi, 22
+/// half-resolution paper cube (widths spanning 1:10): 57 GMRES steps with Jacobi, 22
 /// with lines; on the same flow on a uniform grid 13 against 9, and on the uniform 64^3
 /// cavity 12 against 11 at 1.6 times the cost per step. `KNUDSEN_GSIS_SMOOTHER=jacobi|lines`
 /// forces one.
 fn smoother(p: &Problem) -> multigrid::Smoother {
     use multigrid::Smoother::{Jacobi, Lines};
     match std::env::var("KNUDSEN_GSIS_SMOOTHER").as_deref() {
-        Ok("jacobi") => return Jacobi,
-        Ok("lines") => return Lines,
-        _ => {}
+        Ok("jacobi") => Jacobi,
+        Ok("lines") => Lines,
+        _ => grid_smoother(p),
     }
+}
+
+fn grid_smoother(p: &Problem) -> multigrid::Smoother {
+    use multigrid::Smoother::{Jacobi, Lines};
     let axes = [&p.grid.x, &p.grid.y, &p.grid.z];
     let live: Vec<usize> = (0..3).filter(|&a| axes[a].widths.len() > 1).collect();
     if live.len() == 1 {
@@ -178,11 +154,7 @@ impl Strategy for Gsis {
             .collect();
         let closed = p.bounds.closed();
         let t0 = std::time::Instant::now();
-        let rebuild = match &self.hierarchy {
-            Some(h) => drift(&h.base, &base, &fluid) > REBUILD_DRIFT,
-            None => true,
-        };
-        if rebuild {
+        let mg = {
             let mut op = operator::Operator::assemble(p, &base, 0.0);
             if closed {
                 let mean_diag = |k: usize| {
@@ -200,11 +172,8 @@ impl Strategy for Gsis {
                 }
             }
             let active: Vec<bool> = (0..rhs.len()).map(fluid).collect();
-            self.hierarchy = None; // free the old one before building the new
-            let mg = multigrid::Multigrid::new(op, p.grid.dims(), &active, smoother(p))?;
-            self.hierarchy = Some(Hierarchy { base: base.clone(), mg });
-            self.builds += 1;
-        }
+            multigrid::Multigrid::new(op, p.grid.dims(), &active, smoother(p))?
+        };
         if closed {
             let fluid_volume: f64 = (0..rhs.len()).filter(|&c| fluid(c)).map(|c| volumes[c]).sum();
             let mean = (0..rhs.len()).filter(|&c| fluid(c)).map(|c| rhs[c][0]).sum::<f64>() / fluid_volume;
@@ -213,9 +182,9 @@ impl Strategy for Gsis {
             }
         }
         let t_setup = t0.elapsed().as_secs_f64();
-        let mg = &self.hierarchy.as_ref().expect("built above").mg;
         let vcycle = |v: &[[f64; NV]], o: &mut krylov::Vector| mg.apply(v, o);
-        let (dw, outcome) = krylov::gmres(mg.operator(), &rhs, INNER_TOLERANCE, RESTART, MAX_INNER, &vcycle, &self.pool)?;
+        let (dw, outcome) =
+            krylov::gmres(mg.operator(), &rhs, INNER_TOLERANCE, RESTART, MAX_INNER, &vcycle, &self.pool)?;
         let t_solve = t0.elapsed().as_secs_f64() - t_setup;
         // Largest fraction of dW that keeps every density and temperature above MAX_DROP
         // of the sweep's.
@@ -229,11 +198,9 @@ impl Strategy for Gsis {
         self.last =
             SolveStats { inner_iterations: outcome.iterations, relative_residual: outcome.relative_residual, scale };
         log::debug!(
-            "gsis: {} inner iterations, relative residual {:.2e}, correction scale {scale}; operator {} ({} builds so far, {t_setup:.3} s), {} levels, GMRES {t_solve:.3} s",
+            "gsis: {} inner iterations, relative residual {:.2e}, correction scale {scale}; operator and multigrid {t_setup:.3} s ({} levels), GMRES {t_solve:.3} s",
             outcome.iterations,
             outcome.relative_residual,
-            if rebuild { "rebuilt" } else { "reused" },
-            self.builds,
             mg.levels()
         );
         let change: Vec<[f64; NV]> = dw.iter().map(|d| d.map(|x| scale * x)).collect();
@@ -247,5 +214,19 @@ impl Strategy for Gsis {
             }
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use multigrid::Smoother;
+
+    #[test]
+    fn stretched_and_one_axis_grids_get_line_smoothing_and_cubic_cells_jacobi() {
+        let cube = crate::config::Config::from_json(include_str!("../../../configs/cube-quick.json")).unwrap();
+        assert_eq!(grid_smoother(&Problem::new(&cube)), Smoother::Lines, "cube-quick: widths 1:7");
+        assert_eq!(grid_smoother(&Problem::new(&crate::config::walled_box([6, 5, 4], 10))), Smoother::Jacobi);
+        assert_eq!(grid_smoother(&Problem::new(&crate::config::walled_box([1, 1, 9], 10))), Smoother::Lines);
     }
 }
