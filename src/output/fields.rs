@@ -137,6 +137,10 @@ fn write_h5(path: &Path, p: &Problem, r: &RunResult) -> anyhow::Result<()> {
                 .write_raw(data)?;
         }
     }
+    if let Some(saved) = &r.strategy_state {
+        let flat: Vec<f64> = saved.iter().flatten().copied().collect();
+        rs.new_dataset::<f64>().shape([saved.len(), 5]).create("strategy_state")?.write_raw(&flat)?;
+    }
     super::restart::write_history(&rs, &r.history)?;
     for (name, axis) in [("x", &g.x), ("y", &g.y), ("z", &g.z)] {
         file.new_dataset::<f64>().shape([axis.len()]).create(name)?.write_raw(&axis.centres)?;

@@ -178,5 +178,21 @@ pub fn read_restart(dir: &Path, p: &Problem) -> anyhow::Result<crate::solver::Re
             }
         }
     };
-    Ok(crate::solver::Restart { fields, face_density, wall_density, partner, steps, history })
+    // The synthetic solve's linearisation state, where the run kept one (absent otherwise,
+    // and in results of older versions: the strategy then starts afresh).
+    let strategy_state = match file.dataset("restart/strategy_state") {
+        Ok(ds) => {
+            let flat: Vec<f64> = ds.read_raw()?;
+            anyhow::ensure!(
+                flat.len() == 5 * p.grid.cells(),
+                "{}: restart/strategy_state has {} values, this grid needs {}",
+                path.display(),
+                flat.len(),
+                5 * p.grid.cells()
+            );
+            Some(flat.chunks(5).map(|c| std::array::from_fn(|k| c[k])).collect())
+        }
+        Err(_) => None,
+    };
+    Ok(crate::solver::Restart { fields, face_density, wall_density, partner, steps, history, strategy_state })
 }

@@ -50,6 +50,13 @@ pub trait Strategy {
     /// match them (they set the next wall densities); it must leave them unchanged at its
     /// fixed point.
     fn update_fields(&mut self, p: &Problem, out: &mut SweepOutput, state: &mut State) -> anyhow::Result<()>;
+    /// What of its own a continued run needs to take exactly the same path (5 values per
+    /// cell), written with the restart data; `None` when it keeps nothing between iterations.
+    fn saved(&self) -> Option<Vec<[f64; 5]>> {
+        None
+    }
+    /// Take back what [`Strategy::saved`] gave, before the first iteration of a continued run.
+    fn restore(&mut self, _saved: Vec<[f64; 5]>) {}
 }
 
 #[derive(Debug, Clone)]
@@ -69,6 +76,8 @@ pub struct RunResult {
     pub next_partner: FaceData,
     /// The damping state of the next wall-density update (`crate::damping`).
     pub next_steps: DensitySteps,
+    /// The strategy's own state ([`Strategy::saved`]).
+    pub strategy_state: Option<Vec<[f64; 5]>>,
     pub history: Vec<IterationRecord>,
     pub converged: bool,
     /// Stopped on request ([`Solver::with_stop`]) before convergence or the iteration limit.
@@ -147,6 +156,9 @@ impl<'a> Solver<'a> {
         let (mut state, mut history) = match self.restart.take() {
             Some(mut r) => {
                 let history = std::mem::take(&mut r.history);
+                if let Some(saved) = r.strategy_state.take() {
+                    self.strategy.restore(saved);
+                }
                 (State::restart(p, r), history)
             }
             None => (State::initial(p), Vec::new()),
@@ -210,12 +222,14 @@ impl<'a> Solver<'a> {
             if let Some((every, write)) = &mut self.checkpoints {
                 if last_checkpoint.elapsed() >= *every {
                     let seconds = elapsed0 + start.elapsed().as_secs_f64();
-                    write(&result(state.clone(), out.clone(), history.clone(), false, false, seconds))?;
+                    let saved = self.strategy.saved();
+                    write(&result(state.clone(), out.clone(), history.clone(), false, false, seconds, saved))?;
                     last_checkpoint = Instant::now();
                 }
             }
         }
-        Ok(result(state, out, history, converged, interrupted, elapsed0 + start.elapsed().as_secs_f64()))
+        let seconds = elapsed0 + start.elapsed().as_secs_f64();
+        Ok(result(state, out, history, converged, interrupted, seconds, self.strategy.saved()))
     }
 }
 
@@ -226,8 +240,10 @@ fn result(
     converged: bool,
     interrupted: bool,
     total_seconds: f64,
+    strategy_state: Option<Vec<[f64; 5]>>,
 ) -> RunResult {
     RunResult {
+        strategy_state,
         fields: state.fields,
         raw: out.raw,
         incident: out.incident,

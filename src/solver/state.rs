@@ -23,6 +23,8 @@ pub struct Restart {
     pub partner: FaceData,
     pub steps: DensitySteps,
     pub history: Vec<IterationRecord>,
+    /// The iteration strategy's own state (`super::Strategy::saved`), if the run kept one.
+    pub strategy_state: Option<Vec<[f64; 5]>>,
 }
 
 #[derive(Clone)]

@@ -13,7 +13,7 @@
 use super::flux::{self, Block, NV, ZERO};
 use super::krylov::{invert, Pool, Vector};
 use super::lines::Lines;
-use super::operator::{narrow, widen, OffBlock, Operator, NONE};
+use super::operator::{add_product, narrow, widen, OffBlock, Operator, NONE};
 use rayon::prelude::*;
 
 /// Smoothing sweeps before and after the coarse correction, and their damping.
@@ -43,8 +43,9 @@ pub enum Smoother {
 struct Level {
     /// The operator of this level (None on the finest: `Multigrid::fine`).
     op: Option<Operator>,
-    /// Inverted diagonal blocks.
-    inv: Vec<Block>,
+    /// Inverted diagonal blocks, in f32 (Jacobi smoothing only; empty with lines). Like the
+    /// neighbour blocks, they are read once per sweep and only shape the preconditioner.
+    inv: Vec<OffBlock>,
     /// Per cell of the next level: its active members on this level; per cell of this
     /// level: its aggregate on the next (NONE when inactive). Empty on the coarsest.
     children: Vec<Vec<u32>>,
@@ -180,7 +181,7 @@ impl Multigrid {
     pub fn new(fine: Operator, dims: [usize; 3], active: &[bool], smoother: Smoother) -> anyhow::Result<Self> {
         let op = &fine;
         let mut ops: Vec<Operator> = Vec::new();
-        let mut invs: Vec<Vec<Block>> = Vec::new();
+        let mut invs: Vec<Vec<OffBlock>> = Vec::new();
         let mut links: Vec<(Vec<Vec<u32>>, Vec<u32>)> = Vec::new();
         let mut d = dims;
         let mut act = active.to_vec();
@@ -188,13 +189,19 @@ impl Multigrid {
         let use_lines = smoother == Smoother::Lines;
         let (lu, piv) = loop {
             let cur = ops.last().unwrap_or(op);
-            invs.push(cur.diag.par_iter().map(|b| invert(b).unwrap_or(ZERO)).collect());
-            line_sets.push(if use_lines {
+            let coarsest = cur.diag.len() <= COARSEST || d.iter().all(|&n| n == 1);
+            let smooth_jacobi = !coarsest && !use_lines;
+            invs.push(if smooth_jacobi {
+                cur.diag.par_iter().map(|b| narrow(&invert(b).unwrap_or(ZERO))).collect()
+            } else {
+                Vec::new()
+            });
+            line_sets.push(if use_lines && !coarsest {
                 (0..3).filter(|&a| d[a] > 1).map(|a| Lines::new(cur, d, a)).collect()
             } else {
                 Vec::new()
             });
-            if cur.diag.len() <= COARSEST || d.iter().all(|&n| n == 1) {
+            if coarsest {
                 break dense_lu(cur)?;
             }
             let (coarse, cd, children) = coarsen(cur, d, &act);
@@ -261,14 +268,16 @@ impl Multigrid {
         self.pool.give(std::mem::replace(x, new));
     }
 
-    /// One damped Jacobi sweep, x_new = x + w D^-1 (b - A x), in one pass over the rows.
+    /// One damped Jacobi sweep, x_new = x + w D^-1 (b - A x) = (1 - w) x + w D^-1 (b - O x)
+    /// with O the neighbour blocks: one pass over the rows that never reads the diagonal.
     fn jacobi(&self, l: usize, b: &[[f64; NV]], x: &[[f64; NV]], out: &mut [[f64; NV]]) {
         let (op, inv) = (self.op(l), &self.levels[l].inv);
         out.par_iter_mut().enumerate().for_each(|(c, o)| {
-            let ax = op.row(c, x);
-            let res: [f64; NV] = std::array::from_fn(|k| b[c][k] - ax[k]);
-            let d = flux::apply(&inv[c], &res);
-            *o = std::array::from_fn(|k| x[c][k] + DAMPING * d[k]);
+            let ox = op.off_row(c, x);
+            let res: [f64; NV] = std::array::from_fn(|k| b[c][k] - ox[k]);
+            let mut d = [0.0; NV];
+            add_product(&mut d, &inv[c], &res);
+            *o = std::array::from_fn(|k| (1.0 - DAMPING) * x[c][k] + DAMPING * d[k]);
         });
     }
 
@@ -282,7 +291,11 @@ impl Multigrid {
         let mut x = self.pool.take(b.len());
         if lv.lines.is_empty() {
             // The first sweep from x = 0 needs no product.
-            x.par_iter_mut().zip(b).zip(&lv.inv).for_each(|((o, bc), m)| *o = flux::apply(m, bc).map(|v| DAMPING * v));
+            x.par_iter_mut().zip(b).zip(&lv.inv).for_each(|((o, bc), m)| {
+                *o = [0.0; NV];
+                add_product(o, m, bc);
+                o.iter_mut().for_each(|v| *v *= DAMPING);
+            });
             for _ in 1..SWEEPS {
                 self.jacobi(l, b, &x, &mut tmp);
                 std::mem::swap(&mut x, &mut tmp);

@@ -156,7 +156,16 @@ impl Operator {
     /// (A x) of cell c.
     #[inline(always)]
     pub fn row(&self, c: usize, x: &[[f64; NV]]) -> [f64; NV] {
-        let mut acc = flux::apply(&self.diag[c], &x[c]);
+        let mut acc = self.off_row(c, x);
+        let d = flux::apply(&self.diag[c], &x[c]);
+        (0..NV).for_each(|k| acc[k] += d[k]);
+        acc
+    }
+
+    /// The neighbours' part of (A x) of cell c, without the diagonal block.
+    #[inline(always)]
+    pub fn off_row(&self, c: usize, x: &[[f64; NV]]) -> [f64; NV] {
+        let mut acc = [0.0; NV];
         for s in 0..6 {
             let n = self.nbr[c][s];
             if n != NONE {
