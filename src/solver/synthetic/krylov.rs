@@ -33,11 +33,6 @@ impl Pool {
     }
 }
 
-/// The fewest cells one parallel task takes. The W-cycle visits its coarse levels (down to
-/// a few hundred cells) dozens of times per step; split finer, their loops cost more in
-/// task scheduling than in arithmetic.
-pub const MIN_TASK: usize = 2048;
-
 /// Cells per partial sum of [`dot`].
 const DOT_CHUNK: usize = 4096;
 
@@ -58,7 +53,7 @@ fn norm(a: &[[f64; NV]]) -> f64 {
 
 /// y += s x
 fn axpy(y: &mut [[f64; NV]], s: f64, x: &[[f64; NV]]) {
-    y.par_iter_mut().with_min_len(MIN_TASK).zip(x).for_each(|(a, b)| (0..NV).for_each(|k| a[k] += s * b[k]));
+    y.par_iter_mut().zip(x).for_each(|(a, b)| (0..NV).for_each(|k| a[k] += s * b[k]));
 }
 
 /// Inverse of a 5x5 block by Gauss-Jordan elimination with partial pivoting; `None` when
@@ -131,7 +126,7 @@ pub fn gmres(
 ) -> anyhow::Result<(Vector, Outcome)> {
     let n = b.len();
     let mut x = pool.take(n);
-    x.par_iter_mut().with_min_len(MIN_TASK).for_each(|c| *c = [0.0; NV]);
+    x.par_iter_mut().for_each(|c| *c = [0.0; NV]);
     let bnorm = norm(b);
     if bnorm == 0.0 {
         return Ok((x, Outcome { iterations: 0, relative_residual: 0.0 }));
@@ -150,7 +145,7 @@ pub fn gmres(
         let m = restart.min(max_iterations - total);
         let mut v: Vec<Vector> = Vec::with_capacity(m + 1);
         let mut v0 = pool.take(n);
-        v0.par_iter_mut().with_min_len(MIN_TASK).zip(&r).for_each(|(o, x)| *o = x.map(|y| y / beta));
+        v0.par_iter_mut().zip(&r).for_each(|(o, x)| *o = x.map(|y| y / beta));
         v.push(v0);
         let mut h = vec![vec![0.0; m]; m + 1];
         let (mut cs, mut sn) = (vec![0.0; m], vec![0.0; m]);
@@ -191,7 +186,7 @@ pub fn gmres(
                 pool.give(w);
                 break;
             }
-            w.par_iter_mut().with_min_len(MIN_TASK).for_each(|x| *x = x.map(|y| y / wn));
+            w.par_iter_mut().for_each(|x| *x = x.map(|y| y / wn));
             v.push(w);
         }
         // Back substitution for the Krylov coefficients, then x += Z y.
@@ -205,11 +200,7 @@ pub fn gmres(
         }
         v.into_iter().chain(z).for_each(|u| pool.give(u));
         op.apply(&x, &mut tmp);
-        r.par_iter_mut()
-            .with_min_len(MIN_TASK)
-            .zip(b)
-            .zip(&tmp)
-            .for_each(|((ri, bi), ai)| (0..NV).for_each(|k| ri[k] = bi[k] - ai[k]));
+        r.par_iter_mut().zip(b).zip(&tmp).for_each(|((ri, bi), ai)| (0..NV).for_each(|k| ri[k] = bi[k] - ai[k]));
         rel = norm(&r) / bnorm;
         if rel <= rtol {
             break;

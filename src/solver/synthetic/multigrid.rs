@@ -11,7 +11,7 @@
 //! l costs 4^-l of the finest, so the W costs at most 4/3 of a V's finest-level work).
 
 use super::flux::{self, Block, NV, ZERO};
-use super::krylov::{invert, Pool, Vector, MIN_TASK};
+use super::krylov::{invert, Pool, Vector};
 use super::lines::Lines;
 use super::operator::{add_product, narrow, widen, OffBlock, Operator, NONE};
 use rayon::prelude::*;
@@ -272,7 +272,7 @@ impl Multigrid {
     /// with O the neighbour blocks: one pass over the rows that never reads the diagonal.
     fn jacobi(&self, l: usize, b: &[[f64; NV]], x: &[[f64; NV]], out: &mut [[f64; NV]]) {
         let (op, inv) = (self.op(l), &self.levels[l].inv);
-        out.par_iter_mut().with_min_len(MIN_TASK).enumerate().for_each(|(c, o)| {
+        out.par_iter_mut().enumerate().for_each(|(c, o)| {
             let ox = op.off_row(c, x);
             let res: [f64; NV] = std::array::from_fn(|k| b[c][k] - ox[k]);
             let mut d = [0.0; NV];
@@ -291,7 +291,7 @@ impl Multigrid {
         let mut x = self.pool.take(b.len());
         if lv.lines.is_empty() {
             // The first sweep from x = 0 needs no product.
-            x.par_iter_mut().with_min_len(MIN_TASK).zip(b).zip(&lv.inv).for_each(|((o, bc), m)| {
+            x.par_iter_mut().zip(b).zip(&lv.inv).for_each(|((o, bc), m)| {
                 *o = [0.0; NV];
                 add_product(o, m, bc);
                 o.iter_mut().for_each(|v| *v *= DAMPING);
@@ -307,7 +307,7 @@ impl Multigrid {
             }
         }
         let mut rc = self.pool.take(lv.children.len());
-        rc.par_iter_mut().with_min_len(MIN_TASK).zip(&lv.children).for_each(|(t, members)| {
+        rc.par_iter_mut().zip(&lv.children).for_each(|(t, members)| {
             *t = [0.0; NV];
             for &c in members {
                 let ax = op.row(c as usize, &x);
@@ -319,18 +319,18 @@ impl Multigrid {
             // W-cycle: a second coarse correction from the coarse residual.
             let opc = self.op(l + 1);
             let mut r2 = self.pool.take(rc.len());
-            r2.par_iter_mut().with_min_len(MIN_TASK).enumerate().for_each(|(c, r)| {
+            r2.par_iter_mut().enumerate().for_each(|(c, r)| {
                 let a = opc.row(c, &xc);
                 *r = std::array::from_fn(|k| rc[c][k] - a[k]);
             });
             let x2 = self.cycle(l + 1, &r2);
-            xc.par_iter_mut().with_min_len(MIN_TASK).zip(&x2).for_each(|(a, b)| (0..NV).for_each(|k| a[k] += b[k]));
+            xc.par_iter_mut().zip(&x2).for_each(|(a, b)| (0..NV).for_each(|k| a[k] += b[k]));
             self.pool.give(r2);
             self.pool.give(x2);
         }
         self.pool.give(rc);
         let oc = OVER_CORRECTION;
-        x.par_iter_mut().with_min_len(MIN_TASK).zip(&lv.parent).for_each(|(xv, &pc)| {
+        x.par_iter_mut().zip(&lv.parent).for_each(|(xv, &pc)| {
             if pc != NONE {
                 (0..NV).for_each(|k| xv[k] += oc * xc[pc as usize][k]);
             }

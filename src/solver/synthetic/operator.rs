@@ -177,7 +177,7 @@ impl Operator {
 
     /// y = A x.
     pub fn apply(&self, x: &[[f64; NV]], y: &mut [[f64; NV]]) {
-        y.par_iter_mut().with_min_len(super::krylov::MIN_TASK).enumerate().for_each(|(c, yc)| *yc = self.row(c, x));
+        y.par_iter_mut().enumerate().for_each(|(c, yc)| *yc = self.row(c, x));
     }
 }
 
