@@ -94,6 +94,9 @@ pub struct Outcome {
     pub iterations: usize,
     /// ||b - A x|| / ||b||.
     pub relative_residual: f64,
+    /// Seconds in the preconditioner, in products with the operator and in the rest
+    /// (orthogonalisation, updates), for the debug log.
+    pub seconds: [f64; 3],
 }
 
 /// A preconditioner: out ~ A^-1 v.
@@ -124,12 +127,14 @@ pub fn gmres(
     precondition: &Preconditioner,
     pool: &Pool,
 ) -> anyhow::Result<(Vector, Outcome)> {
+    let t_start = std::time::Instant::now();
+    let mut seconds = [0.0; 3];
     let n = b.len();
     let mut x = pool.take(n);
     x.par_iter_mut().for_each(|c| *c = [0.0; NV]);
     let bnorm = norm(b);
     if bnorm == 0.0 {
-        return Ok((x, Outcome { iterations: 0, relative_residual: 0.0 }));
+        return Ok((x, Outcome { iterations: 0, relative_residual: 0.0, seconds: [0.0; 3] }));
     }
     let mut r = pool.take(n);
     r.copy_from_slice(b);
@@ -155,9 +160,13 @@ pub fn gmres(
         let mut k_used = 0;
         for k in 0..m {
             let mut zk = pool.take(n);
+            let t = std::time::Instant::now();
             precondition(&v[k], &mut zk);
+            let t_pre = t.elapsed().as_secs_f64();
             let mut w = pool.take(n);
             op.apply(&zk, &mut w);
+            seconds[0] += t_pre;
+            seconds[1] += t.elapsed().as_secs_f64() - t_pre;
             z.push(zk);
             // Modified Gram-Schmidt.
             for (i, vi) in v.iter().enumerate() {
@@ -208,7 +217,8 @@ pub fn gmres(
     }
     pool.give(r);
     pool.give(tmp);
-    Ok((x, Outcome { iterations: total, relative_residual: rel }))
+    seconds[2] = t_start.elapsed().as_secs_f64() - seconds[0] - seconds[1];
+    Ok((x, Outcome { iterations: total, relative_residual: rel, seconds }))
 }
 
 #[cfg(test)]

@@ -265,12 +265,15 @@ impl Strategy for Gsis {
         self.last =
             SolveStats { inner_iterations: outcome.iterations, relative_residual: outcome.relative_residual, scale };
         log::debug!(
-            "gsis: {} inner iterations, relative residual {:.2e}, correction scale {scale}; operator {} ({} builds in this run, {t_setup:.3} s), {} levels, GMRES {t_solve:.3} s",
+            "gsis: {} inner iterations, relative residual {:.2e}, correction scale {scale}; operator {} ({} builds in this run, {t_setup:.3} s), {} levels, GMRES {t_solve:.3} s (preconditioner {:.3} s, products {:.3} s, the rest {:.3} s)",
             outcome.iterations,
             outcome.relative_residual,
             if rebuild { "rebuilt" } else { "reused" },
             self.builds,
-            mg.levels()
+            mg.levels(),
+            outcome.seconds[0],
+            outcome.seconds[1],
+            outcome.seconds[2]
         );
         let change: Vec<[f64; NV]> = dw.iter().map(|d| d.map(|x| scale * x)).collect();
         walls::predict_incident(p, &base, &change, out);
