@@ -178,3 +178,42 @@ fn a_gsis_run_continued_after_its_iteration_limit_matches_the_uninterrupted_one(
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_same(&out, &reference);
 }
+
+#[test]
+fn a_gsis_result_stores_its_operator_state_and_a_damaged_one_is_refused() {
+    // GSIS reuses its correction operator across iterations; the state it was linearised
+    // about (rho, U, T per cell) goes with the restart data, or a continued run would take
+    // another path (the test above). A result whose stored state does not fit the grid must
+    // be refused by name, leaving the result as it was.
+    let dir = tempfile::tempdir().unwrap();
+    let case = case(dir.path());
+    let out = dir.path().join("limited");
+    let o = knudsen()
+        .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--max-iterations", "3", "--out"])
+        .arg(&out)
+        .args(["--acceleration", "gsis"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let fields = out.join("fields.h5");
+    {
+        let file = hdf5::File::open_rw(&fields).unwrap();
+        let ds = file.dataset("restart/strategy_state").expect("a GSIS result stores its operator state");
+        assert_eq!(ds.shape(), vec![1000, 5]);
+        let state: Vec<f64> = ds.read_raw().unwrap();
+        assert!(state.chunks(5).all(|s| s[0] > 0.0 && s[4] > 0.0), "densities and temperatures are positive");
+        file.unlink("restart/strategy_state").unwrap();
+        file.new_dataset::<f64>()
+            .shape([999, 5])
+            .create("restart/strategy_state")
+            .unwrap()
+            .write_raw(&state[..4995])
+            .unwrap();
+    }
+    let before = std::fs::read(&fields).unwrap();
+    let o = finish(&case, &out, &["--acceleration", "gsis"]);
+    assert!(!o.status.success(), "a damaged strategy state was accepted");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("restart/strategy_state"), "{err}");
+    assert_eq!(std::fs::read(&fields).unwrap(), before, "the refused restart changed the result");
+}
