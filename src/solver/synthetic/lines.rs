@@ -40,12 +40,12 @@ pub struct Lines {
     dinv: Vec<OffBlock>,
 }
 
-/// A raw view of the output, written by disjoint lines in parallel.
-struct Out(*mut [f64; NV]);
-// SAFETY: every cell lies on exactly one line of an axis, so the parallel lines write
-// disjoint elements.
-unsafe impl Sync for Out {}
-unsafe impl Send for Out {}
+/// A raw view of a per-cell output, written by disjoint lines in parallel.
+struct Out<T>(*mut T);
+// SAFETY: every cell lies on exactly one line of an axis, and every line in exactly one
+// work unit, so the parallel units write disjoint elements.
+unsafe impl<T> Sync for Out<T> {}
+unsafe impl<T> Send for Out<T> {}
 
 impl Lines {
     fn stride(&self) -> usize {
@@ -76,7 +76,7 @@ impl Lines {
         let cells = dims.iter().product::<usize>();
         let mut lines = Lines { axis, dims, m: vec![[[0.0; NV]; NV]; cells], dinv: vec![[[0.0; NV]; NV]; cells] };
         let (n, stride) = (dims[axis], lines.stride());
-        let (mp, dp) = (Out(lines.m.as_mut_ptr().cast()), Out(lines.dinv.as_mut_ptr().cast()));
+        let (mp, dp) = (Out(lines.m.as_mut_ptr()), Out(lines.dinv.as_mut_ptr()));
         let (mp, dp) = (&mp, &dp);
         let units = lines.units();
         units.into_par_iter().for_each(|(c0, width)| {
@@ -96,8 +96,8 @@ impl Lines {
                     *prev = invert(&d).unwrap_or(ZERO);
                     // SAFETY: cell c belongs to this unit only (see `Out`).
                     unsafe {
-                        *mp.0.cast::<OffBlock>().add(c) = narrow(&m);
-                        *dp.0.cast::<OffBlock>().add(c) = narrow(prev);
+                        *mp.0.add(c) = narrow(&m);
+                        *dp.0.add(c) = narrow(prev);
                     }
                 }
             }
