@@ -25,7 +25,7 @@
 
 use super::flux::{self, NV, ZERO};
 use super::krylov::invert;
-use super::operator::{add_product, narrow, widen, OffBlock, Operator, NONE};
+use super::operator::{add_product, narrow, sub_product, widen, OffBlock, Operator, NONE};
 use rayon::prelude::*;
 
 /// Lines per work unit across y and z lines (see [`Lines::units`]).
@@ -151,18 +151,6 @@ impl Lines {
                 }
             }
         });
-    }
-}
-
-/// y -= A x with an f32 block.
-#[inline(always)]
-fn sub_product(y: &mut [f64; NV], a: &OffBlock, x: &[f64; NV]) {
-    for r in 0..NV {
-        let mut t = 0.0;
-        for k in 0..NV {
-            t += a[r][k] as f64 * x[k];
-        }
-        y[r] -= t;
     }
 }
 

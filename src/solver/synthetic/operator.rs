@@ -30,16 +30,30 @@ pub fn widen(b: &OffBlock) -> Block {
     std::array::from_fn(|r| std::array::from_fn(|k| b[r][k] as f64))
 }
 
-/// y += A x with an f32 block, in f64.
+/// A x with an f32 block, in f64.
 #[inline(always)]
-pub fn add_product(y: &mut [f64; NV], a: &OffBlock, x: &[f64; NV]) {
-    for r in 0..NV {
+fn product(a: &OffBlock, x: &[f64; NV]) -> [f64; NV] {
+    std::array::from_fn(|r| {
         let mut t = 0.0;
         for k in 0..NV {
             t += a[r][k] as f64 * x[k];
         }
-        y[r] += t;
-    }
+        t
+    })
+}
+
+/// y += A x with an f32 block, in f64.
+#[inline(always)]
+pub fn add_product(y: &mut [f64; NV], a: &OffBlock, x: &[f64; NV]) {
+    let t = product(a, x);
+    (0..NV).for_each(|r| y[r] += t[r]);
+}
+
+/// y -= A x with an f32 block, in f64.
+#[inline(always)]
+pub fn sub_product(y: &mut [f64; NV], a: &OffBlock, x: &[f64; NV]) {
+    let t = product(a, x);
+    (0..NV).for_each(|r| y[r] -= t[r]);
 }
 
 pub struct Operator {
