@@ -160,8 +160,9 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     println!("host field storage: {:.1} MiB", mib(host_bytes));
     match cfg.solver.acceleration {
         knudsen::config::Acceleration::Gsis => println!(
-            "acceleration: gsis (synthetic solve on the host in f64: {:.1} MiB)",
-            mib(knudsen::plan::synthetic_bytes(cfg.cell_counts()))
+            "acceleration: gsis (synthetic solve on the host in f64: {:.1} MiB, to a relative residual of {:.1e})",
+            mib(knudsen::plan::synthetic_bytes(cfg.cell_counts())),
+            knudsen::solver::synthetic::inner_tolerance(p)
         ),
         knudsen::config::Acceleration::None => println!("acceleration: none (source iteration)"),
     }
