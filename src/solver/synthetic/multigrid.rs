@@ -10,7 +10,7 @@
 //! it cut GMRES from 29 to 12 steps and its time by 2.3x against the V (2 CPU cores; a level
 //! l costs 4^-l of the finest, so the W costs at most 4/3 of a V's finest-level work).
 
-use super::flux::{self, Block, NV, ZERO};
+use super::flux::{self, NV, ZERO};
 use super::krylov::{invert, Pool, Vector};
 use super::lines::Lines;
 use super::operator::{add_product, narrow, widen, OffBlock, Operator, NONE};
@@ -97,38 +97,36 @@ fn coarsen(op: &Operator, dims: [usize; 3], active: &[bool]) -> (Operator, [usiz
             list
         })
         .collect();
-    let rows: Vec<(Block, [OffBlock; 6], [u32; 6])> = children
-        .par_iter()
-        .map(|members| {
-            let mut diag = ZERO;
-            let mut off = [ZERO; 6];
-            let mut nbr = [NONE; 6];
-            if members.is_empty() {
-                // Inside a body: an identity row, never coupled.
-                (0..NV).for_each(|k| diag[k][k] = 1.0);
-            }
-            for &c in members {
-                let (c, pc) = (c as usize, parent(c as usize));
-                flux::add_scaled(&mut diag, 1.0, &op.diag[c]);
-                for s in 0..6 {
-                    let n = op.nbr[c][s];
-                    if n == NONE || !active[n as usize] {
-                        continue;
-                    }
-                    let pn = parent(n as usize);
-                    let b = widen(&op.off[c][s]);
-                    if pn == pc {
-                        flux::add_scaled(&mut diag, 1.0, &b);
-                    } else {
-                        flux::add_scaled(&mut off[s], 1.0, &b);
-                        nbr[s] = pn as u32;
-                    }
+    let rows = children.par_iter().map(|members| {
+        let mut diag = ZERO;
+        let mut off = [ZERO; 6];
+        let mut nbr = [NONE; 6];
+        if members.is_empty() {
+            // Inside a body: an identity row, never coupled.
+            (0..NV).for_each(|k| diag[k][k] = 1.0);
+        }
+        for &c in members {
+            let (c, pc) = (c as usize, parent(c as usize));
+            flux::add_scaled(&mut diag, 1.0, &op.diag[c]);
+            for s in 0..6 {
+                let n = op.nbr[c][s];
+                if n == NONE || !active[n as usize] {
+                    continue;
+                }
+                let pn = parent(n as usize);
+                let b = widen(&op.off[c][s]);
+                if pn == pc {
+                    flux::add_scaled(&mut diag, 1.0, &b);
+                } else {
+                    flux::add_scaled(&mut off[s], 1.0, &b);
+                    nbr[s] = pn as u32;
                 }
             }
-            (diag, off.map(|b| narrow(&b)), nbr)
-        })
-        .collect();
-    (Operator::from_rows(rows.into_iter()), cd, children)
+        }
+        (diag, off.map(|b| narrow(&b)), nbr)
+    });
+    let op = Operator::from_rows(rows);
+    (op, cd, children)
 }
 
 fn dense_lu(op: &Operator) -> anyhow::Result<(Vec<f64>, Vec<usize>)> {
