@@ -67,6 +67,7 @@ pub mod grid;
 pub mod loads;
 pub mod model;
 pub mod output;
+pub mod parallel;
 pub mod plan;
 pub mod problem;
 pub mod solver;

@@ -4,7 +4,7 @@
 # the wgpu tests, ParaView (pvpython) for the reader test and,
 # for the XDMF test, Python with vtk and h5py in a
 # virtual environment under target/test-venv (Debian's own Python refuses system-wide pip),
-# plus NVRTC from PyPI there for the CUDA compile test.
+# plus NVRTC from PyPI there for the CUDA compile test, and OpenMPI for the `mpi` feature.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,6 +37,11 @@ dpkg -s libgl1-mesa-dri >/dev/null 2>&1 || need+=(libgl1-mesa-dri)
 command -v pvpython >/dev/null 2>&1 || need+=(paraview)
 dpkg -s python3-h5py >/dev/null 2>&1 || need+=(python3-h5py)
 dpkg -s python3-numpy >/dev/null 2>&1 || need+=(python3-numpy)
+# MPI for the `mpi` feature and its tests (tests/mpi.rs): OpenMPI's headers, library and
+# mpirun, and libclang for rsmpi's generated bindings.
+dpkg -s libopenmpi-dev >/dev/null 2>&1 || need+=(libopenmpi-dev)
+command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
+dpkg -s libclang-dev >/dev/null 2>&1 || need+=(libclang-dev)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$SUDO" = "needs-root" ]; then
     echo "deps: missing Debian packages: ${need[*]}; run tests/deps.sh as root (or install sudo)" >&2

@@ -116,6 +116,19 @@ pub trait Backend {
     fn copy_bandwidth(&mut self) -> anyhow::Result<f64>;
 }
 
+static DEVICE_SLOT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Which of the machine's GPUs this process takes, modulo their number: its rank among the
+/// processes on the machine (MPI), 0 otherwise. CUDA counts its devices; wgpu the equally
+/// good adapters it would choose from.
+pub fn set_device_slot(slot: usize) {
+    DEVICE_SLOT.store(slot, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub fn device_slot() -> usize {
+    DEVICE_SLOT.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Which backend the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum BackendChoice {

@@ -50,15 +50,71 @@ pub fn run(
         pool = pool.num_threads(n);
     }
     pool.build_global().map_err(|e| Failure::Run(e.into()))?;
-    solve(path, &cfg, choice, &dir, &resume)
+    #[cfg(feature = "mpi")]
+    {
+        let mpi = knudsen::parallel::mpi::Mpi::init_if_launched().map_err(Failure::Run)?;
+        if let Some(m) = mpi.as_ref().filter(|m| m.ranks > 1) {
+            knudsen::backend::set_device_slot(m.local_rank);
+            if m.rank > 0 {
+                // One voice: rank 0 logs, draws the progress and writes; the others warn.
+                log::set_max_level(log::LevelFilter::Warn);
+            }
+            let group = Group { rank: m.rank, ranks: m.ranks, reduce: Some(Box::new(m.reducer())) };
+            return match solve(path, &cfg, choice, &dir, &resume, group) {
+                Err(f @ Failure::Interrupted { .. }) => Err(f),
+                Err(f) => {
+                    // The other ranks wait in the next sum: end them all, with this error.
+                    eprintln!("rank {} of {} failed:", m.rank, m.ranks);
+                    let _ = f.report();
+                    m.abort(1)
+                }
+                ok => ok,
+            };
+        }
+    }
+    #[cfg(not(feature = "mpi"))]
+    if let Some(n) = launched_ranks().filter(|&n| n > 1) {
+        return Err(Failure::BadInput(format!(
+            "started as one of {n} MPI processes, but this knudsen was built without the `mpi` feature: each would run the whole case (build with --features mpi; docs/parallel.md)"
+        )));
+    }
+    solve(path, &cfg, choice, &dir, &resume, Group { rank: 0, ranks: 1, reduce: None })
 }
 
-fn solve(path: &Path, cfg: &Config, choice: BackendChoice, dir: &Path, resume: &Resume) -> Result<(), Failure> {
+/// The processes a launcher started, from the variables it sets.
+#[cfg(not(feature = "mpi"))]
+fn launched_ranks() -> Option<usize> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"].iter().find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
+/// This process among those sharing the velocities (one, without MPI).
+struct Group<'a> {
+    rank: usize,
+    ranks: usize,
+    reduce: Option<Box<dyn knudsen::parallel::Reduce + 'a>>,
+}
+
+fn solve(
+    path: &Path,
+    cfg: &Config,
+    choice: BackendChoice,
+    dir: &Path,
+    resume: &Resume,
+    group: Group<'_>,
+) -> Result<(), Failure> {
     check_host_memory(cfg)?;
-    for w in cfg.warnings() {
-        log::warn!(target: LOG, "{w}");
+    let root = group.rank == 0;
+    if root {
+        for w in cfg.warnings() {
+            log::warn!(target: LOG, "{w}");
+        }
     }
-    let problem = Arc::new(Problem::new(cfg));
+    let mut problem = Problem::new(cfg);
+    if group.ranks > 1 {
+        problem.vgrid =
+            knudsen::parallel::share_velocities(&problem.vgrid, group.rank, group.ranks).map_err(Failure::BadInput)?;
+    }
+    let problem = Arc::new(problem);
     let restart = match &resume.from {
         Some(r) => Some(load_restart(r, &problem, resume.force)?),
         None => None,
@@ -66,31 +122,67 @@ fn solve(path: &Path, cfg: &Config, choice: BackendChoice, dir: &Path, resume: &
     let (backend, fallback) = backend::create(choice, problem.clone(), cfg.solver.memory_budget_mib)
         .map_err(|e| Failure::BadInput(format!("{e:#}")))?;
     // The plan is checked; before the solve, make sure its results can be written.
-    probe_output_dir(dir).map_err(Failure::BadInput)?;
+    if root {
+        probe_output_dir(dir).map_err(Failure::BadInput)?;
+    }
     if let Some(why) = fallback {
         log::warn!(target: LOG, "{why}");
     }
-    log_case(path, cfg, &problem, &*backend);
+    if root {
+        log_case(path, cfg, &problem, &*backend);
+    }
+    if group.ranks > 1 {
+        log::info!(
+            target: LOG,
+            "{} processes share the velocities; this one sweeps {} of {}",
+            group.ranks,
+            problem.vgrid.octant_members().iter().map(Vec::len).sum::<usize>(),
+            problem.vgrid.len()
+        );
+    }
 
     let tol = cfg.solver.tolerance;
     let stop = stop_on_signals().map_err(Failure::Run)?;
-    let mut progress = Progress::new(cfg.solver.max_iterations, tol);
+    let mut progress = root.then(|| Progress::new(cfg.solver.max_iterations, tol));
     let checkpoint = dir.join("checkpoint.h5");
     let every = Duration::from_secs_f64(cfg.solver.checkpoint_minutes * 60.0);
-    let mut solver = Solver::new(&problem, backend).with_stop(stop.clone()).with_checkpoints(
-        every,
-        Box::new(|snapshot| {
-            knudsen::output::write_fields(&checkpoint, &problem, snapshot)?;
-            log::debug!(target: LOG, "checkpoint after iteration {} in {}", snapshot.iterations(), checkpoint.display());
-            Ok(())
-        }),
-    );
+    let mut solver = Solver::new(&problem, backend).with_stop(stop.clone());
+    if root {
+        solver = solver.with_checkpoints(
+            every,
+            Box::new(|snapshot| {
+                knudsen::output::write_fields(&checkpoint, &problem, snapshot)?;
+                log::debug!(target: LOG, "checkpoint after iteration {} in {}", snapshot.iterations(), checkpoint.display());
+                Ok(())
+            }),
+        );
+    }
+    if let Some(reduce) = group.reduce {
+        solver = solver.with_reduce(reduce);
+    }
     if let Some(r) = restart {
         log::info!(target: LOG, "continuing after iteration {}", r.history.len());
         solver = solver.with_restart(r);
     }
-    let result = solver.run(|rec| progress.observe(rec))?;
-    progress.finish();
+    let result = solver.run(|rec| {
+        if let Some(p) = progress.as_mut() {
+            p.observe(rec)
+        }
+    })?;
+    if let Some(p) = progress {
+        p.finish();
+    }
+    if let Some(s) = solver.reduce_seconds() {
+        log::info!(
+            target: LOG,
+            "sum over {} processes: {s:.3} s in all, {:.4} s per iteration",
+            group.ranks,
+            s / result.history.len().max(1) as f64
+        );
+    }
+    if !root {
+        return Ok(());
+    }
 
     let summary = Summary::new(SummaryInput { problem: &problem, backend: &*solver.backend, result: &result });
     drop(solver);

@@ -26,6 +26,11 @@ impl Octant {
     }
 }
 
+/// Part `r` of `len` items cut into `n` contiguous runs whose lengths differ by at most one.
+pub fn share_range(len: usize, r: usize, n: usize) -> std::ops::Range<usize> {
+    (r * len / n)..((r + 1) * len / n)
+}
+
 #[derive(Debug, Clone)]
 pub struct VelocityGrid {
     /// Points per axis.
@@ -38,6 +43,9 @@ pub struct VelocityGrid {
     /// All M^3 velocities and their weights w = w_x w_y w_z.
     pub xi: Vec<[f64; 3]>,
     pub w: Vec<f64>,
+    /// The part of every octant this process sweeps (MPI ranks, `docs/parallel.md`):
+    /// `(rank, ranks)`, `(0, 1)` for all of it.
+    pub share: (usize, usize),
 }
 
 impl VelocityGrid {
@@ -74,7 +82,7 @@ impl VelocityGrid {
                 }
             }
         }
-        Self { m, half_width, quadrature, nodes, weights_1d, xi, w }
+        Self { m, half_width, quadrature, nodes, weights_1d, xi, w, share: (0, 1) }
     }
 
     pub fn from_config(v: &VelocityConfig) -> Self {
@@ -89,13 +97,31 @@ impl VelocityGrid {
         self.xi.is_empty()
     }
 
-    /// Velocity indices of each octant, in increasing index order.
+    /// Velocity indices of each octant that this process sweeps, in increasing index order.
+    /// With `share = (r, n)` each octant's velocities are cut into n contiguous runs whose
+    /// lengths differ by at most one and run r is kept: every rank gets the same share of
+    /// every octant, so the phase-space points balance, and a batch still never mixes
+    /// octants.
     pub fn octant_members(&self) -> [Vec<u32>; 8] {
         let mut out: [Vec<u32>; 8] = Default::default();
         for (v, &x) in self.xi.iter().enumerate() {
             out[Octant::of(x).0 as usize].push(v as u32);
         }
+        let (r, n) = self.share;
+        if n > 1 {
+            for o in out.iter_mut() {
+                let range = share_range(o.len(), r, n);
+                *o = o[range].to_vec();
+            }
+        }
         out
+    }
+
+    /// This grid, of which only part `rank` of `ranks` is swept here.
+    pub fn with_share(mut self, rank: usize, ranks: usize) -> Self {
+        assert!(ranks >= 1 && rank < ranks);
+        self.share = (rank, ranks);
+        self
     }
 
     /// sum_v w_v g(xi_v), summed in velocity order.
@@ -117,6 +143,23 @@ mod tests {
         }
         assert_eq!(g.nodes[0], -4.0);
         assert_eq!(g.nodes[8], 4.0);
+    }
+
+    #[test]
+    fn the_shares_of_the_ranks_cover_every_octant_once_and_balance() {
+        let g = VelocityGrid::new(9, 4.0, Quadrature::Trapezoid);
+        let all = g.octant_members();
+        for n in [2, 3, 5] {
+            for (o, members) in all.iter().enumerate() {
+                let mut joined = Vec::new();
+                for r in 0..n {
+                    let part = g.clone().with_share(r, n).octant_members()[o].clone();
+                    assert!(part.len() * n + n > members.len() && part.len() * n < members.len() + n);
+                    joined.extend(part);
+                }
+                assert_eq!(&joined, members, "octant {o}, {n} ranks");
+            }
+        }
     }
 
     #[test]

@@ -103,6 +103,8 @@ pub struct Solver<'a> {
     strategy: Box<dyn Strategy + 'a>,
     restart: Option<Restart>,
     checkpoints: Option<(Duration, CheckpointWriter<'a>)>,
+    /// Sums the sweep outputs of the processes that share the velocities (MPI ranks).
+    reduce: Option<Box<dyn crate::parallel::Reduce + 'a>>,
     stop: Option<Arc<AtomicUsize>>,
 }
 
@@ -113,7 +115,7 @@ impl<'a> Solver<'a> {
             Acceleration::None => Box::new(source_iteration::SourceIteration),
             Acceleration::Gsis => Box::new(synthetic::Gsis::default()),
         };
-        Self { problem, backend, strategy, restart: None, checkpoints: None, stop: None }
+        Self { problem, backend, strategy, restart: None, checkpoints: None, stop: None, reduce: None }
     }
 
     /// Hand a snapshot to `write` whenever `every` has passed since the last one (or the
@@ -125,6 +127,18 @@ impl<'a> Solver<'a> {
 
     /// Stop after the current iteration once `flag` is nonzero; the result is then
     /// marked `interrupted`.
+    /// Sweep only this process's share of the velocities (`problem.vgrid.share`) and add up
+    /// every process's sweep output with `reduce` before the host update.
+    pub fn with_reduce(mut self, reduce: Box<dyn crate::parallel::Reduce + 'a>) -> Self {
+        self.reduce = Some(reduce);
+        self
+    }
+
+    /// Seconds spent adding up the processes' outputs (None in a single process).
+    pub fn reduce_seconds(&self) -> Option<f64> {
+        self.reduce.as_ref().map(|r| r.seconds())
+    }
+
     pub fn with_stop(mut self, flag: Arc<AtomicUsize>) -> Self {
         self.stop = Some(flag);
         self
@@ -180,6 +194,11 @@ impl<'a> Solver<'a> {
                 partner: &state.partner,
             };
             self.backend.sweep(&input, &mut out)?;
+            // Every process stops after the same iteration: the largest request wins.
+            let mut stop = self.stop.as_ref().map_or(0, |f| f.load(Ordering::SeqCst));
+            if let Some(r) = &mut self.reduce {
+                stop = r.reduce(&mut out, stop)?;
+            }
             let t_sweep = t0.elapsed().as_secs_f64();
             if p.config.mass_rescale() {
                 rescale_mass(&mut out, &volumes, mass0);
@@ -215,7 +234,13 @@ impl<'a> Solver<'a> {
                 converged = true;
                 break;
             }
-            if self.stop.as_ref().is_some_and(|f| f.load(Ordering::SeqCst) != 0) {
+            if self.reduce.is_none() {
+                stop = self.stop.as_ref().map_or(0, |f| f.load(Ordering::SeqCst));
+            }
+            if stop != 0 {
+                if let Some(f) = &self.stop {
+                    f.store(stop, Ordering::SeqCst);
+                }
                 interrupted = true;
                 break;
             }

@@ -85,11 +85,13 @@ const MOMENT_BLOCK: u32 = super::wgpu::layout::MOMENT_WG;
 const WALL_BLOCK: u32 = 64;
 
 impl CudaBackend {
-    /// Device 0, the plan for `budget_bytes` of slices (default: half the device memory),
+    /// Device [`super::device_slot`] modulo the devices present, the plan for `budget_bytes` of slices (default: half the device memory),
     /// the kernels compiled for this problem's sizes.
     pub fn new(problem: Arc<Problem>, budget_bytes: Option<u64>) -> anyhow::Result<Self> {
         available().map_err(|e| anyhow!(e))?;
-        let ctx = CudaContext::new(0).context("creating a CUDA context on device 0")?;
+        let count = CudaContext::device_count().context("counting CUDA devices")?.max(1) as usize;
+        let ordinal = super::device_slot() % count;
+        let ctx = CudaContext::new(ordinal).with_context(|| format!("creating a CUDA context on device {ordinal}"))?;
         let name = ctx.name().unwrap_or_else(|_| "CUDA device".into());
         let total = ctx.total_mem().context("querying device memory")? as u64;
         let p = &*problem;

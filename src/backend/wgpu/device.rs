@@ -38,11 +38,16 @@ pub fn pick(mut list: Vec<wgpu::Adapter>, allow_software: bool) -> Result<wgpu::
             .ok_or_else(|| format!("no adapter matches WGPU_ADAPTER_NAME={want}"));
     }
     list.retain(|a| allow_software || !is_software(&a.get_info()));
-    list.sort_by_key(|a| {
+    let key = |a: &wgpu::Adapter| {
         let i = a.get_info();
         (rank(i.device_type), u8::from(i.backend == wgpu::Backend::Gl))
-    });
-    list.into_iter().next().ok_or_else(|| {
+    };
+    list.sort_by_key(key);
+    // Processes on one machine (MPI ranks) spread over the equally good adapters.
+    let best = list.first().map(key);
+    let equals = list.iter().take_while(|a| Some(key(a)) == best).count().max(1);
+    let slot = crate::backend::device_slot() % equals;
+    list.into_iter().nth(slot).ok_or_else(|| {
         if allow_software {
             "no wgpu adapter found (install a Vulkan driver, e.g. Debian's mesa-vulkan-drivers)".to_string()
         } else {

@@ -59,6 +59,7 @@ use rayon::prelude::*;
 /// - 32^3 cavity at Kn 0.01 (`configs/cavity-kn0.01.json`): 16/16/16/17;
 /// - 64^3 cavity at Kn 1 (10^3 velocities): 16/-/16/16, with 12 / - / 7 / 5 GMRES steps
 ///   per sweep.
+///
 /// The formula gives 1e-3 at Kn 0.01, 1e-2 at Kn 0.1 and 0.1 from Kn 1 up on the unit
 /// cavity: one decade inside the loosest tolerance measured to cost no sweeps.
 pub const INNER_SCALE: f64 = 0.07;

@@ -1,0 +1,93 @@
+//! [`super::Reduce`] over MPI (rsmpi on the system's MPI library).
+//!
+//! The sum is a reduce-scatter and an all-gather written out, so that its order is ours:
+//! the packed output is cut into one chunk per process; an all-to-all hands every process
+//! the pieces of its chunk from all processes, which it adds in rank order; an all-gather
+//! returns the summed chunks to everyone. Each process sends and receives about twice the
+//! packed output, as a ring all-reduce would, but the bits do not depend on the library's
+//! choice of algorithm.
+
+use super::{pack, sum_in_rank_order, unpack, Reduce};
+use crate::backend::SweepOutput;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use std::time::Instant;
+
+/// Variables a launcher sets in every process it starts (OpenMPI, MPICH/Hydra, PMIx, Slurm).
+const LAUNCHER_VARS: [&str; 4] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_STEP_NUM_TASKS"];
+
+/// This process's place among those started together.
+pub struct Mpi {
+    pub world: SimpleCommunicator,
+    pub rank: usize,
+    pub ranks: usize,
+    /// Rank among the processes on this machine (the GPU it takes).
+    pub local_rank: usize,
+    // Dropped last: finalises MPI.
+    _universe: mpi::environment::Universe,
+}
+
+impl Mpi {
+    /// MPI, when this process was started by a launcher (`mpirun`, `srun`); None otherwise,
+    /// so a plain `knudsen run` never touches the MPI library.
+    pub fn init_if_launched() -> anyhow::Result<Option<Self>> {
+        if !LAUNCHER_VARS.iter().any(|v| std::env::var_os(v).is_some()) {
+            return Ok(None);
+        }
+        let universe = mpi::initialize().ok_or_else(|| anyhow::anyhow!("MPI was initialised twice"))?;
+        let world = universe.world();
+        let local = world.split_shared(world.rank());
+        Ok(Some(Self {
+            rank: world.rank() as usize,
+            ranks: world.size() as usize,
+            local_rank: local.rank() as usize,
+            world,
+            _universe: universe,
+        }))
+    }
+
+    /// Ends every process of the job (a failing rank must not leave the others waiting).
+    pub fn abort(&self, code: i32) -> ! {
+        self.world.abort(code)
+    }
+
+    pub fn reducer(&self) -> MpiReduce<'_> {
+        MpiReduce { world: &self.world, send: Vec::new(), recv: Vec::new(), full: Vec::new(), seconds: 0.0 }
+    }
+}
+
+pub struct MpiReduce<'a> {
+    world: &'a SimpleCommunicator,
+    send: Vec<f64>,
+    recv: Vec<f64>,
+    full: Vec<f64>,
+    seconds: f64,
+}
+
+impl Reduce for MpiReduce<'_> {
+    fn reduce(&mut self, out: &mut SweepOutput, stop: usize) -> anyhow::Result<usize> {
+        let t0 = Instant::now();
+        let (n, r) = (self.world.size() as usize, self.world.rank() as usize);
+        pack(out, stop, &mut self.send);
+        let len = self.send.len();
+        let c = len.div_ceil(n);
+        self.send.resize(n * c, 0.0);
+        self.recv.resize(n * c, 0.0);
+        self.world.all_to_all_into(&self.send[..], &mut self.recv[..]);
+        let mut chunk = sum_in_rank_order(&self.recv, n, c);
+        // The stop requests are signal numbers: the largest, not their sum.
+        if (len - 1) / c == r {
+            let i = (len - 1) % c;
+            chunk[i] = (0..n).map(|s| self.recv[s * c + i]).fold(0.0, f64::max);
+        }
+        self.full.resize(n * c, 0.0);
+        self.world.all_gather_into(&chunk[..], &mut self.full[..]);
+        let stop = unpack(&self.full[..len], out);
+        self.seconds += t0.elapsed().as_secs_f64();
+        Ok(stop)
+    }
+
+    fn seconds(&self) -> f64 {
+        self.seconds
+    }
+}

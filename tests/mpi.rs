@@ -1,0 +1,164 @@
+//! Velocity-space decomposition over MPI processes, through `mpirun` (docs/parallel.md):
+//! N processes give the single process's fields to 1e-12 with the same iteration count, a
+//! rerun on the same N gives the same bits, a run continues on another process count, and a
+//! failing rank ends the whole job. CPU backend in f64, one thread per process.
+#![cfg(feature = "mpi")]
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn knudsen_cmd(ranks: usize) -> Command {
+    let exe = env!("CARGO_BIN_EXE_knudsen");
+    let mut c = if ranks == 0 {
+        Command::new(exe)
+    } else {
+        let mut c = Command::new("mpirun");
+        c.args(["--oversubscribe", "-np", &ranks.to_string(), exe]);
+        c
+    };
+    // CI runs as root; OpenMPI refuses that unless told.
+    c.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1").env("RUST_LOG", "warn");
+    c
+}
+
+/// `knudsen run` on `ranks` processes (0: no launcher at all).
+fn run(ranks: usize, case: &Path, out: &Path, extra: &[&str]) -> Output {
+    let o = knudsen_cmd(ranks)
+        .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "1", "--out", out.to_str().unwrap()])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{ranks} ranks: {}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+fn read(dir: &Path, name: &str) -> Vec<f64> {
+    hdf5::File::open(dir.join("fields.h5")).unwrap().dataset(name).unwrap().read_raw().unwrap()
+}
+
+fn iterations(dir: &Path) -> u64 {
+    hdf5::File::open(dir.join("fields.h5")).unwrap().attr("iterations").unwrap().read_scalar().unwrap()
+}
+
+const FIELDS: [&str; 6] = ["density", "velocity", "temperature", "heat_flux", "stress", "restart/face_density"];
+
+/// Every field within `tol` (relative L2) of the reference, after the same iterations.
+fn assert_close(a: &Path, reference: &Path, tol: f64, what: &str) {
+    assert_eq!(iterations(a), iterations(reference), "{what}: iteration counts differ");
+    for name in FIELDS {
+        let d = rel_l2(read(a, name).into_iter(), read(reference, name).into_iter());
+        assert!(d <= tol, "{what}: {name} differs from the single process by {d:.2e}");
+    }
+}
+
+fn write_case(dir: &Path, name: &str, v: &serde_json::Value) -> PathBuf {
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, v.to_string()).unwrap();
+    path
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("knudsen-mpi-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A lid-driven cavity (walls only), 11^3 velocities: the octants hold 125 to 216 velocities
+/// (odd grids put the zero node on the positive side), so the rank counts below split
+/// them unevenly.
+fn cavity(acceleration: &str) -> serde_json::Value {
+    let mut v = cavity_json(6, 11, 4.0, 0.2);
+    v["gas"]["kn"] = serde_json::json!(0.3);
+    v["solver"] = serde_json::json!({"tolerance": 1e-10, "max_iterations": 300, "acceleration": acceleration});
+    v
+}
+
+/// Periodic and specular faces: the sweep's exits, owned by whichever rank sweeps the
+/// velocity, feed the partner face on every rank. The y_max face lets gas in and out, so
+/// the domain is open and no mass rescale would hide a sum that counted a velocity twice.
+fn partners() -> serde_json::Value {
+    let axis = |n: usize| serde_json::json!({"min": 0.0, "max": 1.0, "cells": n});
+    serde_json::json!({
+        "gas": {"kn": 0.5},
+        "grid": {"x": axis(4), "y": axis(5), "z": axis(3)},
+        "velocity": {"points": 10, "max": 4.0},
+        "free_stream": {"mach": 0.3, "direction": [1.0, 0.0, 0.0], "density": 1.0, "temperature": 1.0},
+        "boundaries": {
+            "x_min": {"type": "periodic"}, "x_max": {"type": "periodic"},
+            "y_min": {"type": "diffuse_wall", "temperature": 0.9},
+            "y_max": {"type": "free_stream"},
+            "z_min": {"type": "specular"}, "z_max": {"type": "specular"}
+        },
+        "solver": {"tolerance": 1e-10, "max_iterations": 300}
+    })
+}
+
+#[test]
+fn two_and_three_ranks_give_the_single_process_fields() {
+    // 1e-12: the processes' partial sums are added in another order than one process adds
+    // its batches, so the moments differ by a few ulps per iteration; the fixed point is
+    // the same and the iteration counts must match.
+    let dir = scratch("fields");
+    for (name, v) in [("si", cavity("none")), ("gsis", cavity("gsis")), ("partners", partners())] {
+        let case = write_case(&dir, name, &v);
+        let one = dir.join(format!("{name}-1"));
+        run(0, &case, &one, &[]);
+        for ranks in [2, 3] {
+            let out = dir.join(format!("{name}-{ranks}"));
+            let o = run(ranks, &case, &out, &[]);
+            assert_close(&out, &one, 1e-12, &format!("{name}, {ranks} ranks"));
+            // Rank 0 alone writes: one result, and no stray output from the others.
+            assert!(!String::from_utf8_lossy(&o.stderr).contains("error"), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+    }
+}
+
+#[test]
+fn a_rerun_on_the_same_ranks_gives_the_same_bits() {
+    let dir = scratch("bits");
+    let case = write_case(&dir, "case", &cavity("gsis"));
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    run(3, &case, &a, &[]);
+    run(3, &case, &b, &[]);
+    for name in FIELDS {
+        assert!(read(&a, name) == read(&b, name), "{name}: two 3-rank runs differ");
+    }
+}
+
+#[test]
+fn a_run_continues_on_another_number_of_ranks() {
+    let dir = scratch("restart");
+    let case = write_case(&dir, "case", &cavity("none"));
+    let whole = dir.join("whole");
+    run(0, &case, &whole, &[]);
+    let part = dir.join("part");
+    // Stopped by its iteration limit on 2 ranks, continued on 3.
+    run(2, &case, &part, &["--max-iterations", "7"]);
+    assert_eq!(iterations(&part), 7);
+    run(3, &case, &part, &["--restart", part.to_str().unwrap()]);
+    assert_close(&part, &whole, 1e-12, "2 ranks, then 3");
+}
+
+#[test]
+fn a_failing_rank_ends_the_whole_job_with_its_error() {
+    // Only rank 0 writes, so only rank 0 finds that the output directory cannot be made;
+    // the other ranks are already sweeping and would wait for it forever.
+    let dir = scratch("fail");
+    let case = write_case(&dir, "case", &cavity("none"));
+    let blocker = dir.join("a-file");
+    std::fs::write(&blocker, "not a directory").unwrap();
+    let t0 = Instant::now();
+    let o = knudsen_cmd(3)
+        .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "1", "--out"])
+        .arg(blocker.join("out"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "the job succeeded: {err}");
+    assert!(err.contains("rank 0 of 3 failed"), "{err}");
+    assert!(t0.elapsed() < Duration::from_secs(60), "the job took {:?} to end", t0.elapsed());
+}
