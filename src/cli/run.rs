@@ -172,12 +172,14 @@ fn solve(
     if let Some(p) = progress {
         p.finish();
     }
-    if let Some(s) = solver.reduce_seconds() {
+    if let Some((s, w, detail)) = solver.reduce_seconds() {
+        let n = result.history.len().max(1) as f64;
         log::info!(
             target: LOG,
-            "sum over {} processes: {s:.3} s in all, {:.4} s per iteration",
+            "sum over {} processes: {s:.3} s in all ({detail}), {:.4} s per iteration; waiting for the slowest before it {:.4} s per iteration",
             group.ranks,
-            s / result.history.len().max(1) as f64
+            s / n,
+            w / n
         );
     }
     if !root {

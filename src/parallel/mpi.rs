@@ -52,7 +52,16 @@ impl Mpi {
     }
 
     pub fn reducer(&self) -> MpiReduce<'_> {
-        MpiReduce { world: &self.world, send: Vec::new(), recv: Vec::new(), full: Vec::new(), seconds: 0.0 }
+        MpiReduce {
+            world: &self.world,
+            send: Vec::new(),
+            recv: Vec::new(),
+            full: Vec::new(),
+            chunk: Vec::new(),
+            phases: [0.0; 5],
+            seconds: 0.0,
+            waiting: 0.0,
+        }
     }
 }
 
@@ -61,33 +70,63 @@ pub struct MpiReduce<'a> {
     send: Vec<f64>,
     recv: Vec<f64>,
     full: Vec<f64>,
+    chunk: Vec<f64>,
+    /// Seconds in packing, the all-to-all, the sum, the all-gather and unpacking.
+    phases: [f64; 5],
     seconds: f64,
+    waiting: f64,
 }
 
 impl Reduce for MpiReduce<'_> {
     fn reduce(&mut self, out: &mut SweepOutput, stop: usize) -> anyhow::Result<usize> {
+        // The barrier separates waiting for the slowest process from the sum itself.
+        let t_wait = Instant::now();
+        self.world.barrier();
+        self.waiting += t_wait.elapsed().as_secs_f64();
         let t0 = Instant::now();
         let (n, r) = (self.world.size() as usize, self.world.rank() as usize);
         pack(out, stop, &mut self.send);
+        let t1 = Instant::now();
         let len = self.send.len();
         let c = len.div_ceil(n);
         self.send.resize(n * c, 0.0);
         self.recv.resize(n * c, 0.0);
         self.world.all_to_all_into(&self.send[..], &mut self.recv[..]);
-        let mut chunk = sum_in_rank_order(&self.recv, n, c);
+        let t2 = Instant::now();
+        self.chunk.resize(c, 0.0);
+        sum_in_rank_order(&self.recv, n, &mut self.chunk);
+        let chunk = &mut self.chunk;
         // The stop requests are signal numbers: the largest, not their sum.
         if (len - 1) / c == r {
             let i = (len - 1) % c;
             chunk[i] = (0..n).map(|s| self.recv[s * c + i]).fold(0.0, f64::max);
         }
         self.full.resize(n * c, 0.0);
-        self.world.all_gather_into(&chunk[..], &mut self.full[..]);
+        let t3 = Instant::now();
+        self.world.all_gather_into(&self.chunk[..], &mut self.full[..]);
+        let t4 = Instant::now();
         let stop = unpack(&self.full[..len], out);
+        let t5 = Instant::now();
+        for (k, (a, b)) in [(t0, t1), (t1, t2), (t2, t3), (t3, t4), (t4, t5)].into_iter().enumerate() {
+            self.phases[k] += (b - a).as_secs_f64();
+        }
         self.seconds += t0.elapsed().as_secs_f64();
         Ok(stop)
     }
 
     fn seconds(&self) -> f64 {
         self.seconds
+    }
+
+    fn waiting(&self) -> f64 {
+        self.waiting
+    }
+
+    fn detail(&self) -> String {
+        let p = self.phases;
+        format!(
+            "pack {:.3} s, all-to-all {:.3} s, sum {:.3} s, all-gather {:.3} s, unpack {:.3} s",
+            p[0], p[1], p[2], p[3], p[4]
+        )
     }
 }

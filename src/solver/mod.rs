@@ -134,9 +134,10 @@ impl<'a> Solver<'a> {
         self
     }
 
-    /// Seconds spent adding up the processes' outputs (None in a single process).
-    pub fn reduce_seconds(&self) -> Option<f64> {
-        self.reduce.as_ref().map(|r| r.seconds())
+    /// Seconds spent adding up the processes' outputs, and waiting for the slowest one
+    /// first (None in a single process).
+    pub fn reduce_seconds(&self) -> Option<(f64, f64, String)> {
+        self.reduce.as_ref().map(|r| (r.seconds(), r.waiting(), r.detail()))
     }
 
     pub fn with_stop(mut self, flag: Arc<AtomicUsize>) -> Self {

@@ -34,7 +34,7 @@ PY
 
 run() { # name config ranks args...
   local name=$1 cfg=$2 np=$3; shift 3
-  local threads=$(( $(nproc) / np ))
+  local threads=$(( $(nproc) / (np > 0 ? np : 1) ))
   local launch=()
   [ "$np" -gt 0 ] && launch=(mpirun --oversubscribe --bind-to none -np "$np")
   local t0; t0=$(date +%s.%N)
@@ -59,9 +59,9 @@ check)
   done
   ;;
 strong)
-  for n in 64 128; do
+  for n in ${SIZES:-64 128}; do
     cavity s$n $n 64 5
-    for np in 0 2 4; do run s$n-np$np /tmp/s$n.json $np; done
+    for np in ${NPS:-0 2 4}; do run s$n-np$np /tmp/s$n.json $np; done
   done
   ;;
 weak)
