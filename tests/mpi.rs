@@ -111,6 +111,9 @@ fn two_and_three_ranks_give_the_single_process_fields() {
             let out = dir.join(format!("{name}-{ranks}"));
             let o = run(ranks, &case, &out, &[]);
             assert_close(&out, &one, 1e-12, &format!("{name}, {ranks} ranks"));
+            let summary: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+            assert_eq!(summary["processes"], ranks, "{name}: summary.json");
             // Rank 0 alone writes: one result, and no stray output from the others.
             assert!(!String::from_utf8_lossy(&o.stderr).contains("error"), "{}", String::from_utf8_lossy(&o.stderr));
         }

@@ -13,6 +13,9 @@ pub struct Summary {
     pub backend: String,
     pub device: String,
     pub threads: usize,
+    /// Processes that shared the velocities (MPI, `docs/parallel.md`); the batch fields
+    /// below are rank 0's, for its share.
+    pub processes: usize,
     pub cells: [usize; 3],
     pub velocity_points: [usize; 3],
     pub phase_space_points: u64,
@@ -64,6 +67,7 @@ impl Summary {
             backend: s.backend.kind().to_string(),
             device: s.backend.device(),
             threads: rayon::current_num_threads(),
+            processes: p.vgrid.share.1,
             cells: p.grid.dims(),
             velocity_points: [m, m, m],
             phase_space_points: p.phase_points(),
