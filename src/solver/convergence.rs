@@ -46,17 +46,36 @@ pub fn conserved_from_macro(m: &Macro) -> [f64; 5] {
 
 /// Relative L2 change of each conserved field between two iterates (see MOMENTUM_FLOOR).
 pub fn residuals(old: &[[f64; 5]], new: &[[f64; 5]]) -> [f64; 5] {
-    let mut diff2 = [0.0f64; 5];
-    let mut norm2 = [0.0f64; 5];
-    for (a, b) in old.iter().zip(new) {
-        for c in 0..5 {
-            diff2[c] += (b[c] - a[c]).powi(2);
-            norm2[c] += b[c] * b[c];
+    let sums = ordered_sum(old.len(), |range| {
+        let mut acc = [0.0f64; 10];
+        for (a, b) in old[range.clone()].iter().zip(&new[range]) {
+            for c in 0..5 {
+                acc[c] += (b[c] - a[c]).powi(2);
+                acc[5 + c] += b[c] * b[c];
+            }
         }
-    }
+        acc
+    });
+    let (diff2, norm2): ([f64; 5], [f64; 5]) = (std::array::from_fn(|c| sums[c]), std::array::from_fn(|c| sums[5 + c]));
     let mom = (norm2[1] + norm2[2] + norm2[3]).sqrt().max(MOMENTUM_FLOOR * norm2[0].sqrt());
     let denom = [norm2[0].sqrt(), mom, mom, mom, norm2[4].sqrt()];
     std::array::from_fn(|c| if diff2[c] == 0.0 { 0.0 } else { diff2[c].sqrt() / denom[c] })
+}
+
+/// Cells per part of [`ordered_sum`]: fixed, so the parts, and the bits of the sum, do not
+/// depend on the number of threads.
+const SUM_PART: usize = 4096;
+
+/// The sum over `0..n` of `part(range)`, computed part by part in parallel over ranges of
+/// [`SUM_PART`] cells and added in order: the same bits on any number of threads.
+pub fn ordered_sum<const K: usize>(n: usize, part: impl Fn(std::ops::Range<usize>) -> [f64; K] + Sync) -> [f64; K] {
+    use rayon::prelude::*;
+    let parts: Vec<[f64; K]> =
+        (0..n.div_ceil(SUM_PART)).into_par_iter().map(|k| part(k * SUM_PART..((k + 1) * SUM_PART).min(n))).collect();
+    parts.iter().fold([0.0; K], |mut s, p| {
+        (0..K).for_each(|c| s[c] += p[c]);
+        s
+    })
 }
 
 /// The tolerance a run stops at: the asked one, or the backend's round-off floor when the

@@ -201,18 +201,32 @@ impl<'a> Solver<'a> {
                 stop = r.reduce(&mut out, stop)?;
             }
             let t_sweep = t0.elapsed().as_secs_f64();
+            let mut split = [0.0f64; 4];
+            let mut lap = Instant::now();
+            let mut mark = |k: usize| {
+                split[k] = lap.elapsed().as_secs_f64();
+                lap = Instant::now();
+            };
             if p.config.mass_rescale() {
                 rescale_mass(&mut out, &volumes, mass0);
             }
             let new_conserved: Vec<[f64; 5]> = out.raw.par_iter().map(conserved_from_raw).collect();
             let res = residuals(&state.conserved, &new_conserved);
             state.conserved = new_conserved;
+            mark(0);
             self.strategy.update_fields(p, &mut out, &mut state)?;
+            mark(1);
             state.check_physical(p, iteration, self.backend.kind(), &out.raw)?;
+            mark(2);
             state.update_boundaries(p, &out);
+            mark(3);
             log::debug!(
-                "iteration {iteration}: backend {t_sweep:.4} s, host update {:.4} s",
-                t0.elapsed().as_secs_f64() - t_sweep
+                "iteration {iteration}: backend {t_sweep:.4} s, host update {:.4} s (rescale and residual {:.4} s, fields {:.4} s, check {:.4} s, boundaries {:.4} s)",
+                t0.elapsed().as_secs_f64() - t_sweep,
+                split[0],
+                split[1],
+                split[2],
+                split[3]
             );
             let mut rec = IterationRecord {
                 iteration,
@@ -289,9 +303,13 @@ fn result(
 /// The lagged wall density lets the mass drift slightly; rescaling f (hence every raw
 /// moment and incident flux) restores it, as in the paper.
 fn rescale_mass(out: &mut SweepOutput, volumes: &[f64], mass0: f64) {
-    let mass: f64 = out.raw.iter().zip(volumes).map(|(m, v)| m[raw::RHO] * v).sum();
+    // In parallel (0.1 s serially at 128^3 cells), in an order that does not depend on threads.
+    let raw_ = &out.raw;
+    let [mass] = convergence::ordered_sum(raw_.len(), |r| {
+        [raw_[r.clone()].iter().zip(&volumes[r]).map(|(m, v)| m[raw::RHO] * v).sum()]
+    });
     let factor = mass0 / mass;
-    out.raw.iter_mut().for_each(|m| m.iter_mut().for_each(|x| *x *= factor));
+    out.raw.par_iter_mut().for_each(|m| m.iter_mut().for_each(|x| *x *= factor));
     out.incident.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x *= factor));
     out.wall.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x *= factor));
     out.exits.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x *= factor));

@@ -108,7 +108,11 @@ impl State {
         let solids = &p.bodies.solids;
         // Written as !(x > 0) so that NaN counts as non-physical.
         #[allow(clippy::nonminimal_bool)]
-        let bad = self.fields.iter().enumerate().position(|(c, f)| !solids.is_solid(c) && !(f.rho > 0.0 && f.t > 0.0));
+        let bad = self
+            .fields
+            .par_iter()
+            .enumerate()
+            .position_first(|(c, f)| !solids.is_solid(c) && !(f.rho > 0.0 && f.t > 0.0));
         let Some(c) = bad else { return Ok(()) };
         let f = &self.fields[c];
         let [i, j, k] = p.grid.coords(c);
