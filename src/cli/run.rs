@@ -73,18 +73,12 @@ pub fn run(
         }
     }
     #[cfg(not(feature = "mpi"))]
-    if let Some(n) = launched_ranks().filter(|&n| n > 1) {
+    if let Some(n) = knudsen::parallel::launched_processes().filter(|&n| n > 1) {
         return Err(Failure::BadInput(format!(
             "started as one of {n} MPI processes, but this knudsen was built without the `mpi` feature: each would run the whole case (build with --features mpi; docs/parallel.md)"
         )));
     }
     solve(path, &cfg, choice, &dir, &resume, Group { rank: 0, ranks: 1, reduce: None })
-}
-
-/// The processes a launcher started, from the variables it sets.
-#[cfg(not(feature = "mpi"))]
-fn launched_ranks() -> Option<usize> {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"].iter().find_map(|v| std::env::var(v).ok()?.parse().ok())
 }
 
 /// This process among those sharing the velocities (one, without MPI).

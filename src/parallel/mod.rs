@@ -18,6 +18,15 @@ pub mod mpi;
 use crate::backend::SweepOutput;
 use crate::grid::VelocityGrid;
 
+/// The variable each launcher (Open MPI's `mpirun`, MPICH/Hydra and other PMI launchers,
+/// Slurm's `srun`) sets to the number of processes it started.
+const LAUNCHER_SIZE_VARS: [&str; 3] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"];
+
+/// How many processes a launcher started together with this one; None when none did.
+pub fn launched_processes() -> Option<usize> {
+    LAUNCHER_SIZE_VARS.iter().find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
 /// The part of `v` that process `rank` of `ranks` sweeps, or why there is none: every
 /// process needs at least one velocity of every octant.
 pub fn share_velocities(v: &VelocityGrid, rank: usize, ranks: usize) -> Result<VelocityGrid, String> {
@@ -138,8 +147,8 @@ mod tests {
 
     #[test]
     fn the_sum_runs_in_rank_order() {
-        // 1e16 + 1 - 1e16 is 0 in f64 taken left to right and 1 taken right to left.
-        let parts = [1e16, 1.0, -1e16];
+        // (1 + 1e16) - 1e16 is 0 in f64; 1 + (1e16 - 1e16), the reverse order, is 1.
+        let parts = [1.0, 1e16, -1e16];
         let mut sum = [f64::NAN];
         sum_in_rank_order(&parts, 3, &mut sum);
         assert_eq!(sum, [0.0]);

@@ -13,9 +13,6 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use std::time::Instant;
 
-/// Variables a launcher sets in every process it starts (OpenMPI, MPICH/Hydra, PMIx, Slurm).
-const LAUNCHER_VARS: [&str; 4] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_STEP_NUM_TASKS"];
-
 /// This process's place among those started together.
 pub struct Mpi {
     pub world: SimpleCommunicator,
@@ -31,7 +28,7 @@ impl Mpi {
     /// MPI, when this process was started by a launcher (`mpirun`, `srun`); None otherwise,
     /// so a plain `knudsen run` never touches the MPI library.
     pub fn init_if_launched() -> anyhow::Result<Option<Self>> {
-        if !LAUNCHER_VARS.iter().any(|v| std::env::var_os(v).is_some()) {
+        if super::launched_processes().is_none() {
             return Ok(None);
         }
         let universe = mpi::initialize().ok_or_else(|| anyhow::anyhow!("MPI was initialised twice"))?;

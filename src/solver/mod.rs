@@ -304,9 +304,9 @@ fn result(
 /// moment and incident flux) restores it, as in the paper.
 fn rescale_mass(out: &mut SweepOutput, volumes: &[f64], mass0: f64) {
     // In parallel (0.1 s serially at 128^3 cells), in an order that does not depend on threads.
-    let raw_ = &out.raw;
-    let [mass] = convergence::ordered_sum(raw_.len(), |r| {
-        [raw_[r.clone()].iter().zip(&volumes[r]).map(|(m, v)| m[raw::RHO] * v).sum()]
+    let moments = &out.raw;
+    let [mass] = convergence::ordered_sum(moments.len(), |r| {
+        [moments[r.clone()].iter().zip(&volumes[r]).map(|(m, v)| m[raw::RHO] * v).sum()]
     });
     let factor = mass0 / mass;
     out.raw.par_iter_mut().for_each(|m| m.iter_mut().for_each(|x| *x *= factor));
