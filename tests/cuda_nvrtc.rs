@@ -57,10 +57,11 @@ fn cuda_kernels_compile_for_kepler_with_nvrtc_11() {
     let o = nvrtc_check(std::path::Path::new(&path), &["--arch", "compute_35"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
-    // Both size sets (first order with body walls; second order with specular faces), each
-    // compiled by NVRTC 11.8 to PTX for sm_35.
-    assert_eq!(out.matches("NVRTC 11.8: compute_35").count(), 2, "{out}");
-    assert_eq!(out.matches("(.target sm_35)").count(), 2, "{out}");
+    // Both size sets (first order with body walls; second order with specular faces) and the
+    // synthetic solve's module, each compiled by NVRTC 11.8 to PTX for sm_35.
+    assert_eq!(out.matches("NVRTC 11.8: compute_35").count(), 3, "{out}");
+    assert_eq!(out.matches("(.target sm_35)").count(), 3, "{out}");
+    assert!(out.contains("compute_35, synthetic.cu"), "{out}");
 }
 
 #[test]
@@ -69,8 +70,9 @@ fn cuda_kernels_compile_with_nvrtc() {
     let o = nvrtc_check(&dir, &[]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(out.matches("bytes of PTX").count(), 2, "{out}");
-    assert_eq!(out.matches("NVRTC 13.0: compute_90").count(), 2, "{out}");
+    assert_eq!(out.matches("bytes of PTX").count(), 3, "{out}");
+    assert_eq!(out.matches("NVRTC 13.0: compute_90").count(), 3, "{out}");
+    assert!(out.contains("compute_90, synthetic.cu"), "{out}");
 }
 
 #[test]

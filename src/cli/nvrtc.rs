@@ -35,6 +35,18 @@ pub fn nvrtc_check(source: Option<&Path>, arch: String) -> Result<(), Failure> {
             text.len()
         );
     }
+    if source.is_none() {
+        let text = kernels::compile_plain_ptx(kernels::SYNTHETIC, Some(arch))
+            .map_err(|e| Failure::Run(anyhow::anyhow!("NVRTC, {arch}, synthetic.cu: {e}")))?
+            .to_src();
+        for k in ["syn_row", "syn_restrict", "syn_prolong", "syn_jacobi", "syn_lines", "syn_dense", "syn_dot"] {
+            if !text.contains(&format!(".entry {k}")) {
+                return Err(Failure::Run(anyhow::anyhow!("NVRTC output has no entry {k}")));
+            }
+        }
+        let target = text.lines().find(|l| l.starts_with(".target")).unwrap_or(".target ?");
+        println!("NVRTC {}: {arch}, synthetic.cu: {} bytes of PTX ({target})", kernels::nvrtc_version(), text.len());
+    }
     Ok(())
 }
 

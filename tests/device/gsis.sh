@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the NVIDIA device machine (the `device` tool), from the repository root:
-#   tests/device/gsis.sh shipped|kn|kn1|wgpu64|cube
+#   tests/device/gsis.sh shipped|kn|kn1|wgpu64|cube|device
+# (`device`: also needs carry/knudsen-lib-tests, the stripped `cargo test --release
+# --features cuda --lib --no-run` binary.)
 # Needs carry/knudsen built with `--features cuda` and .gl/*.deb (tests/device/setup.sh).
 # Source iteration against GSIS: iterations, wall time, and the mean sweep and host-update
 # time per iteration, on CUDA and wgpu. The GPU stores f in f32, so every run stops at 1e-5.
@@ -68,5 +70,22 @@ kn1)
   ;;
 cube)
   LIMIT=${LIMIT:-560} run cube-ma2-kn1-cuda-gsis configs/cube-ma2-kn1.json cuda gsis
+  ;;
+device)
+  # The synthetic solve on the CUDA device against the host's: the unit test (one W-cycle,
+  # dot products and whole solves against the host's), then whole runs with the solve on the
+  # device and, with KNUDSEN_GSIS_DEVICE=host, on the host; their fields compared.
+  KNUDSEN_REQUIRE_CUDA=1 carry/knudsen-lib-tests synthetic::cuda --test-threads 1 2>&1 | tail -4
+  for cfg in ${CASES:-cavity-quick cube-quick cavity-kn0.01 cavity-kn1}; do
+    run $cfg-cuda-none configs/$cfg.json cuda none
+    run $cfg-cuda-gsis configs/$cfg.json cuda gsis
+    KNUDSEN_GSIS_DEVICE=host run $cfg-cuda-gsis-host configs/$cfg.json cuda gsis
+    grep -m1 -oE "GMRES on the [a-z]+" $R/$cfg-cuda-gsis.log $R/$cfg-cuda-gsis-host.log
+    $K compare $R/$cfg-cuda-gsis $R/$cfg-cuda-gsis-host 2>&1 | tail -6
+  done
+  if [ -n "${CUBE:-}" ]; then
+    LIMIT=${LIMIT:-400} run cube-ma2-kn1-cuda-gsis configs/cube-ma2-kn1.json cuda gsis
+    grep -E "gsis:" $R/cube-ma2-kn1-cuda-gsis.log | head -3
+  fi
   ;;
 esac

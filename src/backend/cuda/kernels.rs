@@ -11,6 +11,9 @@ const MOMENT: &str = include_str!("../../../shaders/cuda/moment_slice.cu");
 const WALL_LOAD: &str = include_str!("../../../shaders/cuda/wall_load_slice.cu");
 const FUSED: &str = include_str!("../../../shaders/cuda/sweep_fused.cu");
 const FUSED_MOMENTS: &str = include_str!("../../../shaders/cuda/fused_moments.cu");
+/// The synthetic (GSIS) solve's kernels: a module of their own, without size constants
+/// (src/solver/synthetic/cuda.rs launches them).
+pub const SYNTHETIC: &str = include_str!("../../../shaders/cuda/synthetic.cu");
 
 /// The compile-time constants: the CUDA counterpart of the WGSL `override`s
 /// (wgpu/kernels.rs::Sizes), passed as `-D` definitions.
@@ -91,11 +94,15 @@ pub fn program() -> String {
 /// Compile `source` (normally [`program`]) to PTX. `arch`: e.g. "compute_90"; None lets
 /// NVRTC choose its default.
 pub fn compile_ptx(source: &str, sizes: &Sizes, arch: Option<&'static str>) -> Result<Ptx, String> {
+    nvrtc(source, sizes.defines(), arch)
+}
+
+fn nvrtc(source: &str, options: Vec<String>, arch: Option<&'static str>) -> Result<Ptx, String> {
     // SAFETY: only probes whether the shared library can be opened.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return Err("NVRTC (libnvrtc.so) not found; install the CUDA toolkit or PyPI's nvidia-cuda-nvrtc and put its lib directory on LD_LIBRARY_PATH".into());
     }
-    let opts = CompileOptions { options: sizes.defines(), arch, ..Default::default() };
+    let opts = CompileOptions { options, arch, ..Default::default() };
     compile_ptx_with_opts(source, opts).map_err(|e| format!("{e}"))
 }
 
@@ -112,12 +119,11 @@ pub fn nvrtc_version() -> String {
     }
 }
 
-/// Compile for `ctx`'s device and load the module.
-pub fn compile(ctx: &Arc<CudaContext>, sizes: &Sizes) -> anyhow::Result<Arc<CudaModule>> {
+/// The PTX target for `ctx`'s device. NVRTC wants a 'static str; the architectures knudsen
+/// targets are listed, others use NVRTC's default (PTX is JIT-compiled forward by the driver).
+fn arch_of(ctx: &Arc<CudaContext>) -> anyhow::Result<Option<&'static str>> {
     let (major, minor) = ctx.compute_capability()?;
-    // NVRTC wants a 'static str; the architectures knudsen targets are listed, others use
-    // NVRTC's default (PTX is JIT-compiled forward by the driver).
-    let arch = match (major, minor) {
+    Ok(match (major, minor) {
         // Kepler (K40, K80): NVRTC 11.x only, with the `cuda-11` build (docs/platforms.md).
         (3, 5) => Some("compute_35"),
         (3, 7) => Some("compute_37"),
@@ -130,8 +136,23 @@ pub fn compile(ctx: &Arc<CudaContext>, sizes: &Sizes) -> anyhow::Result<Arc<Cuda
         (10, 0) => Some("compute_100"),
         (12, 0) => Some("compute_120"),
         _ => None,
-    };
-    let ptx = compile_ptx(&program(), sizes, arch).map_err(|e| anyhow::anyhow!(e))?;
+    })
+}
+
+/// Compile for `ctx`'s device and load the module.
+pub fn compile(ctx: &Arc<CudaContext>, sizes: &Sizes) -> anyhow::Result<Arc<CudaModule>> {
+    let ptx = compile_ptx(&program(), sizes, arch_of(ctx)?).map_err(|e| anyhow::anyhow!(e))?;
+    Ok(ctx.load_module(ptx)?)
+}
+
+/// Compile `source`, which uses no size constants, for `arch` (None: NVRTC's default).
+pub fn compile_plain_ptx(source: &str, arch: Option<&'static str>) -> Result<Ptx, String> {
+    nvrtc(source, Vec::new(), arch)
+}
+
+/// [`SYNTHETIC`] compiled for `ctx`'s device, loaded.
+pub fn compile_synthetic(ctx: &Arc<CudaContext>) -> anyhow::Result<Arc<CudaModule>> {
+    let ptx = compile_plain_ptx(SYNTHETIC, arch_of(ctx)?).map_err(|e| anyhow::anyhow!(e))?;
     Ok(ctx.load_module(ptx)?)
 }
 

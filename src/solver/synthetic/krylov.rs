@@ -47,6 +47,7 @@ fn dot(a: &[[f64; NV]], b: &[[f64; NV]]) -> f64 {
     partial.iter().sum()
 }
 
+#[cfg(test)]
 fn norm(a: &[[f64; NV]]) -> f64 {
     dot(a, a).sqrt()
 }
@@ -116,6 +117,85 @@ pub fn block_jacobi(op: &Operator) -> anyhow::Result<impl Fn(&[[f64; NV]], &mut 
     })
 }
 
+/// The vector space GMRES works in, with the operator and the preconditioner: host vectors
+/// ([`HostSpace`]) or device buffers (`super::cuda`). The algorithm ([`gmres_in`]) is written
+/// once over it, so both take the same steps.
+pub trait Space {
+    type V;
+    /// A vector of the operator's size with unspecified contents.
+    fn take(&self) -> anyhow::Result<Self::V>;
+    fn give(&self, v: Self::V);
+    fn dot(&self, a: &Self::V, b: &Self::V) -> anyhow::Result<f64>;
+    /// y += s x
+    fn axpy(&self, y: &mut Self::V, s: f64, x: &Self::V) -> anyhow::Result<()>;
+    /// y *= s
+    fn scale(&self, y: &mut Self::V, s: f64) -> anyhow::Result<()>;
+    fn zero(&self, y: &mut Self::V) -> anyhow::Result<()>;
+    fn copy(&self, dst: &mut Self::V, src: &Self::V) -> anyhow::Result<()>;
+    /// y = A x
+    fn apply(&self, x: &Self::V, y: &mut Self::V) -> anyhow::Result<()>;
+    /// r = b - A x
+    fn residual(&self, b: &Self::V, x: &Self::V, r: &mut Self::V) -> anyhow::Result<()>;
+    /// z ~ A^-1 v
+    fn precondition(&self, v: &Self::V, z: &mut Self::V) -> anyhow::Result<()>;
+    /// Wait for queued work (a device's), so that the timings of the log are true.
+    fn finish(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// Host vectors of per-cell 5-blocks, with the operator and a preconditioner.
+pub struct HostSpace<'a> {
+    pub op: &'a Operator,
+    pub precondition: &'a Preconditioner<'a>,
+    pub pool: &'a Pool,
+}
+
+impl Space for HostSpace<'_> {
+    type V = Vector;
+    fn take(&self) -> anyhow::Result<Vector> {
+        Ok(self.pool.take(self.op.diag.len()))
+    }
+    fn give(&self, v: Vector) {
+        self.pool.give(v)
+    }
+    fn dot(&self, a: &Vector, b: &Vector) -> anyhow::Result<f64> {
+        Ok(dot(a, b))
+    }
+    fn axpy(&self, y: &mut Vector, s: f64, x: &Vector) -> anyhow::Result<()> {
+        axpy(y, s, x);
+        Ok(())
+    }
+    fn scale(&self, y: &mut Vector, s: f64) -> anyhow::Result<()> {
+        y.par_iter_mut().for_each(|x| *x = x.map(|v| v * s));
+        Ok(())
+    }
+    fn zero(&self, y: &mut Vector) -> anyhow::Result<()> {
+        y.par_iter_mut().for_each(|c| *c = [0.0; NV]);
+        Ok(())
+    }
+    fn copy(&self, dst: &mut Vector, src: &Vector) -> anyhow::Result<()> {
+        dst.copy_from_slice(src);
+        Ok(())
+    }
+    fn apply(&self, x: &Vector, y: &mut Vector) -> anyhow::Result<()> {
+        self.op.apply(x, y);
+        Ok(())
+    }
+    fn residual(&self, b: &Vector, x: &Vector, r: &mut Vector) -> anyhow::Result<()> {
+        let op = self.op;
+        r.par_iter_mut().enumerate().for_each(|(c, rc)| {
+            let a = op.row(c, x);
+            *rc = std::array::from_fn(|k| b[c][k] - a[k]);
+        });
+        Ok(())
+    }
+    fn precondition(&self, v: &Vector, z: &mut Vector) -> anyhow::Result<()> {
+        (self.precondition)(v, z);
+        Ok(())
+    }
+}
+
 /// Solve A x = b from x = 0 to `rtol` relative residual, at most `max_iterations` inner
 /// steps, restarting every `restart`, right-preconditioned by `precondition`.
 pub fn gmres(
@@ -127,53 +207,70 @@ pub fn gmres(
     precondition: &Preconditioner,
     pool: &Pool,
 ) -> anyhow::Result<(Vector, Outcome)> {
+    let space = HostSpace { op, precondition, pool };
+    let mut bv = pool.take(b.len());
+    bv.copy_from_slice(b);
+    let out = gmres_in(&space, &bv, rtol, restart, max_iterations);
+    pool.give(bv);
+    out
+}
+
+/// [`gmres`] in any [`Space`].
+pub fn gmres_in<S: Space>(
+    s: &S,
+    b: &S::V,
+    rtol: f64,
+    restart: usize,
+    max_iterations: usize,
+) -> anyhow::Result<(S::V, Outcome)> {
     let t_start = std::time::Instant::now();
     let mut seconds = [0.0; 3];
-    let n = b.len();
-    let mut x = pool.take(n);
-    x.par_iter_mut().for_each(|c| *c = [0.0; NV]);
-    let bnorm = norm(b);
+    let mut x = s.take()?;
+    s.zero(&mut x)?;
+    let bnorm = s.dot(b, b)?.sqrt();
     if bnorm == 0.0 {
         return Ok((x, Outcome { iterations: 0, relative_residual: 0.0, seconds: [0.0; 3] }));
     }
-    let mut r = pool.take(n);
-    r.copy_from_slice(b);
+    let mut r = s.take()?;
+    s.copy(&mut r, b)?;
     let mut total = 0;
-    let mut tmp = pool.take(n);
     let mut rel = 1.0;
     while total < max_iterations {
-        let beta = norm(&r);
+        let beta = s.dot(&r, &r)?.sqrt();
         rel = beta / bnorm;
         if rel <= rtol {
             break;
         }
         let m = restart.min(max_iterations - total);
-        let mut v: Vec<Vector> = Vec::with_capacity(m + 1);
-        let mut v0 = pool.take(n);
-        v0.par_iter_mut().zip(&r).for_each(|(o, x)| *o = x.map(|y| y / beta));
+        let mut v: Vec<S::V> = Vec::with_capacity(m + 1);
+        let mut v0 = s.take()?;
+        s.copy(&mut v0, &r)?;
+        s.scale(&mut v0, 1.0 / beta)?;
         v.push(v0);
         let mut h = vec![vec![0.0; m]; m + 1];
         let (mut cs, mut sn) = (vec![0.0; m], vec![0.0; m]);
         let mut g = vec![0.0; m + 1];
         g[0] = beta;
-        let mut z: Vec<Vector> = Vec::with_capacity(m);
+        let mut z: Vec<S::V> = Vec::with_capacity(m);
         let mut k_used = 0;
         for k in 0..m {
-            let mut zk = pool.take(n);
+            let mut zk = s.take()?;
             let t = std::time::Instant::now();
-            precondition(&v[k], &mut zk);
+            s.precondition(&v[k], &mut zk)?;
+            s.finish()?;
             let t_pre = t.elapsed().as_secs_f64();
-            let mut w = pool.take(n);
-            op.apply(&zk, &mut w);
+            let mut w = s.take()?;
+            s.apply(&zk, &mut w)?;
+            s.finish()?;
             seconds[0] += t_pre;
             seconds[1] += t.elapsed().as_secs_f64() - t_pre;
             z.push(zk);
             // Modified Gram-Schmidt.
             for (i, vi) in v.iter().enumerate() {
-                h[i][k] = dot(&w, vi);
-                axpy(&mut w, -h[i][k], vi);
+                h[i][k] = s.dot(&w, vi)?;
+                s.axpy(&mut w, -h[i][k], vi)?;
             }
-            h[k + 1][k] = norm(&w);
+            h[k + 1][k] = s.dot(&w, &w)?.sqrt();
             for i in 0..k {
                 let t = cs[i] * h[i][k] + sn[i] * h[i + 1][k];
                 h[i + 1][k] = -sn[i] * h[i][k] + cs[i] * h[i + 1][k];
@@ -188,35 +285,35 @@ pub fn gmres(
             k_used = k + 1;
             total += 1;
             if g[k + 1].abs() / bnorm <= rtol || den == 0.0 {
+                s.give(w);
                 break;
             }
-            let wn = norm(&w);
+            let wn = s.dot(&w, &w)?.sqrt();
             if wn == 0.0 {
-                pool.give(w);
+                s.give(w);
                 break;
             }
-            w.par_iter_mut().for_each(|x| *x = x.map(|y| y / wn));
+            s.scale(&mut w, 1.0 / wn)?;
             v.push(w);
         }
         // Back substitution for the Krylov coefficients, then x += Z y.
         let mut y = vec![0.0; k_used];
         for i in (0..k_used).rev() {
-            let s: f64 = (i + 1..k_used).map(|j| h[i][j] * y[j]).sum();
-            y[i] = (g[i] - s) / h[i][i];
+            let t: f64 = (i + 1..k_used).map(|j| h[i][j] * y[j]).sum();
+            y[i] = (g[i] - t) / h[i][i];
         }
         for (zi, yi) in z.iter().zip(&y) {
-            axpy(&mut x, *yi, zi);
+            s.axpy(&mut x, *yi, zi)?;
         }
-        v.into_iter().chain(z).for_each(|u| pool.give(u));
-        op.apply(&x, &mut tmp);
-        r.par_iter_mut().zip(b).zip(&tmp).for_each(|((ri, bi), ai)| (0..NV).for_each(|k| ri[k] = bi[k] - ai[k]));
-        rel = norm(&r) / bnorm;
+        v.into_iter().chain(z).for_each(|u| s.give(u));
+        s.residual(b, &x, &mut r)?;
+        rel = s.dot(&r, &r)?.sqrt() / bnorm;
         if rel <= rtol {
             break;
         }
     }
-    pool.give(r);
-    pool.give(tmp);
+    s.give(r);
+    s.finish()?;
     seconds[2] = t_start.elapsed().as_secs_f64() - seconds[0] - seconds[1];
     Ok((x, Outcome { iterations: total, relative_residual: rel, seconds }))
 }

@@ -48,6 +48,19 @@ unsafe impl<T> Sync for Out<T> {}
 unsafe impl<T> Send for Out<T> {}
 
 impl Lines {
+    pub fn axis(&self) -> usize {
+        self.axis
+    }
+
+    pub fn dims(&self) -> [usize; 3] {
+        self.dims
+    }
+
+    /// Per cell, M and Dp^-1 (the device twin uploads them).
+    pub fn factors(&self) -> (&[OffBlock], &[OffBlock]) {
+        (&self.m, &self.dinv)
+    }
+
     fn stride(&self) -> usize {
         [1, self.dims[0], self.dims[0] * self.dims[1]][self.axis]
     }

@@ -17,17 +17,17 @@ use super::operator::{add_product, narrow, widen, OffBlock, Operator, NONE};
 use rayon::prelude::*;
 
 /// Smoothing sweeps before and after the coarse correction, and their damping.
-const SWEEPS: usize = 2;
-const DAMPING: f64 = 0.7;
+pub(super) const SWEEPS: usize = 2;
+pub(super) const DAMPING: f64 = 0.7;
 /// Coarsen until at most this many cells remain, then solve densely.
 const COARSEST: usize = 128;
 /// Piecewise-constant interpolation makes each coarse correction too small (by about the
 /// ratio of the Galerkin to the rediscretised coarse operator); a fixed over-correction
 /// restores most of it (1.0 to 2.0 measured at 32^3: 1.6 needed the fewest steps).
-const OVER_CORRECTION: f64 = 1.6;
+pub(super) const OVER_CORRECTION: f64 = 1.6;
 /// Line sweeps are exact along their axis and plain Jacobi across it; undamped, as
 /// measured on the stretched cube grid (`super::lines`).
-const LINE_DAMPING: f64 = 1.0;
+pub(super) const LINE_DAMPING: f64 = 1.0;
 
 /// How each level is smoothed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +52,19 @@ struct Level {
     parent: Vec<u32>,
     /// Line factors along each axis longer than one cell (empty with point smoothing).
     lines: Vec<Lines>,
+}
+
+/// A level as [`Multigrid::level`] shows it.
+pub struct LevelView<'a> {
+    pub op: &'a Operator,
+    /// Inverted diagonal blocks (Jacobi smoothing; empty with lines and on the coarsest).
+    pub inv: &'a [OffBlock],
+    /// Line factors per axis longer than one cell (line smoothing; else empty).
+    pub lines: &'a [Lines],
+    /// Per cell of the next level its members here, and per cell here its aggregate (empty
+    /// on the coarsest).
+    pub children: &'a [Vec<u32>],
+    pub parent: &'a [u32],
 }
 
 pub struct Multigrid {
@@ -235,6 +248,30 @@ impl Multigrid {
 
     pub fn levels(&self) -> usize {
         self.levels.len()
+    }
+
+    /// Level `l`'s operator, smoother factors and links to the next level, for the device
+    /// twin of [`Self::apply`] (`super::cuda`).
+    pub fn level(&self, l: usize) -> LevelView<'_> {
+        let lv = &self.levels[l];
+        LevelView { op: self.op(l), inv: &lv.inv, lines: &lv.lines, children: &lv.children, parent: &lv.parent }
+    }
+
+    /// The coarsest operator's inverse, column after column (`(A^-1)_{rk}` at `k n + r`).
+    pub fn coarsest_inverse(&self) -> Vec<f64> {
+        let n = self.piv.len();
+        let cells = n / NV;
+        (0..n)
+            .into_par_iter()
+            .flat_map_iter(|k| {
+                let e: Vec<[f64; NV]> =
+                    (0..cells).map(|c| std::array::from_fn(|i| if c * NV + i == k { 1.0 } else { 0.0 })).collect();
+                let col = self.solve_coarsest(&e);
+                let out: Vec<f64> = col.iter().flatten().copied().collect();
+                self.pool.give(col);
+                out
+            })
+            .collect()
     }
 
     fn op(&self, l: usize) -> &Operator {
