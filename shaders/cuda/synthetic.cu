@@ -147,7 +147,7 @@ extern "C" __global__ void syn_jacobi(unsigned cells, const float* __restrict__ 
 
 // Lines::relax: one thread per line along `axis` of a d0 x d1 x d2 grid. Forward
 // elimination into y, then back substitution; out = x + w (x_line - x), with x = 0 when
-// has_x is 0. y holds one vector per cell (the host keeps it per work unit).
+// has_x is 0. y holds the forward pass's vector per cell (the host keeps it per work unit).
 extern "C" __global__ void syn_lines(unsigned axis, unsigned d0, unsigned d1, unsigned d2,
                                      const float* __restrict__ off, const unsigned* __restrict__ nbr,
                                      const float* __restrict__ m, const float* __restrict__ dinv,
@@ -163,6 +163,9 @@ extern "C" __global__ void syn_lines(unsigned axis, unsigned d0, unsigned d1, un
     // Lines along y and z start at consecutive cells for consecutive threads (coalesced).
     const unsigned c0 = axis == 0u ? t * d0 : (axis == 1u ? (t / d0) * d0 * d1 + t % d0 : t);
     const unsigned s_prev = 2u * axis, s_next = 2u * axis + 1u;
+    // The previous cell's y (forward) and the next cell's solution (backward) stay in
+    // registers: the march's dependent chain then has no memory round trip.
+    double carry[SYN_NV] = {0.0, 0.0, 0.0, 0.0, 0.0};
     for (unsigned i = 0u; i < n; i++) {
         const unsigned c = c0 + i * stride;
         double r[SYN_NV];
@@ -182,10 +185,11 @@ extern "C" __global__ void syn_lines(unsigned axis, unsigned d0, unsigned d1, un
             }
         }
         if (prev) {
-            syn_add_product(r, m + (size_t)c * 25u, y + (size_t)(c - stride) * SYN_NV, -1.0);
+            syn_add_product(r, m + (size_t)c * 25u, carry, -1.0);
         }
         for (unsigned k = 0u; k < SYN_NV; k++) {
             y[(size_t)c * SYN_NV + k] = r[k];
+            carry[k] = r[k];
         }
     }
     for (unsigned j = n; j > 0u; j--) {
@@ -196,13 +200,13 @@ extern "C" __global__ void syn_lines(unsigned axis, unsigned d0, unsigned d1, un
             tt[k] = y[(size_t)c * SYN_NV + k];
         }
         if (i + 1u < n && nbr[(c + stride) * 6u + s_prev] == c) {
-            syn_add_product(tt, off + ((size_t)c * 6u + s_next) * 25u, y + (size_t)(c + stride) * SYN_NV, -1.0);
+            syn_add_product(tt, off + ((size_t)c * 6u + s_next) * 25u, carry, -1.0);
         }
         double xl[SYN_NV] = {0.0, 0.0, 0.0, 0.0, 0.0};
         syn_add_product(xl, dinv + (size_t)c * 25u, tt, 1.0);
         for (unsigned k = 0u; k < SYN_NV; k++) {
-            // y of a solved cell now holds its line solution, for the cell before.
-            y[(size_t)c * SYN_NV + k] = xl[k];
+            // The carry now holds this cell's line solution, for the cell before.
+            carry[k] = xl[k];
             const double old = has_x != 0u ? x[(size_t)c * SYN_NV + k] : 0.0;
             out[(size_t)c * SYN_NV + k] = old + w * (xl[k] - old);
         }

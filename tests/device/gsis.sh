@@ -83,9 +83,11 @@ device)
     grep -m1 -oE "GMRES on the [a-z]+" $R/$cfg-cuda-gsis.log $R/$cfg-cuda-gsis-host.log
     $K compare $R/$cfg-cuda-gsis $R/$cfg-cuda-gsis-host 2>&1 | tail -6
   done
-  if [ -n "${CUBE:-}" ]; then
-    LIMIT=${LIMIT:-400} run cube-ma2-kn1-cuda-gsis configs/cube-ma2-kn1.json cuda gsis
-    grep -E "gsis:" $R/cube-ma2-kn1-cuda-gsis.log | head -3
-  fi
+  # CUBE="lines jacobi": the paper cube with each smoother (KNUDSEN_GSIS_SMOOTHER).
+  for sm in ${CUBE:-}; do
+    KNUDSEN_GSIS_SMOOTHER=$sm LIMIT=${LIMIT:-400} run cube-ma2-kn1-cuda-gsis-$sm configs/cube-ma2-kn1.json cuda gsis
+    grep -E "gsis:" $R/cube-ma2-kn1-cuda-gsis-$sm.log | head -4
+  done
+  cp $R/*.log "$OUT/"
   ;;
 esac

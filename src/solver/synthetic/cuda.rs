@@ -162,6 +162,8 @@ impl CudaSynthetic {
     pub fn upload(&mut self, mg: &Multigrid) -> anyhow::Result<()> {
         self.hierarchy = None;
         self.pool.borrow_mut().clear();
+        // Freed buffers return to the device once the stream has passed their last use.
+        self.stream.synchronize()?;
         let fine = mg.operator().diag.len();
         let mut need = (2 * self.restart as u64 + 4) * fine as u64 * 40;
         for l in 0..mg.levels() {

@@ -205,9 +205,11 @@ impl Gsis {
         #[cfg(feature = "cuda-driver")]
         {
             if matches!(self.device, Device::CudaPending) {
+                let t = std::time::Instant::now();
                 self.device = match cuda::CudaSynthetic::new(RESTART) {
                     Ok(d) => {
-                        log::info!("gsis: the synthetic solve runs on {} (CUDA)", d.device);
+                        let s = t.elapsed().as_secs_f64();
+                        log::info!("gsis: the synthetic solve runs on {} (CUDA; kernels ready in {s:.2} s)", d.device);
                         Device::Cuda(Box::new(d), 0)
                     }
                     Err(e) => {
@@ -218,7 +220,10 @@ impl Gsis {
             }
             if let Device::Cuda(d, at) = &mut self.device {
                 if *at != self.generation {
-                    if let Err(e) = d.upload(mg) {
+                    let t = std::time::Instant::now();
+                    let uploaded = d.upload(mg);
+                    log::debug!("gsis: hierarchy uploaded in {:.3} s", t.elapsed().as_secs_f64());
+                    if let Err(e) = uploaded {
                         log::warn!("gsis: the synthetic solve moves to the host: {e:#}");
                         self.device = Device::Host;
                     } else {
