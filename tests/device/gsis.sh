@@ -83,8 +83,13 @@ device)
     grep -m1 -oE "GMRES on the [a-z]+" $R/$cfg-cuda-gsis.log $R/$cfg-cuda-gsis-host.log
     $K compare $R/$cfg-cuda-gsis $R/$cfg-cuda-gsis-host 2>&1 | tail -6
   done
-  # CUBE="lines jacobi": the paper cube with each smoother (KNUDSEN_GSIS_SMOOTHER).
+  # CUBE="none lines jacobi": the paper cube with source iteration, and with GSIS and each
+  # smoother (KNUDSEN_GSIS_SMOOTHER).
+  case " ${CUBE:-} " in *" none "*)
+    LIMIT=${LIMIT:-400} run cube-ma2-kn1-cuda-none configs/cube-ma2-kn1.json cuda none ;;
+  esac
   for sm in ${CUBE:-}; do
+    [ "$sm" = none ] && continue
     KNUDSEN_GSIS_SMOOTHER=$sm LIMIT=${LIMIT:-400} run cube-ma2-kn1-cuda-gsis-$sm configs/cube-ma2-kn1.json cuda gsis
     grep -E "gsis:" $R/cube-ma2-kn1-cuda-gsis-$sm.log | head -4
   done

@@ -51,6 +51,7 @@ struct Kernels {
     scale: CudaFunction,
     dot: CudaFunction,
     dot_total: CudaFunction,
+    line_factor: CudaFunction,
 }
 
 impl Kernels {
@@ -68,6 +69,7 @@ impl Kernels {
             scale: f("syn_scale")?,
             dot: f("syn_dot")?,
             dot_total: f("syn_dot_total")?,
+            line_factor: f("syn_line_factor")?,
         })
     }
 }
@@ -197,12 +199,15 @@ impl CudaSynthetic {
                 .iter()
                 .map(|ln| {
                     let (m, dinv) = ln.factors();
-                    Ok(DevLines {
-                        axis: ln.axis() as u32,
-                        dims: ln.dims().map(|d| d as u32),
-                        m: s.clone_htod(bytemuck::cast_slice::<_, f32>(m))?,
-                        dinv: s.clone_htod(bytemuck::cast_slice::<_, f32>(dinv))?,
-                    })
+                    let (axis, dims) = (ln.axis() as u32, ln.dims().map(|d| d as u32));
+                    if ln.is_factored() {
+                        let m = s.clone_htod(bytemuck::cast_slice::<_, f32>(m))?;
+                        let dinv = s.clone_htod(bytemuck::cast_slice::<_, f32>(dinv))?;
+                        return Ok(DevLines { axis, dims, m, dinv });
+                    }
+                    let mut d = DevLines { axis, dims, m: s.alloc_zeros(cells * 25)?, dinv: s.alloc_zeros(cells * 25)? };
+                    self.factor(&op, &mut d)?;
+                    Ok(d)
                 })
                 .collect::<anyhow::Result<Vec<_>>>()?;
             let links = if v.children.is_empty() {
@@ -221,6 +226,19 @@ impl CudaSynthetic {
         Ok(())
     }
 
+    /// Lines::factor on the device (syn_line_factor): the factors of `op`'s lines.
+    fn factor(&self, op: &DevOp, ln: &mut DevLines) -> anyhow::Result<()> {
+        let [d0, d1, d2] = ln.dims;
+        let lines = (d0 * d1 * d2 / ln.dims[ln.axis as usize]) as usize;
+        let mut a = self.stream.launch_builder(&self.k.line_factor);
+        a.arg(&ln.axis).arg(&d0).arg(&d1).arg(&d2).arg(&op.diag).arg(&op.off).arg(&op.nbr);
+        a.arg(&mut ln.m).arg(&mut ln.dinv);
+        // SAFETY: the arguments match syn_line_factor's signature; every buffer holds the
+        // level's cells.
+        unsafe { a.launch(launch_cfg(lines)) }.context("syn_line_factor")?;
+        Ok(())
+    }
+
     /// Solve A x = b with the uploaded hierarchy (see [`super::krylov::gmres`]).
     pub fn solve(
         &self,
@@ -230,11 +248,18 @@ impl CudaSynthetic {
     ) -> anyhow::Result<(Vec<[f64; NV]>, Outcome)> {
         let h = self.hierarchy.as_ref().context("no hierarchy on the device")?;
         let space = DeviceSpace { s: self, h };
-        let bd = self.stream.clone_htod(bytemuck::cast_slice::<_, f64>(b))?;
+        let t = std::time::Instant::now();
+        let mut bd = space.take()?;
+        self.stream.memcpy_htod(bytemuck::cast_slice::<_, f64>(b), &mut bd)?;
+        let t_up = t.elapsed().as_secs_f64();
         let (x, outcome) = super::krylov::gmres_in(&space, &bd, rtol, self.restart, max_iterations)?;
-        let flat = self.stream.clone_dtoh(&x)?;
+        let t = std::time::Instant::now();
+        let mut out = vec![[0.0; NV]; b.len()];
+        self.stream.memcpy_dtoh(&x, bytemuck::cast_slice_mut::<_, f64>(&mut out))?;
+        self.stream.synchronize()?;
         space.give(x);
-        let out = flat.chunks_exact(NV).map(|c| std::array::from_fn(|k| c[k])).collect();
+        space.give(bd);
+        log::debug!("gsis: right-hand side to the device {t_up:.3} s, correction back {:.3} s", t.elapsed().as_secs_f64());
         Ok((out, outcome))
     }
 }
@@ -526,7 +551,11 @@ mod tests {
                     t: 1.0 + 0.02 * (c % 5) as f64,
                 })
                 .collect();
-            let mg = Multigrid::new(Operator::assemble(&p, &base, 1e-3), p.grid.dims(), &active, smoother).unwrap();
+            let mg = Multigrid::new(Operator::assemble(&p, &base, 1e-3), p.grid.dims(), &active, smoother, true).unwrap();
+            // The device factors the lines of its own copy; without contracted multiply-adds
+            // (kernels::compile_synthetic_ptx) it rounds as the host does: the same bits.
+            let unfactored =
+                Multigrid::new(Operator::assemble(&p, &base, 1e-3), p.grid.dims(), &active, smoother, false).unwrap();
             let b: Vector =
                 (0..n)
                     .map(|c| {
@@ -538,10 +567,19 @@ mod tests {
                     })
                     .collect();
             let mut dev = CudaSynthetic::new(30).unwrap();
-            dev.upload(&mg).unwrap();
-            // One W-cycle: the same arithmetic per cell in the same order, but the device
-            // may fuse a multiply and an add (NVRTC's default), one rounding of 1e-16 per
-            // operation, grown through a few dozen smoothing steps: 1e-12 relative.
+            dev.upload(&unfactored).unwrap();
+            for l in 0..mg.levels() {
+                for (host, d) in mg.level(l).lines.iter().zip(&dev.hierarchy.as_ref().unwrap().levels[l].lines) {
+                    let (m, dinv) = host.factors();
+                    assert_eq!(bytemuck::cast_slice::<_, f32>(m), &dev.stream.clone_dtoh(&d.m).unwrap()[..], "M, level {l}");
+                    let got = dev.stream.clone_dtoh(&d.dinv).unwrap();
+                    assert_eq!(bytemuck::cast_slice::<_, f32>(dinv), &got[..], "Dp^-1, level {l}");
+                }
+            }
+            // One W-cycle: the same arithmetic per cell in the same order, rounded alike; the
+            // one difference is the coarsest solve (an explicit inverse's product instead of
+            // LU substitution: rounding of 1e-16 per operation, grown through a few dozen
+            // smoothing steps): 1e-12 relative.
             let mut host = vec![[0.0; NV]; n];
             mg.apply(&b, &mut host);
             let h = dev.hierarchy.as_ref().unwrap();

@@ -355,7 +355,7 @@ mod tests {
         use super::super::multigrid::{Multigrid, Smoother};
         for smoother in [Smoother::Jacobi, Smoother::Lines] {
             let fine = Operator::assemble(&p, &base, 0.0);
-            let mg = Multigrid::new(fine, p.grid.dims(), &vec![true; b.len()], smoother).unwrap();
+            let mg = Multigrid::new(fine, p.grid.dims(), &vec![true; b.len()], smoother, true).unwrap();
             let (y, with_mg) =
                 gmres(&op, &b, 1e-10, 30, 2000, &|v: &[[f64; NV]], o: &mut Vector| mg.apply(v, o), &pool).unwrap();
             // The W-cycle must help: fewer steps than block Jacobi, the same solution.

@@ -56,7 +56,7 @@ impl Lines {
         self.dims
     }
 
-    /// Per cell, M and Dp^-1 (the device twin uploads them).
+    /// Per cell, M and Dp^-1 (empty when not factored here).
     pub fn factors(&self) -> (&[OffBlock], &[OffBlock]) {
         (&self.m, &self.dinv)
     }
@@ -86,12 +86,32 @@ impl Lines {
 
     /// Factor every line of `op` (a grid of `dims` cells) along `axis`.
     pub fn new(op: &Operator, dims: [usize; 3], axis: usize) -> Self {
-        let cells = dims.iter().product::<usize>();
-        let mut lines = Lines { axis, dims, m: vec![[[0.0; NV]; NV]; cells], dinv: vec![[[0.0; NV]; NV]; cells] };
-        let (n, stride) = (dims[axis], lines.stride());
+        let mut lines = Self::unfactored(dims, axis);
+        lines.factor(op);
+        lines
+    }
+
+    /// The lines of a grid along `axis`, their factors not computed (a device computes
+    /// them: `super::cuda`; or [`Self::factor`]).
+    pub fn unfactored(dims: [usize; 3], axis: usize) -> Self {
+        Lines { axis, dims, m: Vec::new(), dinv: Vec::new() }
+    }
+
+    pub fn is_factored(&self) -> bool {
+        !self.m.is_empty()
+    }
+
+    /// Compute the factors of `op`'s lines.
+    pub fn factor(&mut self, op: &Operator) {
+        let cells = self.dims.iter().product::<usize>();
+        let lines = self;
+        lines.m = vec![[[0.0; NV]; NV]; cells];
+        lines.dinv = vec![[[0.0; NV]; NV]; cells];
+        let (n, stride, axis) = (lines.dims[lines.axis], lines.stride(), lines.axis);
         let (mp, dp) = (Out(lines.m.as_mut_ptr()), Out(lines.dinv.as_mut_ptr()));
         let (mp, dp) = (&mp, &dp);
         let units = lines.units();
+        let lines = &*lines;
         units.into_par_iter().for_each(|(c0, width)| {
             let mut prev_inv = vec![ZERO; width];
             for i in 0..n {
@@ -115,7 +135,6 @@ impl Lines {
                 }
             }
         });
-        lines
     }
 
     /// One damped line-Jacobi sweep: `out = x + w (x_line - x)`, where `x_line` solves

@@ -189,7 +189,15 @@ fn dense_lu(op: &Operator) -> anyhow::Result<(Vec<f64>, Vec<usize>)> {
 impl Multigrid {
     /// Build the hierarchy of `op` on a grid of `dims` cells; `active` marks the cells that
     /// carry unknowns (fluid).
-    pub fn new(fine: Operator, dims: [usize; 3], active: &[bool], smoother: Smoother) -> anyhow::Result<Self> {
+    /// `factor_lines`: whether to factor the line smoother here (else a device does it, or
+    /// [`Self::factor_lines`] later).
+    pub fn new(
+        fine: Operator,
+        dims: [usize; 3],
+        active: &[bool],
+        smoother: Smoother,
+        factor_lines: bool,
+    ) -> anyhow::Result<Self> {
         let op = &fine;
         let mut ops: Vec<Operator> = Vec::new();
         let mut invs: Vec<Vec<OffBlock>> = Vec::new();
@@ -208,7 +216,10 @@ impl Multigrid {
                 Vec::new()
             });
             line_sets.push(if use_lines && !coarsest {
-                (0..3).filter(|&a| d[a] > 1).map(|a| Lines::new(cur, d, a)).collect()
+                (0..3)
+                    .filter(|&a| d[a] > 1)
+                    .map(|a| if factor_lines { Lines::new(cur, d, a) } else { Lines::unfactored(d, a) })
+                    .collect()
             } else {
                 Vec::new()
             });
@@ -248,6 +259,14 @@ impl Multigrid {
 
     pub fn levels(&self) -> usize {
         self.levels.len()
+    }
+
+    /// Factor the line smoother on every level where it is not yet.
+    pub fn factor_lines(&mut self) {
+        for lv in &mut self.levels {
+            let op = lv.op.as_ref().unwrap_or(&self.fine);
+            lv.lines.iter_mut().filter(|ln| !ln.is_factored()).for_each(|ln| ln.factor(op));
+        }
     }
 
     /// Level `l`'s operator, smoother factors and links to the next level, for the device
