@@ -145,70 +145,110 @@ extern "C" __global__ void syn_jacobi(unsigned cells, const float* __restrict__ 
     }
 }
 
-// Lines::relax: one thread per line along `axis` of a d0 x d1 x d2 grid. Forward
-// elimination into y, then back substitution; out = x + w (x_line - x), with x = 0 when
-// has_x is 0. y holds the forward pass's vector per cell (the host keeps it per work unit).
+// Lines::relax: five lanes per line, one per row of the 5x5 block products, six lines per
+// warp (lanes 30 and 31 idle). One thread per line left the GPU nearly empty (33,000 lines on
+// the paper cube's finest level: 8 warps per SM) and each thread's march latency-bound;
+// five lanes per line read each block row by row and fill five times the warps. A lane holds
+// its row of the vector the march carries (the previous cell's y forward, the next cell's
+// solution backward) and gets the other rows by shuffles, which every lane of the warp runs
+// (the lines of a warp may break at different cells). Forward elimination into y, then back
+// substitution; out = x + w (x_line - x), with x = 0 when has_x is 0. Each row's sums run
+// over k in the host's order.
+#define SYN_LANES 5u
+#define SYN_LINES_PER_WARP 6u
 extern "C" __global__ void syn_lines(unsigned axis, unsigned d0, unsigned d1, unsigned d2,
                                      const float* __restrict__ off, const unsigned* __restrict__ nbr,
                                      const float* __restrict__ m, const float* __restrict__ dinv,
                                      const double* __restrict__ b, unsigned has_x, const double* __restrict__ x,
                                      double w, double* __restrict__ y, double* __restrict__ out) {
-    const unsigned t = syn_thread();
+    const unsigned tid = syn_thread();
+    const unsigned lane = threadIdx.x % 32u;
+    const unsigned t = (tid / 32u) * SYN_LINES_PER_WARP + lane / SYN_LANES;
+    const unsigned row = lane % SYN_LANES;
+    const unsigned base = lane - row;
     const unsigned n = axis == 0u ? d0 : (axis == 1u ? d1 : d2);
     const unsigned lines = d0 * d1 * d2 / n;
-    if (t >= lines) {
-        return;
-    }
+    const bool active = lane < SYN_LANES * SYN_LINES_PER_WARP && t < lines;
     const unsigned stride = axis == 0u ? 1u : (axis == 1u ? d0 : d0 * d1);
-    // Lines along y and z start at consecutive cells for consecutive threads (coalesced).
+    // Lines along y and z start at consecutive cells for consecutive lines (coalesced).
     const unsigned c0 = axis == 0u ? t * d0 : (axis == 1u ? (t / d0) * d0 * d1 + t % d0 : t);
     const unsigned s_prev = 2u * axis, s_next = 2u * axis + 1u;
-    // The previous cell's y (forward) and the next cell's solution (backward) stay in
-    // registers: the march's dependent chain then has no memory round trip.
-    double carry[SYN_NV] = {0.0, 0.0, 0.0, 0.0, 0.0};
+    double carry = 0.0;
     for (unsigned i = 0u; i < n; i++) {
         const unsigned c = c0 + i * stride;
-        double r[SYN_NV];
-        for (unsigned k = 0u; k < SYN_NV; k++) {
-            r[k] = b[(size_t)c * SYN_NV + k];
-        }
-        // Lines::joined: coupled to the previous cell of the line.
-        const bool prev = i > 0u && nbr[c * 6u + s_prev] == c - stride;
-        const bool next = i + 1u < n && nbr[(c + stride) * 6u + s_prev] == c;
-        if (has_x != 0u) {
-            for (unsigned s = 0u; s < 6u; s++) {
-                const unsigned nb = nbr[c * 6u + s];
-                const bool inline_ = (s == s_prev && prev) || (s == s_next && next);
-                if (nb != SYN_NONE && !inline_) {
-                    syn_add_product(r, off + ((size_t)c * 6u + s) * 25u, x + (size_t)nb * SYN_NV, -1.0);
+        double r = 0.0;
+        bool prev = false;
+        if (active) {
+            r = b[(size_t)c * SYN_NV + row];
+            // Lines::joined: coupled to the previous cell of the line.
+            prev = i > 0u && nbr[c * 6u + s_prev] == c - stride;
+            const bool next = i + 1u < n && nbr[(c + stride) * 6u + s_prev] == c;
+            if (has_x != 0u) {
+                for (unsigned s = 0u; s < 6u; s++) {
+                    const unsigned nb = nbr[c * 6u + s];
+                    const bool inline_ = (s == s_prev && prev) || (s == s_next && next);
+                    if (nb != SYN_NONE && !inline_) {
+                        const float* a = off + ((size_t)c * 6u + s) * 25u + row * SYN_NV;
+                        const double* xn = x + (size_t)nb * SYN_NV;
+                        double tt = 0.0;
+                        for (unsigned k = 0u; k < SYN_NV; k++) {
+                            tt += (double)a[k] * xn[k];
+                        }
+                        r -= tt;
+                    }
                 }
             }
         }
-        if (prev) {
-            syn_add_product(r, m + (size_t)c * 25u, carry, -1.0);
-        }
+        double ck[SYN_NV];
         for (unsigned k = 0u; k < SYN_NV; k++) {
-            y[(size_t)c * SYN_NV + k] = r[k];
-            carry[k] = r[k];
+            ck[k] = __shfl_sync(0xffffffffu, carry, base + k);
+        }
+        if (active) {
+            if (prev) {
+                const float* a = m + (size_t)c * 25u + row * SYN_NV;
+                double tt = 0.0;
+                for (unsigned k = 0u; k < SYN_NV; k++) {
+                    tt += (double)a[k] * ck[k];
+                }
+                r -= tt;
+            }
+            y[(size_t)c * SYN_NV + row] = r;
+            carry = r;
         }
     }
     for (unsigned j = n; j > 0u; j--) {
         const unsigned i = j - 1u;
         const unsigned c = c0 + i * stride;
-        double tt[SYN_NV];
+        double xn[SYN_NV];
         for (unsigned k = 0u; k < SYN_NV; k++) {
-            tt[k] = y[(size_t)c * SYN_NV + k];
+            xn[k] = __shfl_sync(0xffffffffu, carry, base + k);
         }
-        if (i + 1u < n && nbr[(c + stride) * 6u + s_prev] == c) {
-            syn_add_product(tt, off + ((size_t)c * 6u + s_next) * 25u, carry, -1.0);
+        double tt = 0.0;
+        if (active) {
+            tt = y[(size_t)c * SYN_NV + row];
+            if (i + 1u < n && nbr[(c + stride) * 6u + s_prev] == c) {
+                const float* a = off + ((size_t)c * 6u + s_next) * 25u + row * SYN_NV;
+                double u = 0.0;
+                for (unsigned k = 0u; k < SYN_NV; k++) {
+                    u += (double)a[k] * xn[k];
+                }
+                tt -= u;
+            }
         }
-        double xl[SYN_NV] = {0.0, 0.0, 0.0, 0.0, 0.0};
-        syn_add_product(xl, dinv + (size_t)c * 25u, tt, 1.0);
+        double tk[SYN_NV];
         for (unsigned k = 0u; k < SYN_NV; k++) {
+            tk[k] = __shfl_sync(0xffffffffu, tt, base + k);
+        }
+        if (active) {
+            const float* a = dinv + (size_t)c * 25u + row * SYN_NV;
+            double xl = 0.0;
+            for (unsigned k = 0u; k < SYN_NV; k++) {
+                xl += (double)a[k] * tk[k];
+            }
             // The carry now holds this cell's line solution, for the cell before.
-            carry[k] = xl[k];
-            const double old = has_x != 0u ? x[(size_t)c * SYN_NV + k] : 0.0;
-            out[(size_t)c * SYN_NV + k] = old + w * (xl[k] - old);
+            carry = xl;
+            const double old = has_x != 0u ? x[(size_t)c * SYN_NV + row] : 0.0;
+            out[(size_t)c * SYN_NV + row] = old + w * (xl - old);
         }
     }
 }

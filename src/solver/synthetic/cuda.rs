@@ -28,6 +28,8 @@ use std::sync::Arc;
 const BLOCK: u32 = 256;
 /// First-stage blocks of a dot product (syn_dot); fixed per length, so sums are reproducible.
 const DOT_BLOCKS: usize = 1024;
+/// Lines per warp of syn_lines (SYN_LINES_PER_WARP: five lanes per line).
+const LINES_PER_WARP: usize = 6;
 /// Device memory left free beyond the solve's own (the driver, the sweep's transients).
 const MARGIN: u64 = 512 << 20;
 
@@ -309,8 +311,9 @@ impl DeviceSpace<'_> {
         let mut a = self.s.stream.launch_builder(&self.s.k.lines);
         a.arg(&axis).arg(&d0).arg(&d1).arg(&d2).arg(&lv.op.off).arg(&lv.op.nbr).arg(&ln.m).arg(&ln.dinv);
         a.arg(b).arg(&has_x).arg(x.unwrap_or(b)).arg(&w).arg(y).arg(out);
-        // SAFETY: the arguments match syn_lines's signature.
-        unsafe { a.launch(launch_cfg(lines)) }.context("syn_lines")?;
+        // SAFETY: the arguments match syn_lines's signature; 32 threads per LINES_PER_WARP
+        // lines.
+        unsafe { a.launch(launch_cfg(lines.div_ceil(LINES_PER_WARP) * 32)) }.context("syn_lines")?;
         Ok(())
     }
 
