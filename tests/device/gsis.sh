@@ -88,6 +88,12 @@ device)
   case " ${CUBE:-} " in *" none "*)
     LIMIT=${LIMIT:-400} run cube-ma2-kn1-cuda-none configs/cube-ma2-kn1.json cuda none ;;
   esac
+  # DRIFTS="0.1 0.2": the paper cube and the 64^3 cavity with those rebuild thresholds.
+  for d in ${DRIFTS:-}; do
+    KNUDSEN_GSIS_REBUILD_DRIFT=$d run cavity-kn1-cuda-gsis-drift$d configs/cavity-kn1.json cuda gsis
+    KNUDSEN_GSIS_REBUILD_DRIFT=$d LIMIT=${LIMIT:-400} run cube-ma2-kn1-cuda-gsis-drift$d configs/cube-ma2-kn1.json cuda gsis
+    grep -c "operator rebuilt" $R/cube-ma2-kn1-cuda-gsis-drift$d.log
+  done
   for sm in ${CUBE:-}; do
     [ "$sm" = none ] && continue
     KNUDSEN_GSIS_SMOOTHER=$sm LIMIT=${LIMIT:-400} run cube-ma2-kn1-cuda-gsis-$sm configs/cube-ma2-kn1.json cuda gsis
