@@ -52,6 +52,15 @@ pub fn host_bytes(cells: [usize; 3], m: usize, f32_tables: bool) -> u64 {
     cells * (13 + 10 + 16 + 5 + 1 + 16) * 8 + m * m * m * (3 + 1 + 6) * 8 + tables
 }
 
+/// Device memory of the synthetic solve on a CUDA GPU (`solver::synthetic::cuda`), about:
+/// per fine cell the operator (824 B) and line factors (600 B) with a seventh more for the
+/// coarse levels, six work vectors per level (240 B, likewise), and up to 64 GMRES vectors
+/// (2560 B).
+pub fn synthetic_device_bytes(cells: [usize; 3]) -> u64 {
+    let cells = cells.iter().product::<usize>() as u64;
+    cells * ((1424 + 240) * 8 / 7 + 2560)
+}
+
 /// Host bytes of the synthetic solve (`solver.acceleration = "gsis"`), per cell: the operator
 /// (seven 5x5 f64 blocks and six neighbour indices, 1424 B), the multigrid levels below it
 /// (at most 1/7 of that) and their inverted diagonals, GMRES's 2 x 30 + 2 basis and
@@ -60,6 +69,12 @@ pub fn host_bytes(cells: [usize; 3], m: usize, f32_tables: bool) -> u64 {
 pub fn synthetic_bytes(cells: [usize; 3]) -> u64 {
     let cells = cells.iter().product::<usize>() as u64;
     cells * (1424 + 1424 / 7 + 200 + 2480 + 160)
+}
+
+/// The host part of [`synthetic_bytes`] when the solve runs on a CUDA device: all but
+/// GMRES's vectors, which live on the device.
+pub fn synthetic_host_bytes_beside_device(cells: [usize; 3]) -> u64 {
+    synthetic_bytes(cells) - cells.iter().product::<usize>() as u64 * 2480
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -160,9 +160,11 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     println!("host field storage: {:.1} MiB", mib(host_bytes));
     match cfg.solver.acceleration {
         knudsen::config::Acceleration::Gsis => println!(
-            "acceleration: gsis (synthetic solve on the host in f64: {:.1} MiB, to a relative residual of {:.1e})",
+            "acceleration: gsis (synthetic solve in f64 to a relative residual of {:.1e}: on the GPU with the CUDA backend, about {:.1} MiB of device memory beside {:.1} MiB on the host; on the host otherwise, {:.1} MiB)",
+            knudsen::solver::synthetic::inner_tolerance(p),
+            mib(knudsen::plan::synthetic_device_bytes(cfg.cell_counts())),
+            mib(knudsen::plan::synthetic_host_bytes_beside_device(cfg.cell_counts())),
             mib(knudsen::plan::synthetic_bytes(cfg.cell_counts())),
-            knudsen::solver::synthetic::inner_tolerance(p)
         ),
         knudsen::config::Acceleration::None => println!("acceleration: none (source iteration)"),
     }

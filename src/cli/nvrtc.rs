@@ -39,7 +39,16 @@ pub fn nvrtc_check(source: Option<&Path>, arch: String) -> Result<(), Failure> {
         let text = kernels::compile_synthetic_ptx(kernels::SYNTHETIC, Some(arch))
             .map_err(|e| Failure::Run(anyhow::anyhow!("NVRTC, {arch}, synthetic.cu: {e}")))?
             .to_src();
-        for k in ["syn_row", "syn_restrict", "syn_prolong", "syn_jacobi", "syn_lines", "syn_line_factor", "syn_dense", "syn_dot"] {
+        for k in [
+            "syn_row",
+            "syn_restrict",
+            "syn_prolong",
+            "syn_jacobi",
+            "syn_lines",
+            "syn_line_factor",
+            "syn_dense",
+            "syn_dot",
+        ] {
             if !text.contains(&format!(".entry {k}")) {
                 return Err(Failure::Run(anyhow::anyhow!("NVRTC output has no entry {k}")));
             }

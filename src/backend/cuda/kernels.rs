@@ -12,8 +12,12 @@ const WALL_LOAD: &str = include_str!("../../../shaders/cuda/wall_load_slice.cu")
 const FUSED: &str = include_str!("../../../shaders/cuda/sweep_fused.cu");
 const FUSED_MOMENTS: &str = include_str!("../../../shaders/cuda/fused_moments.cu");
 /// The synthetic (GSIS) solve's kernels: a module of their own, without size constants
-/// (src/solver/synthetic/cuda.rs launches them).
-pub const SYNTHETIC: &str = include_str!("../../../shaders/cuda/synthetic.cu");
+/// (src/solver/synthetic/cuda/ launches them).
+pub const SYNTHETIC: &str = concat!(
+    include_str!("../../../shaders/cuda/synthetic.cu"),
+    "\n",
+    include_str!("../../../shaders/cuda/synthetic_lines.cu")
+);
 
 /// The compile-time constants: the CUDA counterpart of the WGSL `override`s
 /// (wgpu/kernels.rs::Sizes), passed as `-D` definitions.

@@ -1,0 +1,111 @@
+//! The device solve against the host's (run on a CUDA machine: `tests/device/gsis.sh device`).
+use super::*;
+use crate::problem::Problem;
+use crate::solver::synthetic::flux::Base;
+use crate::solver::synthetic::krylov::{gmres, Pool, Vector};
+use crate::solver::synthetic::multigrid::Smoother;
+
+/// Whether to run: on a machine without CUDA (CI has none) this says so and returns
+/// false, unless KNUDSEN_REQUIRE_CUDA=1 (`tests/device/gsis.sh device` sets it), which makes
+/// a missing device a failure.
+fn cuda_here() -> bool {
+    match crate::backend::cuda::available() {
+        Ok(()) => true,
+        Err(why) if std::env::var("KNUDSEN_REQUIRE_CUDA").is_ok_and(|v| v == "1") => {
+            panic!("KNUDSEN_REQUIRE_CUDA=1 but {why}")
+        }
+        Err(why) => {
+            eprintln!("NOTE: device synthetic solve not tested: {why}");
+            false
+        }
+    }
+}
+
+fn rel(a: &[[f64; NV]], b: &[[f64; NV]]) -> f64 {
+    let d: f64 = a.iter().zip(b).flat_map(|(p, q)| (0..NV).map(move |k| (p[k] - q[k]).powi(2))).sum();
+    let n: f64 = b.iter().flatten().map(|x| x * x).sum();
+    (d / n).sqrt()
+}
+
+/// The paper cube's geometry at small size (stretched cells, a body, free-stream faces:
+/// line smoothing) and a closed box of cubic cells (Jacobi smoothing).
+fn cases() -> Vec<(Problem, Smoother)> {
+    let cube = crate::config::Config::from_json(include_str!("../../../../configs/cube-quick.json")).unwrap();
+    let boxed = crate::config::walled_box([9, 7, 6], 10);
+    vec![(Problem::new(&cube), Smoother::Lines), (Problem::new(&boxed), Smoother::Jacobi)]
+}
+
+#[test]
+fn the_device_cycle_and_solve_match_the_hosts() {
+    if !cuda_here() {
+        return;
+    }
+    for (p, smoother) in cases() {
+        let n = p.grid.cells();
+        let active: Vec<bool> = (0..n).map(|c| !p.bodies.solids.is_solid(c)).collect();
+        let base: Vec<Base> = (0..n)
+            .map(|c| Base {
+                rho: 1.0 + 0.1 * (c % 7) as f64 / 7.0,
+                u: [0.3, 0.05 * (c % 3) as f64, 0.0],
+                t: 1.0 + 0.02 * (c % 5) as f64,
+            })
+            .collect();
+        let mg = Multigrid::new(Operator::assemble(&p, &base, 1e-3), p.grid.dims(), &active, smoother, true).unwrap();
+        // The device factors the lines of its own copy; without contracted multiply-adds
+        // (kernels::compile_synthetic_ptx) it rounds as the host does: the same bits.
+        let unfactored =
+            Multigrid::new(Operator::assemble(&p, &base, 1e-3), p.grid.dims(), &active, smoother, false).unwrap();
+        let b: Vector = (0..n)
+            .map(|c| if active[c] { std::array::from_fn(|k| ((c * 5 + 3 * k) % 11) as f64 - 5.0) } else { [0.0; NV] })
+            .collect();
+        let mut dev = CudaSynthetic::new(30).unwrap();
+        dev.upload(&unfactored).unwrap();
+        for l in 0..mg.levels() {
+            for (host, d) in mg.level(l).lines.iter().zip(&dev.hierarchy.as_ref().unwrap().levels[l].lines) {
+                let (m, dinv) = host.factors();
+                assert_eq!(
+                    bytemuck::cast_slice::<_, f32>(m),
+                    &dev.stream.clone_dtoh(&d.m).unwrap()[..],
+                    "M, level {l}"
+                );
+                let got = dev.stream.clone_dtoh(&d.dinv).unwrap();
+                assert_eq!(bytemuck::cast_slice::<_, f32>(dinv), &got[..], "Dp^-1, level {l}");
+            }
+        }
+        // One W-cycle: the same arithmetic per cell in the same order, rounded alike; the
+        // one difference is the coarsest solve (an explicit inverse's product instead of
+        // LU substitution: rounding of 1e-16 per operation, grown through a few dozen
+        // smoothing steps): 1e-12 relative.
+        let mut host = vec![[0.0; NV]; n];
+        mg.apply(&b, &mut host);
+        let h = dev.hierarchy.as_ref().unwrap();
+        let space = DeviceSpace { s: &dev, h };
+        let bd = dev.stream.clone_htod(bytemuck::cast_slice::<_, f64>(&b)).unwrap();
+        let mut z = space.take().unwrap();
+        space.precondition(&bd, &mut z).unwrap();
+        let zd: Vec<[f64; NV]> =
+            dev.stream.clone_dtoh(&z).unwrap().chunks_exact(NV).map(|c| std::array::from_fn(|k| c[k])).collect();
+        assert!(rel(&zd, &host) < 1e-12, "{smoother:?}: one cycle differs by {:e}", rel(&zd, &host));
+        // Dot products: a different grouping of the same terms, 1e-15 relative.
+        let dh: f64 = b.iter().flatten().zip(host.iter().flatten()).map(|(x, y)| x * y).sum();
+        let dd = space.dot(&bd, &z).unwrap();
+        assert!((dd - dh).abs() <= 1e-13 * dh.abs(), "dot {dd} vs {dh}");
+        // Whole solves to 1e-9: the same number of steps (give or take the one a
+        // rounding-level difference can move across the tolerance), and solutions within
+        // the tolerance times the operator's conditioning (1e-6).
+        let pool = Pool::default();
+        let (xh, oh) =
+            gmres(mg.operator(), &b, 1e-9, 30, 2000, &|v: &[[f64; NV]], o: &mut Vector| mg.apply(v, o), &pool).unwrap();
+        let (xd, od) = dev.solve(&b, 1e-9, 2000).unwrap();
+        assert!(od.relative_residual <= 1e-9, "{od:?}");
+        assert!(oh.iterations.abs_diff(od.iterations) <= 1, "host {oh:?}, device {od:?}");
+        assert!(rel(&xd, &xh) < 1e-6, "{smoother:?}: solutions differ by {:e}", rel(&xd, &xh));
+        // The true residual of the device's answer, from the host's operator.
+        let mut ax = vec![[0.0; NV]; n];
+        mg.operator().apply(&xd, &mut ax);
+        let r: Vec<[f64; NV]> = ax.iter().zip(&b).map(|(a, q)| std::array::from_fn(|k| q[k] - a[k])).collect();
+        let norm = |v: &[[f64; NV]]| v.iter().flatten().map(|x| x * x).sum::<f64>().sqrt();
+        assert!(norm(&r) <= 1.01e-9 * norm(&b), "true residual {:e}", norm(&r) / norm(&b));
+        space.give(z);
+    }
+}
