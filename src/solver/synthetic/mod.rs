@@ -32,7 +32,6 @@
 //! part of the right-hand side is projected to zero total, and a small multiple of the volume
 //! on the mass diagonal picks the solution that keeps the total mass (the mass rescale's).
 
-mod background;
 #[cfg(feature = "cuda-driver")]
 pub mod cuda;
 pub mod flux;
@@ -170,9 +169,6 @@ pub struct Gsis {
     pending: Option<Vec<Base>>,
     /// Operator builds in this run (logs).
     builds: usize,
-    /// A rebuild under way during the sweep ([`background`]), and the problem it reads.
-    building: Option<background::Build>,
-    shared: Option<std::sync::Arc<Problem>>,
 }
 
 /// Where the synthetic solve runs: on the host, or on the CUDA backend's device with the
@@ -318,15 +314,12 @@ impl Strategy for Gsis {
     }
 
     fn saved(&self) -> Option<Vec<[f64; 5]>> {
-        // The state being built is the one the next iteration will use.
-        let building = self.building.as_ref().map(|b| &b.base);
-        let base = building.or(self.hierarchy.as_ref().map(|h| &h.base)).or(self.pending.as_ref())?;
+        let base = self.hierarchy.as_ref().map(|h| &h.base).or(self.pending.as_ref())?;
         Some(base.iter().map(|b| [b.rho, b.u[0], b.u[1], b.u[2], b.t]).collect())
     }
 
     fn restore(&mut self, saved: Vec<[f64; 5]>) {
         self.hierarchy = None;
-        self.building = None;
         self.pending = Some(saved.iter().map(|s| Base { rho: s[0], u: [s[1], s[2], s[3]], t: s[4] }).collect());
     }
 
@@ -365,24 +358,12 @@ impl Strategy for Gsis {
             self.hierarchy = Some(Hierarchy::build(p, saved, self.host_factors())?);
             self.generation += 1;
         }
-        // The rebuild started after the previous sweep.
-        let (mut t_wait, mut installed) = (0.0, false);
-        if let Some(b) = self.building.take() {
-            installed = true;
-            let t = std::time::Instant::now();
-            self.hierarchy = Some(b.finish()?);
-            t_wait = t.elapsed().as_secs_f64();
-            self.builds += 1;
-            self.generation += 1;
-        }
         let rebuild = match &self.hierarchy {
             Some(h) => drift(&h.base, &base, &fluid) > rebuild_drift(),
             None => true,
         };
-        if rebuild && self.hierarchy.is_some() {
-            let shared = self.shared.get_or_insert_with(|| std::sync::Arc::new(p.clone())).clone();
-            self.building = Some(background::Build::start(shared, base.clone(), self.host_factors())?);
-        } else if rebuild {
+        if rebuild {
+            self.hierarchy = None; // free the old one before building the new
             self.hierarchy = Some(Hierarchy::build(p, base.clone(), self.host_factors())?);
             self.builds += 1;
             self.generation += 1;
@@ -413,16 +394,10 @@ impl Strategy for Gsis {
         self.last =
             SolveStats { inner_iterations: outcome.iterations, relative_residual: outcome.relative_residual, scale };
         log::debug!(
-            "gsis: {} inner iterations, relative residual {:.2e}, correction scale {scale}; operator {} ({} builds in this run, {t_setup:.3} s, of it {t_wait:.3} s waiting for a background build), {levels} levels, GMRES on the {place} {t_solve:.3} s (preconditioner {:.3} s, products {:.3} s, the rest {:.3} s)",
+            "gsis: {} inner iterations, relative residual {:.2e}, correction scale {scale}; operator {} ({} builds in this run, {t_setup:.3} s), {levels} levels, GMRES on the {place} {t_solve:.3} s (preconditioner {:.3} s, products {:.3} s, the rest {:.3} s)",
             outcome.iterations,
             outcome.relative_residual,
-            match (installed, rebuild, self.building.is_some()) {
-                (true, _, false) => "from the background build",
-                (true, _, true) => "from the background build, its rebuild started",
-                (false, true, true) => "reused, its rebuild started",
-                (false, true, false) => "built",
-                (false, false, _) => "reused",
-            },
+            if rebuild { "rebuilt" } else { "reused" },
             self.builds,
             outcome.seconds[0],
             outcome.seconds[1],
