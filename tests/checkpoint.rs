@@ -19,6 +19,17 @@ fn case(dir: &Path) -> PathBuf {
     path
 }
 
+/// The case with one wall hotter (1.5): the state moves enough in the first sweeps that GSIS
+/// rebuilds its operator.
+fn hot_case(dir: &Path) -> PathBuf {
+    let mut v = cavity_json(10, 16, 4.0, 0.1);
+    v["boundaries"]["x_min"]["temperature"] = serde_json::json!(1.5);
+    v["solver"] = serde_json::json!({"tolerance": 1e-10, "max_iterations": 400, "checkpoint_minutes": 1e-6});
+    let path = dir.join("hot.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    path
+}
+
 fn knudsen() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_knudsen"));
     c.env("RUST_LOG", "warn");
@@ -153,10 +164,10 @@ fn a_different_case_is_refused_unless_forced() {
 
 #[test]
 fn a_gsis_run_continued_after_its_iteration_limit_matches_the_uninterrupted_one() {
-    // GSIS keeps no state of its own between iterations (the correction is rebuilt from the
-    // fields and the sweep each time), so the restart state is the whole of it.
+    // GSIS keeps its operator's linearisation state between iterations; the restart data
+    // carries it, so a continued run takes the same path.
     let dir = tempfile::tempdir().unwrap();
-    let case = case(dir.path());
+    let case = hot_case(dir.path());
     let gsis = ["--acceleration", "gsis"];
     let reference = dir.path().join("reference");
     let o = knudsen()
@@ -166,17 +177,29 @@ fn a_gsis_run_continued_after_its_iteration_limit_matches_the_uninterrupted_one(
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = dir.path().join("limited");
-    let o = knudsen()
-        .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--max-iterations", "4", "--out"])
-        .arg(&out)
-        .args(gsis)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = finish(&case, &out, &gsis);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_same(&out, &reference);
+    // Stopped after each of the first sweeps, before and after the operator's rebuild (the
+    // continued run must rebuild the operator that was in use).
+    let mut rebuilt = 0;
+    for n in 2..=5 {
+        let out = dir.path().join(format!("limited-{n}"));
+        let o = knudsen()
+            .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--max-iterations"])
+            .arg(n.to_string())
+            .arg("--out")
+            .arg(&out)
+            .args(gsis)
+            .env("RUST_LOG", "knudsen::solver::synthetic=debug")
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{log}");
+        let last = log.lines().filter(|l| l.contains("inner iterations")).last().unwrap_or_default();
+        rebuilt += last.contains("operator rebuilt (2 builds") as usize;
+        let o = finish(&case, &out, &gsis);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_same(&out, &reference);
+    }
+    assert_eq!(rebuilt, 1, "one of the stops must follow the operator's second build");
 }
 
 #[test]
