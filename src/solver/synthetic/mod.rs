@@ -116,7 +116,9 @@ impl Hierarchy {
         let fluid = |c: usize| !solids.is_solid(c);
         let volumes = p.grid.volumes();
         let n = p.grid.cells();
+        let t = std::time::Instant::now();
         let mut op = operator::Operator::assemble(p, &base, 0.0);
+        let t_assemble = t.elapsed().as_secs_f64();
         if p.bounds.closed() {
             let mean_diag = |k: usize| {
                 (0..n).filter(|&c| fluid(c)).map(|c| op.diag[c][k][k].abs() / volumes[c]).sum::<f64>()
@@ -133,7 +135,12 @@ impl Hierarchy {
             }
         }
         let active: Vec<bool> = (0..n).map(fluid).collect();
+        let t = std::time::Instant::now();
         let mg = multigrid::Multigrid::new(op, p.grid.dims(), &active, smoother(p), factor_lines)?;
+        log::debug!(
+            "gsis: operator assembled in {t_assemble:.3} s, levels built in {:.3} s",
+            t.elapsed().as_secs_f64()
+        );
         Ok(Self { base, mg })
     }
 }
