@@ -112,7 +112,7 @@ extern "C" __global__ void syn_lines(unsigned axis, unsigned d0, unsigned d1, un
 }
 
 // krylov::invert: a 5x5 inverse by Gauss-Jordan elimination with partial pivoting (the
-// last of equal pivots, as the host's max_by); false when singular.
+// last of equal pivots, as the host's max_by); false when singular or not finite.
 __device__ bool syn_invert(const double a[25], double inv[25]) {
     double m[25];
     for (unsigned i = 0u; i < 25u; i++) {
@@ -122,7 +122,9 @@ __device__ bool syn_invert(const double a[25], double inv[25]) {
     for (unsigned col = 0u; col < SYN_NV; col++) {
         unsigned piv = col;
         for (unsigned i = col + 1u; i < SYN_NV; i++) {
-            if (fabs(m[i * SYN_NV + col]) >= fabs(m[piv * SYN_NV + col])) {
+            // A NaN ranks above every number, as in total_cmp: then the block is singular.
+            const double v = fabs(m[i * SYN_NV + col]), best = fabs(m[piv * SYN_NV + col]);
+            if (isnan(v) || (!isnan(best) && v >= best)) {
                 piv = i;
             }
         }

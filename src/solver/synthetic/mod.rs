@@ -206,13 +206,14 @@ impl Gsis {
         Self { device, ..Self::default() }
     }
 
-    /// Solve with the current hierarchy, on the device when there is one. A device that
-    /// cannot start or hold the hierarchy hands the solve to the host, saying why.
     /// Whether the host factors the line smoother (the device does, where it solves).
     fn host_factors(&self) -> bool {
         matches!(self.device, Device::Host)
     }
 
+    /// Solve with the current hierarchy, on the device when there is one. A device that
+    /// cannot start, hold the hierarchy or finish a solve (out of memory for GMRES's vectors,
+    /// a failed launch) hands this solve and every later one to the host, saying why.
     fn solve(
         &mut self,
         rhs: &[[f64; NV]],
@@ -249,8 +250,13 @@ impl Gsis {
                 }
             }
             if let Device::Cuda(d, _) = &self.device {
-                let (x, o) = d.solve(rhs, rtol, MAX_INNER)?;
-                return Ok((x, o, "cuda"));
+                match d.solve(rhs, rtol, MAX_INNER) {
+                    Ok((x, o)) => return Ok((x, o, "cuda")),
+                    Err(e) => {
+                        log::warn!("gsis: the synthetic solve moves to the host: {e:#}");
+                        self.device = Device::Host;
+                    }
+                }
             }
         }
         let mg = &mut self.hierarchy.as_mut().expect("built before the solve").mg;
