@@ -12,6 +12,16 @@
 // (the lines of a warp may break at different cells). Forward elimination into y, then back
 // substitution; out = x + w (x_line - x), with x = 0 when has_x is 0. Each row's sums run
 // over k in the host's order.
+// One row of operator.rs::product: an f32 block row times an f64 vector, summed over k in
+// order.
+__device__ __forceinline__ double syn_row_product(const float* __restrict__ a, const double* x) {
+    double t = 0.0;
+    for (unsigned k = 0u; k < SYN_NV; k++) {
+        t += (double)a[k] * x[k];
+    }
+    return t;
+}
+
 #define SYN_LANES 5u
 #define SYN_LINES_PER_WARP 6u
 extern "C" __global__ void syn_lines(unsigned axis, unsigned d0, unsigned d1, unsigned d2,
@@ -46,13 +56,7 @@ extern "C" __global__ void syn_lines(unsigned axis, unsigned d0, unsigned d1, un
                     const unsigned nb = nbr[c * 6u + s];
                     const bool inline_ = (s == s_prev && prev) || (s == s_next && next);
                     if (nb != SYN_NONE && !inline_) {
-                        const float* a = off + ((size_t)c * 6u + s) * 25u + row * SYN_NV;
-                        const double* xn = x + (size_t)nb * SYN_NV;
-                        double tt = 0.0;
-                        for (unsigned k = 0u; k < SYN_NV; k++) {
-                            tt += (double)a[k] * xn[k];
-                        }
-                        r -= tt;
+                        r -= syn_row_product(off + ((size_t)c * 6u + s) * 25u + row * SYN_NV, x + (size_t)nb * SYN_NV);
                     }
                 }
             }
@@ -63,12 +67,7 @@ extern "C" __global__ void syn_lines(unsigned axis, unsigned d0, unsigned d1, un
         }
         if (active) {
             if (prev) {
-                const float* a = m + (size_t)c * 25u + row * SYN_NV;
-                double tt = 0.0;
-                for (unsigned k = 0u; k < SYN_NV; k++) {
-                    tt += (double)a[k] * ck[k];
-                }
-                r -= tt;
+                r -= syn_row_product(m + (size_t)c * 25u + row * SYN_NV, ck);
             }
             y[(size_t)c * SYN_NV + row] = r;
             carry = r;
@@ -85,12 +84,7 @@ extern "C" __global__ void syn_lines(unsigned axis, unsigned d0, unsigned d1, un
         if (active) {
             tt = y[(size_t)c * SYN_NV + row];
             if (i + 1u < n && nbr[(c + stride) * 6u + s_prev] == c) {
-                const float* a = off + ((size_t)c * 6u + s_next) * 25u + row * SYN_NV;
-                double u = 0.0;
-                for (unsigned k = 0u; k < SYN_NV; k++) {
-                    u += (double)a[k] * xn[k];
-                }
-                tt -= u;
+                tt -= syn_row_product(off + ((size_t)c * 6u + s_next) * 25u + row * SYN_NV, xn);
             }
         }
         double tk[SYN_NV];
@@ -98,11 +92,8 @@ extern "C" __global__ void syn_lines(unsigned axis, unsigned d0, unsigned d1, un
             tk[k] = __shfl_sync(0xffffffffu, tt, base + k);
         }
         if (active) {
-            const float* a = dinv + (size_t)c * 25u + row * SYN_NV;
-            double xl = 0.0;
-            for (unsigned k = 0u; k < SYN_NV; k++) {
-                xl += (double)a[k] * tk[k];
-            }
+            // add_product into zero, as on the host (0 + t: the sign of a zero too).
+            const double xl = 0.0 + syn_row_product(dinv + (size_t)c * 25u + row * SYN_NV, tk);
             // The carry now holds this cell's line solution, for the cell before.
             carry = xl;
             const double old = has_x != 0u ? x[(size_t)c * SYN_NV + row] : 0.0;
