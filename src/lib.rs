@@ -19,7 +19,9 @@
 //! `L dW = -vol nu (C(W^n) - C(W*))` (linearised Navier-Stokes-Fourier fluxes of the upwind
 //! split, [`solver::synthetic`]) that carries mass, momentum and energy across the domain at
 //! once; its right-hand side vanishes at source iteration's fixed point, so both converge to
-//! the same solution, GSIS in tens of sweeps where source iteration needs ~delta.
+//! the same solution, GSIS in tens of sweeps where source iteration needs ~delta. The
+//! correction is solved by GMRES with a multigrid W-cycle, in f64, on the GPU with the CUDA
+//! backend and on the host otherwise.
 //!
 //! `solver.scheme = "second_order"` sweeps with the diamond difference
 //! `F_out = 2 f - F_in` per axis, clamped to the range of the cell's inflows and f^S
