@@ -4,7 +4,8 @@
 # Needs carry/knudsen built with `--features cuda,mpi` (tests/device/setup.sh).
 #   check:  the 64^3 cavity on CUDA, one process against mpirun -np 2 and -np 4 (on however
 #           many GPUs there are: ranks share them round-robin): iterations, relative L2 of
-#           every field (knudsen compare), and the time in the sum per iteration.
+#           every field (knudsen compare), and the time in the sum per iteration. ACC=gsis:
+#           with GSIS (each process solving the correction on its GPU).
 #   strong: 64^3 x 64^3 and 128^3 x 64^3, 5 source iterations, on 1, 2 and 4 processes
 #           (one GPU each on nvidia-h200-x2/-x4): seconds per iteration and in the sum.
 #   weak:   64^3 cells and about 64^3 velocities per process (64, 81, 102 points per axis).
@@ -20,14 +21,14 @@ echo "cores $(nproc); GPUs $(nvidia-smi -L | wc -l); $(mpirun --version | head -
 
 cavity() { # name cells points iterations
   python3 - "$@" <<'PY'
-import json, sys
+import json, os, sys
 name, n, m, it = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 c = json.load(open("configs/cavity-kn1.json"))
 c["name"] = name
 for a in "xyz":
     c["grid"][a]["cells"] = n
 c["velocity"]["points"] = m
-c["solver"] = {"tolerance": 1e-5, "max_iterations": it, "acceleration": "none"}
+c["solver"] = {"tolerance": 1e-5, "max_iterations": it, "acceleration": os.environ.get("ACC", "none")}
 json.dump(c, open(f"/tmp/{name}.json", "w"))
 PY
 }
