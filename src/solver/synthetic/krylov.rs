@@ -200,19 +200,14 @@ impl Space for HostSpace<'_> {
 /// steps, restarting every `restart`, right-preconditioned by `precondition`.
 pub fn gmres(
     op: &Operator,
-    b: &[[f64; NV]],
+    b: &Vector,
     rtol: f64,
     restart: usize,
     max_iterations: usize,
     precondition: &Preconditioner,
     pool: &Pool,
 ) -> anyhow::Result<(Vector, Outcome)> {
-    let space = HostSpace { op, precondition, pool };
-    let mut bv = pool.take(b.len());
-    bv.copy_from_slice(b);
-    let out = gmres_in(&space, &bv, rtol, restart, max_iterations);
-    pool.give(bv);
-    out
+    gmres_in(&HostSpace { op, precondition, pool }, b, rtol, restart, max_iterations)
 }
 
 /// [`gmres`] in any [`Space`].

@@ -217,7 +217,7 @@ impl Gsis {
     /// a failed launch) hands this solve and every later one to the host, saying why.
     fn solve(
         &mut self,
-        rhs: &[[f64; NV]],
+        rhs: &krylov::Vector,
         rtol: f64,
     ) -> anyhow::Result<(Vec<[f64; NV]>, krylov::Outcome, &'static str)> {
         #[cfg(feature = "cuda-driver")]

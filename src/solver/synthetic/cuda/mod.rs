@@ -166,8 +166,10 @@ impl CudaSynthetic {
         })
     }
 
-    /// Replace the device's hierarchy by `mg`'s. Fails, touching nothing, when the device
-    /// lacks the memory for it and a full restart's vectors.
+    /// Replace the device's hierarchy by `mg`'s. The old one is freed first, so that its
+    /// memory counts as free; when the device lacks the memory for the new one and a full
+    /// restart's vectors this fails with none on the device (the caller then solves on the
+    /// host).
     pub fn upload(&mut self, mg: &Multigrid) -> anyhow::Result<()> {
         self.hierarchy = None;
         self.pool.borrow_mut().clear();
