@@ -54,8 +54,13 @@ fn translate(v: &Variant, sizes: &Sizes) -> Result<(), String> {
     if v.subgroups {
         caps |= naga::valid::Capabilities::SUBGROUP;
     }
-    let constants: naga::back::PipelineConstants =
-        sizes.constants(v.entry).into_iter().map(|(k, x)| (k.to_string(), x)).collect();
+    let constants: naga::back::PipelineConstants = if v.entry.starts_with("syn_") {
+        // The synthetic solve's one constant: cells per neighbour-block binding, here for
+        // a 2 GiB binding (src/solver/synthetic/wgpu/mod.rs).
+        [("OFF_CELLS".to_string(), ((2u64 << 30) / 600) as f64)].into_iter().collect()
+    } else {
+        sizes.constants(v.entry).into_iter().map(|(k, x)| (k.to_string(), x)).collect()
+    };
     translate_source(&v.source, v.entry, v.subgroups, caps, &constants)
 }
 

@@ -40,6 +40,7 @@ pub mod lines;
 pub mod multigrid;
 pub mod operator;
 pub mod walls;
+pub mod wgpu;
 
 use super::state::State;
 use super::Strategy;

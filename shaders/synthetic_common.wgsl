@@ -1,0 +1,102 @@
+// The synthetic (GSIS) solve on a wgpu device: what every stage shares. Each stage file
+// (synthetic_row.wgsl, ..._lines.wgsl, ...) is compiled after this one; each entry is the
+// device twin of a host function of src/solver/synthetic (named beside it) and of the CUDA
+// kernel of the same name in shaders/cuda/synthetic.cu, in f32 throughout (WGSL has no
+// portable f64): vectors, blocks and sums. Host launchers: src/solver/synthetic/wgpu/.
+//
+// Layouts (keep in sync with src/solver/synthetic/wgpu/kernels.rs): a vector holds NV = 5
+// floats per cell. Per cell the diagonal block is 25 floats (row-major), the neighbour blocks
+// 6 x 25 (sides in Face::ALL order), the neighbours 6 u32 (NONE: none); Jacobi's inverted
+// diagonals and the line factors 25 floats per cell; an aggregate's members 8 u32
+// (NONE-padded). Blocks are stored cell by cell, as on the host, because one invocation
+// reads all of a cell's 700 bytes: neighbouring invocations then read neighbouring memory,
+// and the host's arrays upload without a transpose. The neighbour blocks of a large level
+// exceed one binding (2 GiB on Vulkan: 3.6 million cells), so they are cut by cells into up
+// to four bindings of OFF_CELLS cells each; a cell's six blocks always share one.
+
+// Keep in sync with SynParams in src/solver/synthetic/wgpu/kernels.rs.
+struct SynParams {
+    // Cells of the launch, the vector length (syn_axpy, syn_scale, syn_dot) or the dense
+    // order (syn_dense).
+    n: u32,
+    // syn_row: b - A x instead of A x; syn_lines: a previous iterate x.
+    flag: u32,
+    axis: u32,
+    d0: u32,
+    d1: u32,
+    d2: u32,
+    // Damping, over-correction or the scalar of syn_axpy / syn_scale.
+    w: f32,
+    pad: u32,
+}
+
+const NV: u32 = 5u;
+const NONE: u32 = 0xffffffffu;
+const WG: u32 = 256u;
+// Cells per neighbour-block binding (set by the host from the adapter's binding limit).
+override OFF_CELLS: u32;
+
+// One level's operator and smoother (bound once per level and smoother).
+@group(0) @binding(0) var<storage, read> diag: array<f32>;
+@group(0) @binding(1) var<storage, read> nbr: array<u32>;
+@group(0) @binding(2) var<storage, read> off0: array<f32>;
+@group(0) @binding(3) var<storage, read> off1: array<f32>;
+@group(0) @binding(4) var<storage, read> off2: array<f32>;
+@group(0) @binding(5) var<storage, read> off3: array<f32>;
+// Jacobi's inverted diagonals, a line's factors M (with aux1 = its D^-1), or on the
+// coarsest level its dense inverse by columns.
+@group(0) @binding(6) var<storage, read> aux0: array<f32>;
+@group(0) @binding(7) var<storage, read> aux1: array<f32>;
+// Members of each next-level cell, and each cell's aggregate there.
+@group(0) @binding(8) var<storage, read> children: array<u32>;
+@group(0) @binding(9) var<storage, read> parent: array<u32>;
+
+// The launch's vectors: two inputs, two outputs (a stage's comment names them).
+@group(1) @binding(0) var<storage, read> v0: array<f32>;
+@group(1) @binding(1) var<storage, read> v1: array<f32>;
+@group(1) @binding(2) var<storage, read_write> v2: array<f32>;
+@group(1) @binding(3) var<storage, read_write> v3: array<f32>;
+
+@group(2) @binding(0) var<uniform> prm: SynParams;
+
+// The invocation's index in a 2D grid of WG-wide workgroups (a vector of the paper cube
+// needs more workgroups than one dimension allows).
+fn syn_index(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
+    return (wid.y * nwg.x + wid.x) * WG + lid;
+}
+
+// Entry e of cell c's neighbour block on side s.
+fn off_entry(c: u32, s: u32, e: u32) -> f32 {
+    let part = c / OFF_CELLS;
+    let i = ((c - part * OFF_CELLS) * 6u + s) * 25u + e;
+    switch part {
+        case 0u: { return off0[i]; }
+        case 1u: { return off1[i]; }
+        case 2u: { return off2[i]; }
+        default: { return off3[i]; }
+    }
+}
+
+// Row r of cell c's block on side s times the vector v1 of cell n (operator.rs::product's
+// row, summed over k in order).
+fn off_row_x(c: u32, s: u32, r: u32, n: u32) -> f32 {
+    var t = 0.0;
+    for (var k = 0u; k < NV; k++) {
+        t += off_entry(c, s, r * NV + k) * v1[n * NV + k];
+    }
+    return t;
+}
+
+// Operator::off_row: the neighbours' part of (A x) of cell c, x in v1.
+fn off_row(c: u32) -> array<f32, 5> {
+    var acc = array<f32, 5>(0.0, 0.0, 0.0, 0.0, 0.0);
+    for (var s = 0u; s < 6u; s++) {
+        let n = nbr[c * 6u + s];
+        if n != NONE {
+            for (var r = 0u; r < NV; r++) {
+                acc[r] += off_row_x(c, s, r, n);
+            }
+        }
+    }
+    return acc;
+}

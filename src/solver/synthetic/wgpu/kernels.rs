@@ -1,0 +1,136 @@
+//! The WGSL stages of the synthetic solve: their sources, the one pipeline layout they share
+//! and their pipelines (`shaders/synthetic_*.wgsl`, each after `synthetic_common.wgsl`).
+
+/// Keep in sync with `SynParams` in shaders/synthetic_common.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct SynParams {
+    pub n: u32,
+    pub flag: u32,
+    pub axis: u32,
+    pub d0: u32,
+    pub d1: u32,
+    pub d2: u32,
+    pub w: f32,
+    pub pad: u32,
+}
+
+/// Invocations per workgroup of every stage but syn_lines (WG in the shaders).
+pub const WG: u32 = 256;
+/// Lines per workgroup of syn_lines (LINES_PER_WG: five invocations per line, of 64).
+pub const LINES_PER_WG: usize = 12;
+/// Neighbour-block bindings (off0..off3).
+pub const OFF_BINDINGS: usize = 4;
+/// Storage buffers one stage binds: the level's ten and the launch's four vectors.
+pub const STORAGE_BUFFERS: u32 = 14;
+
+const COMMON: &str = include_str!("../../../../shaders/synthetic_common.wgsl");
+
+/// Each stage's file and its entries.
+pub const STAGES: [(&str, &[&str]); 8] = [
+    (include_str!("../../../../shaders/synthetic_row.wgsl"), &["syn_row"]),
+    (include_str!("../../../../shaders/synthetic_restrict.wgsl"), &["syn_restrict"]),
+    (include_str!("../../../../shaders/synthetic_prolong.wgsl"), &["syn_prolong"]),
+    (include_str!("../../../../shaders/synthetic_jacobi.wgsl"), &["syn_jacobi_first", "syn_jacobi"]),
+    (include_str!("../../../../shaders/synthetic_lines.wgsl"), &["syn_lines"]),
+    (include_str!("../../../../shaders/synthetic_dense.wgsl"), &["syn_dense"]),
+    (include_str!("../../../../shaders/synthetic_vector.wgsl"), &["syn_axpy", "syn_scale"]),
+    (include_str!("../../../../shaders/synthetic_dot.wgsl"), &["syn_dot"]),
+];
+
+/// A stage's full source: the common part, then the stage.
+pub fn source(stage: &str) -> String {
+    format!("{COMMON}\n{stage}")
+}
+
+pub struct Kernels {
+    pub row: wgpu::ComputePipeline,
+    pub restrict: wgpu::ComputePipeline,
+    pub prolong: wgpu::ComputePipeline,
+    pub jacobi_first: wgpu::ComputePipeline,
+    pub jacobi: wgpu::ComputePipeline,
+    pub lines: wgpu::ComputePipeline,
+    pub dense: wgpu::ComputePipeline,
+    pub axpy: wgpu::ComputePipeline,
+    pub scale: wgpu::ComputePipeline,
+    pub dot: wgpu::ComputePipeline,
+    /// Group 0 (a level), 1 (the vectors), 2 (the parameters, at a dynamic offset).
+    pub layouts: [wgpu::BindGroupLayout; 3],
+}
+
+fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+impl Kernels {
+    /// Compile every stage with `off_cells` cells per neighbour-block binding.
+    pub fn new(device: &wgpu::Device, off_cells: u32) -> Self {
+        let layout = |label, entries: &[wgpu::BindGroupLayoutEntry]| {
+            device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(label), entries })
+        };
+        let level: Vec<_> = (0..10).map(|b| storage(b, true)).collect();
+        let vectors = [storage(0, true), storage(1, true), storage(2, false), storage(3, false)];
+        let params = wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: true,
+                min_binding_size: wgpu::BufferSize::new(std::mem::size_of::<SynParams>() as u64),
+            },
+            count: None,
+        };
+        let layouts =
+            [layout("syn level", &level), layout("syn vectors", &vectors), layout("syn params", &[params])];
+        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("synthetic"),
+            bind_group_layouts: &[Some(&layouts[0]), Some(&layouts[1]), Some(&layouts[2])],
+            ..Default::default()
+        });
+        let mut made = std::collections::HashMap::new();
+        for (src, entries) in STAGES {
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(entries[0]),
+                source: wgpu::ShaderSource::Wgsl(source(src).into()),
+            });
+            for &entry in entries {
+                let constants = [("OFF_CELLS", off_cells as f64)];
+                let p = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(entry),
+                    layout: Some(&pl),
+                    module: &module,
+                    entry_point: Some(entry),
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        constants: &constants,
+                        ..Default::default()
+                    },
+                    cache: None,
+                });
+                made.insert(entry, p);
+            }
+        }
+        let mut take = |n: &str| made.remove(n).expect("every entry of STAGES is compiled");
+        Self {
+            row: take("syn_row"),
+            restrict: take("syn_restrict"),
+            prolong: take("syn_prolong"),
+            jacobi_first: take("syn_jacobi_first"),
+            jacobi: take("syn_jacobi"),
+            lines: take("syn_lines"),
+            dense: take("syn_dense"),
+            axpy: take("syn_axpy"),
+            scale: take("syn_scale"),
+            dot: take("syn_dot"),
+            layouts,
+        }
+    }
+}

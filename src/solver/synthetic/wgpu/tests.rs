@@ -1,0 +1,99 @@
+//! The wgpu solve against the host's, on whatever adapter the machine has (lavapipe in CI,
+//! where a missing adapter fails the test).
+use super::*;
+use crate::problem::Problem;
+use crate::solver::synthetic::flux::Base;
+use crate::solver::synthetic::krylov::{gmres, Pool, Space, Vector};
+use crate::solver::synthetic::multigrid::Smoother;
+use crate::solver::synthetic::operator::Operator;
+
+fn rel(a: &[[f64; NV]], b: &[[f64; NV]]) -> f64 {
+    let d: f64 = a.iter().zip(b).flat_map(|(p, q)| (0..NV).map(move |k| (p[k] - q[k]).powi(2))).sum();
+    let n: f64 = b.iter().flatten().map(|x| x * x).sum();
+    (d / n).sqrt()
+}
+
+fn norm(v: &[[f64; NV]]) -> f64 {
+    v.iter().flatten().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+/// The device, or None where there is no adapter outside CI.
+fn device() -> Option<(wgpu::Device, wgpu::Queue, String)> {
+    use crate::backend::wgpu::device;
+    let Ok(adapter) = device::pick(device::adapters(), true) else {
+        assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true but no wgpu adapter");
+        return None;
+    };
+    let (d, q) = device::open(&adapter, None, false).unwrap();
+    Some((d, q, adapter.get_info().name))
+}
+
+/// The paper cube's geometry at small size (stretched cells, a body, free-stream faces:
+/// line smoothing) and a closed box of cubic cells (Jacobi smoothing), as the CUDA test.
+fn cases() -> Vec<(Problem, Smoother)> {
+    let cube = crate::config::Config::from_json(include_str!("../../../../configs/cube-quick.json")).unwrap();
+    let boxed = crate::config::walled_box([9, 7, 6], 10);
+    vec![(Problem::new(&cube), Smoother::Lines), (Problem::new(&boxed), Smoother::Jacobi)]
+}
+
+#[test]
+fn the_wgpu_cycle_and_solve_match_the_hosts() {
+    let Some((device, queue, name)) = device() else { return };
+    for (p, smoother) in cases() {
+        let n = p.grid.cells();
+        let active: Vec<bool> = (0..n).map(|c| !p.bodies.solids.is_solid(c)).collect();
+        let base: Vec<Base> = (0..n)
+            .map(|c| Base {
+                rho: 1.0 + 0.1 * (c % 7) as f64 / 7.0,
+                u: [0.3, 0.05 * (c % 3) as f64, 0.0],
+                t: 1.0 + 0.02 * (c % 5) as f64,
+            })
+            .collect();
+        let mg = Multigrid::new(Operator::assemble(&p, &base, 1e-3), p.grid.dims(), &active, smoother, true).unwrap();
+        let b: Vector = (0..n)
+            .map(|c| if active[c] { std::array::from_fn(|k| ((c * 5 + 3 * k) % 11) as f64 - 5.0) } else { [0.0; NV] })
+            .collect();
+        let mut dev = WgpuSynthetic::new(device.clone(), queue.clone(), name.clone(), 30).unwrap();
+        dev.upload(&mg).unwrap();
+        // One W-cycle: the host's arithmetic in f32. Its error is f32 rounding (6e-8) grown
+        // through the cycle's few dozen smoothing steps and the coarsest inverse.
+        let mut host = vec![[0.0; NV]; n];
+        mg.apply(&b, &mut host);
+        let h = dev.hierarchy.as_ref().unwrap();
+        let space = DeviceSpace { s: &dev, h };
+        let bd = space.take().unwrap();
+        let b32: Vec<f32> = b.iter().flatten().map(|&x| x as f32).collect();
+        queue.write_buffer(&bd, 0, bytemuck::cast_slice(&b32));
+        let mut z = space.take().unwrap();
+        space.precondition(&bd, &mut z).unwrap();
+        let zd: Vec<[f64; NV]> =
+            dev.read(&z, n * NV, None).unwrap().chunks_exact(NV).map(|c| std::array::from_fn(|k| c[k] as f64)).collect();
+        let cycle = rel(&zd, &host);
+        assert!(cycle < 1e-5, "{smoother:?}: one cycle differs by {cycle:e}");
+        // A dot product of f32 vectors, summed in f32 within workgroups: 1e-6 relative.
+        let dh: f64 = b32.iter().zip(zd.iter().flatten()).map(|(&x, y)| x as f64 * y).sum();
+        let dd = space.dot(&bd, &z).unwrap();
+        assert!((dd - dh).abs() <= 1e-6 * dh.abs(), "dot {dd} vs {dh}");
+        // Whole solves to 1e-4, the synthetic solve's tightest inner tolerance: about the
+        // host's steps, and a true residual (the host's operator, in f64) within the
+        // tolerance plus the f32 product's rounding.
+        let pool = Pool::default();
+        let (xh, oh) =
+            gmres(mg.operator(), &b, 1e-4, 30, 2000, &|v: &[[f64; NV]], o: &mut Vector| mg.apply(v, o), &pool).unwrap();
+        let (xd, od) = dev.solve(&b, 1e-4, 2000).unwrap();
+        assert!(od.relative_residual <= 1e-4, "{od:?}");
+        assert!(oh.iterations.abs_diff(od.iterations) <= 1, "host {oh:?}, device {od:?}");
+        let mut ax = vec![[0.0; NV]; n];
+        mg.operator().apply(&xd, &mut ax);
+        let r: Vec<[f64; NV]> = ax.iter().zip(&b).map(|(a, q)| std::array::from_fn(|k| q[k] - a[k])).collect();
+        assert!(norm(&r) <= 1.1e-4 * norm(&b), "true residual {:e}", norm(&r) / norm(&b));
+        eprintln!(
+            "{smoother:?}: cycle {cycle:.2e}, steps host {} device {}, solutions differ by {:.2e}",
+            oh.iterations,
+            od.iterations,
+            rel(&xd, &xh)
+        );
+        space.give(z);
+        space.give(bd);
+    }
+}
