@@ -114,7 +114,14 @@ pub trait Backend {
     /// The memory's copy bandwidth, measured now: bytes read plus bytes written per second
     /// by a large buffer-to-buffer copy (`knudsen bench`'s floor).
     fn copy_bandwidth(&mut self) -> anyhow::Result<f64>;
+    /// The wgpu device and queue the backend sweeps on (the synthetic solve runs there too).
+    fn wgpu_handles(&self) -> Option<WgpuHandles> {
+        None
+    }
 }
+
+/// A wgpu device and queue, and the adapter's name.
+pub type WgpuHandles = (::wgpu::Device, ::wgpu::Queue, String);
 
 static DEVICE_SLOT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 

@@ -113,7 +113,7 @@ impl<'a> Solver<'a> {
     pub fn new(problem: &'a Problem, backend: Box<dyn Backend + 'a>) -> Self {
         let strategy: Box<dyn Strategy + 'a> = match problem.config.solver.acceleration {
             Acceleration::None => Box::new(source_iteration::SourceIteration),
-            Acceleration::Gsis => Box::new(synthetic::Gsis::for_backend(backend.kind())),
+            Acceleration::Gsis => Box::new(synthetic::Gsis::for_backend(backend.kind(), backend.wgpu_handles())),
         };
         Self { problem, backend, strategy, restart: None, checkpoints: None, stop: None, reduce: None }
     }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the NVIDIA device machine (the `device` tool), from the repository root:
-#   tests/device/gsis.sh shipped|kn|kn1|wgpu64|cube|device
-# (`device`: also needs carry/knudsen-lib-tests, the stripped `cargo test --release
+#   tests/device/gsis.sh shipped|kn|kn1|wgpu64|cube|device|wgpudev
+# (`device`, `wgpudev`: also need carry/knudsen-lib-tests, the stripped `cargo test --release
 # --features cuda --lib --no-run` binary.)
 # Needs carry/knudsen built with `--features cuda` and .gl/*.deb (tests/device/setup.sh).
 # Source iteration against GSIS: iterations, wall time, and the mean sweep and host-update
@@ -98,6 +98,24 @@ device)
     [ "$sm" = none ] && continue
     KNUDSEN_GSIS_SMOOTHER=$sm LIMIT=${LIMIT:-400} run cube-ma2-kn1-cuda-gsis-$sm configs/cube-ma2-kn1.json cuda gsis
     grep -E "gsis:" $R/cube-ma2-kn1-cuda-gsis-$sm.log | head -4
+  done
+  cp $R/*.log "$OUT/"
+  ;;
+wgpudev)
+  # The synthetic solve on the wgpu device (f32) against the host's: the unit test, then
+  # whole runs with the solve on the device and on the host (KNUDSEN_GSIS_DEVICE=host),
+  # their fields compared. CUBE="none gsis": the paper cube on wgpu with all its velocities
+  # in flight (16384 MiB, as tests/device/targets.sh).
+  carry/knudsen-lib-tests synthetic::wgpu --test-threads 1 --nocapture 2>&1 | grep -E "cycle|test result"
+  for cfg in ${CASES:-cavity-quick cube-quick cavity-kn0.01 cavity-kn1}; do
+    run $cfg-wgpu-none configs/$cfg.json wgpu none
+    run $cfg-wgpu-gsis configs/$cfg.json wgpu gsis
+    KNUDSEN_GSIS_DEVICE=host run $cfg-wgpu-gsis-host configs/$cfg.json wgpu gsis
+    grep -m1 -oE "GMRES on the [a-z]+" $R/$cfg-wgpu-gsis.log $R/$cfg-wgpu-gsis-host.log
+    $K compare $R/$cfg-wgpu-gsis $R/$cfg-wgpu-gsis-host 2>&1 | tail -6
+  done
+  for acc in ${CUBE:-}; do
+    LIMIT=${LIMIT:-400} run cube-ma2-kn1-wgpu-$acc configs/cube-ma2-kn1.json wgpu $acc --memory-budget-mib 16384
   done
   cp $R/*.log "$OUT/"
   ;;

@@ -197,6 +197,10 @@ impl WgpuBackend {
 }
 
 impl Backend for WgpuBackend {
+    fn wgpu_handles(&self) -> Option<crate::backend::WgpuHandles> {
+        Some((self.device.clone(), self.queue.clone(), self.info.name.clone()))
+    }
+
     fn kind(&self) -> &'static str {
         "wgpu"
     }

@@ -39,6 +39,7 @@ pub mod krylov;
 pub mod lines;
 pub mod multigrid;
 pub mod operator;
+mod placement;
 pub mod walls;
 pub mod wgpu;
 
@@ -48,6 +49,7 @@ use crate::backend::SweepOutput;
 use crate::model::Macro;
 use crate::problem::Problem;
 use flux::{Base, NV};
+use placement::Device;
 use rayon::prelude::*;
 
 /// Relative residual of each synthetic solve: `INNER_SCALE / delta_D`, kept within
@@ -177,98 +179,6 @@ pub struct Gsis {
     pending: Option<Vec<Base>>,
     /// Operator builds in this run (logs).
     builds: usize,
-}
-
-/// Where the synthetic solve runs: on the host, or on the CUDA backend's device with the
-/// hierarchy uploaded at the `generation` it holds (`super::cuda`).
-#[derive(Default)]
-enum Device {
-    #[default]
-    Host,
-    /// Wanted, not started yet.
-    #[cfg(feature = "cuda-driver")]
-    CudaPending,
-    #[cfg(feature = "cuda-driver")]
-    Cuda(Box<cuda::CudaSynthetic>, u64),
-}
-
-impl Gsis {
-    /// The synthetic solve beside the sweep: on the CUDA device when the backend is CUDA (a
-    /// W-cycle reads ~6 KB per cell; measured 13-20 times faster on an H100 than on its
-    /// 16-core host), else on the host. `KNUDSEN_GSIS_DEVICE=host` keeps it on the host
-    /// (measurements).
-    pub fn for_backend(kind: &str) -> Self {
-        let host = std::env::var("KNUDSEN_GSIS_DEVICE").is_ok_and(|v| v == "host");
-        let device = match kind {
-            #[cfg(feature = "cuda-driver")]
-            "cuda" if !host => Device::CudaPending,
-            _ => Device::Host,
-        };
-        let _ = host; // read only with the `cuda` feature
-        Self { device, ..Self::default() }
-    }
-
-    /// Whether the host factors the line smoother (the device does, where it solves).
-    fn host_factors(&self) -> bool {
-        matches!(self.device, Device::Host)
-    }
-
-    /// Solve with the current hierarchy, on the device when there is one. A device that
-    /// cannot start, hold the hierarchy or finish a solve (out of memory for GMRES's vectors,
-    /// a failed launch) hands this solve and every later one to the host, saying why.
-    fn solve(
-        &mut self,
-        rhs: &krylov::Vector,
-        rtol: f64,
-    ) -> anyhow::Result<(Vec<[f64; NV]>, krylov::Outcome, &'static str)> {
-        #[cfg(feature = "cuda-driver")]
-        {
-            let mg = &self.hierarchy.as_ref().expect("built before the solve").mg;
-            if matches!(self.device, Device::CudaPending) {
-                let t = std::time::Instant::now();
-                self.device = match cuda::CudaSynthetic::new(RESTART) {
-                    Ok(d) => {
-                        let s = t.elapsed().as_secs_f64();
-                        log::info!("gsis: the synthetic solve runs on {} (CUDA; kernels ready in {s:.2} s)", d.device);
-                        Device::Cuda(Box::new(d), 0)
-                    }
-                    Err(e) => {
-                        log::warn!("gsis: the synthetic solve runs on the host: {e:#}");
-                        Device::Host
-                    }
-                };
-            }
-            if let Device::Cuda(d, at) = &mut self.device {
-                if *at != self.generation {
-                    let t = std::time::Instant::now();
-                    let uploaded = d.upload(mg);
-                    log::debug!("gsis: hierarchy uploaded in {:.3} s", t.elapsed().as_secs_f64());
-                    if let Err(e) = uploaded {
-                        log::warn!("gsis: the synthetic solve moves to the host: {e:#}");
-                        self.device = Device::Host;
-                    } else {
-                        *at = self.generation;
-                    }
-                }
-            }
-            if let Device::Cuda(d, _) = &self.device {
-                match d.solve(rhs, rtol, MAX_INNER) {
-                    Ok((x, o)) => return Ok((x, o, "cuda")),
-                    Err(e) => {
-                        log::warn!("gsis: the synthetic solve moves to the host: {e:#}");
-                        self.device = Device::Host;
-                    }
-                }
-            }
-        }
-        let mg = &mut self.hierarchy.as_mut().expect("built before the solve").mg;
-        // Built for a device that then could not solve: the host factors its lines now.
-        mg.factor_lines();
-        let mg = &*mg;
-        let vcycle = |v: &[[f64; NV]], o: &mut krylov::Vector| mg.apply(v, o);
-        let (x, o) = krylov::gmres(mg.operator(), rhs, rtol, RESTART, MAX_INNER, &vcycle, &self.pool)?;
-        Ok((x, o, "host"))
-    }
 }
 
 /// Line smoothing where the grid has stretched cells (or only one axis, where a line sweep

@@ -1,0 +1,137 @@
+//! Where the synthetic solve runs: on the host, or on the GPU the backend sweeps on (CUDA:
+//! `super::cuda`, f64; wgpu: `super::wgpu`, f32), with the hierarchy uploaded once per
+//! build. A device that cannot start, hold the hierarchy or finish a solve hands this solve
+//! and every later one to the host, saying why.
+
+use super::flux::NV;
+use super::{krylov, Gsis, MAX_INNER, RESTART};
+use crate::backend::WgpuHandles;
+
+/// GMRES steps per solve on the f32 wgpu device: an f32 residual that stalls above the
+/// tolerance would otherwise run to [`MAX_INNER`]. The host and CUDA solves take 5-22
+/// steps on the shipped cases (`docs/benchmarks.md`); whatever a capped solve returns, the
+/// fixed point stays as it is (`super`).
+const MAX_INNER_F32: usize = 4 * RESTART;
+
+
+#[derive(Default)]
+pub(super) enum Device {
+    #[default]
+    Host,
+    /// Wanted, not started yet.
+    #[cfg(feature = "cuda-driver")]
+    CudaPending,
+    /// On the CUDA device, with the hierarchy of the generation it holds.
+    #[cfg(feature = "cuda-driver")]
+    Cuda(Box<super::cuda::CudaSynthetic>, u64),
+    WgpuPending(Box<WgpuHandles>),
+    Wgpu(Box<super::wgpu::WgpuSynthetic>, u64),
+}
+
+impl Gsis {
+    /// The synthetic solve beside the sweep: on the backend's GPU (CUDA or wgpu; a W-cycle
+    /// reads ~6 KB per cell, measured 13-20 times faster on an H100 than on its 16-core
+    /// host), else on the host. `KNUDSEN_GSIS_DEVICE=host` keeps it on the host
+    /// (measurements). `wgpu`: the wgpu backend's device.
+    pub fn for_backend(kind: &str, wgpu: Option<WgpuHandles>) -> Self {
+        let host = std::env::var("KNUDSEN_GSIS_DEVICE").is_ok_and(|v| v == "host");
+        let device = match (kind, wgpu) {
+            _ if host => Device::Host,
+            #[cfg(feature = "cuda-driver")]
+            ("cuda", _) => Device::CudaPending,
+            ("wgpu", Some(h)) => Device::WgpuPending(Box::new(h)),
+            _ => Device::Host,
+        };
+        Self { device, ..Self::default() }
+    }
+
+    /// Whether the host factors the line smoother (the CUDA device factors its own).
+    pub(super) fn host_factors(&self) -> bool {
+        #[cfg(feature = "cuda-driver")]
+        if matches!(self.device, Device::CudaPending | Device::Cuda(..)) {
+            return false;
+        }
+        true
+    }
+
+    /// Start the wanted device and upload the current hierarchy where it has not been.
+    fn prepare(&mut self) {
+        let mg = &self.hierarchy.as_ref().expect("built before the solve").mg;
+        let t = std::time::Instant::now();
+        match std::mem::take(&mut self.device) {
+            #[cfg(feature = "cuda-driver")]
+            Device::CudaPending => {
+                self.device = match super::cuda::CudaSynthetic::new(RESTART) {
+                    Ok(d) => {
+                        let s = t.elapsed().as_secs_f64();
+                        log::info!("gsis: the synthetic solve runs on {} (CUDA; kernels ready in {s:.2} s)", d.device);
+                        Device::Cuda(Box::new(d), 0)
+                    }
+                    Err(e) => {
+                        log::warn!("gsis: the synthetic solve runs on the host: {e:#}");
+                        Device::Host
+                    }
+                }
+            }
+            Device::WgpuPending(h) => {
+                let (device, queue, name) = *h;
+                self.device = match super::wgpu::WgpuSynthetic::new(device, queue, name, RESTART) {
+                    Ok(d) => {
+                        let s = t.elapsed().as_secs_f64();
+                        log::info!("gsis: the synthetic solve runs on {} (wgpu, f32; kernels ready in {s:.2} s)", d.name);
+                        Device::Wgpu(Box::new(d), 0)
+                    }
+                    Err(e) => {
+                        log::warn!("gsis: the synthetic solve runs on the host: {e:#}");
+                        Device::Host
+                    }
+                }
+            }
+            other => self.device = other,
+        }
+        let generation = self.generation;
+        let uploaded = match &mut self.device {
+            #[cfg(feature = "cuda-driver")]
+            Device::Cuda(d, at) if *at != generation => Some(d.upload(mg).map(|()| *at = generation)),
+            Device::Wgpu(d, at) if *at != generation => Some(d.upload(mg).map(|()| *at = generation)),
+            _ => None,
+        };
+        if let Some(r) = uploaded {
+            log::debug!("gsis: hierarchy uploaded in {:.3} s", t.elapsed().as_secs_f64());
+            if let Err(e) = r {
+                log::warn!("gsis: the synthetic solve moves to the host: {e:#}");
+                self.device = Device::Host;
+            }
+        }
+    }
+
+    /// Solve with the current hierarchy, on the device when there is one.
+    pub(super) fn solve(
+        &mut self,
+        rhs: &krylov::Vector,
+        rtol: f64,
+    ) -> anyhow::Result<(Vec<[f64; NV]>, krylov::Outcome, &'static str)> {
+        self.prepare();
+        let on_device = match &self.device {
+            #[cfg(feature = "cuda-driver")]
+            Device::Cuda(d, _) => Some((d.solve(rhs, rtol, MAX_INNER), "cuda")),
+            Device::Wgpu(d, _) => Some((d.solve(rhs, rtol, MAX_INNER_F32), "wgpu")),
+            _ => None,
+        };
+        match on_device {
+            Some((Ok((x, o)), place)) => return Ok((x, o, place)),
+            Some((Err(e), _)) => {
+                log::warn!("gsis: the synthetic solve moves to the host: {e:#}");
+                self.device = Device::Host;
+            }
+            None => {}
+        }
+        let mg = &mut self.hierarchy.as_mut().expect("built before the solve").mg;
+        // Built for a device that then could not solve: the host factors its lines now.
+        mg.factor_lines();
+        let mg = &*mg;
+        let vcycle = |v: &[[f64; NV]], o: &mut krylov::Vector| mg.apply(v, o);
+        let (x, o) = krylov::gmres(mg.operator(), rhs, rtol, RESTART, MAX_INNER, &vcycle, &self.pool)?;
+        Ok((x, o, "host"))
+    }
+}
