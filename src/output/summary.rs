@@ -35,6 +35,10 @@ pub struct Summary {
     pub max_batch_velocities: usize,
     pub velocities_in_flight: usize,
     pub distribution_bytes: u64,
+    /// Where GSIS's synthetic solve ran last: "host", "cuda" or "wgpu" (absent without
+    /// GSIS).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synthetic_solve: Option<String>,
     /// External flows: the free stream's Mach number and velocity.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mach: Option<f64>,
@@ -86,6 +90,7 @@ impl Summary {
             max_batch_velocities: plan.max_batch,
             velocities_in_flight: plan.in_flight,
             distribution_bytes: plan.distribution_bytes,
+            synthetic_solve: s.result.synthetic_solve.map(str::to_string),
             mach: p.config.free_stream.as_ref().map(|f| f.mach()),
             free_stream_velocity: p.config.free_stream.as_ref().map(|f| f.velocity()),
             domain_mass_balance: (!p.bounds.closed()).then(|| domain_mass_balance(p, &s.result.incident)),

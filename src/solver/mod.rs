@@ -57,6 +57,10 @@ pub trait Strategy {
     }
     /// Take back what [`Strategy::saved`] gave, before the first iteration of a continued run.
     fn restore(&mut self, _saved: Vec<[f64; 5]>) {}
+    /// Where its own solve last ran ("host", "cuda", "wgpu"); None for a strategy without one.
+    fn solved_on(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -83,6 +87,8 @@ pub struct RunResult {
     /// Stopped on request ([`Solver::with_stop`]) before convergence or the iteration limit.
     pub interrupted: bool,
     pub total_seconds: f64,
+    /// Where the strategy's solve last ran ([`Strategy::solved_on`]).
+    pub synthetic_solve: Option<&'static str>,
 }
 
 impl RunResult {
@@ -263,13 +269,15 @@ impl<'a> Solver<'a> {
                 if last_checkpoint.elapsed() >= *every {
                     let seconds = elapsed0 + start.elapsed().as_secs_f64();
                     let saved = self.strategy.saved();
-                    write(&result(state.clone(), out.clone(), history.clone(), false, false, seconds, saved))?;
+                    let r = result(state.clone(), out.clone(), history.clone(), [false, false], seconds, saved);
+                    write(&RunResult { synthetic_solve: self.strategy.solved_on(), ..r })?;
                     last_checkpoint = Instant::now();
                 }
             }
         }
         let seconds = elapsed0 + start.elapsed().as_secs_f64();
-        Ok(result(state, out, history, converged, interrupted, seconds, self.strategy.saved()))
+        let r = result(state, out, history, [converged, interrupted], seconds, self.strategy.saved());
+        Ok(RunResult { synthetic_solve: self.strategy.solved_on(), ..r })
     }
 }
 
@@ -277,8 +285,7 @@ fn result(
     state: State,
     out: SweepOutput,
     history: Vec<IterationRecord>,
-    converged: bool,
-    interrupted: bool,
+    [converged, interrupted]: [bool; 2],
     total_seconds: f64,
     strategy_state: Option<Vec<[f64; 5]>>,
 ) -> RunResult {
@@ -297,6 +304,7 @@ fn result(
         converged,
         interrupted,
         total_seconds,
+        synthetic_solve: None,
     }
 }
 

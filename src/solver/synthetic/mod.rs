@@ -169,6 +169,8 @@ pub struct Gsis {
     /// Hierarchies built in this run, counting restored ones (tells when to upload).
     generation: u64,
     pub last: SolveStats,
+    /// Where the last solve ran.
+    place: Option<&'static str>,
     /// GMRES's work vectors, kept from one solve to the next.
     pool: krylov::Pool,
     /// The operator in use and the state it was built from: reused while the state stays
@@ -241,6 +243,10 @@ impl Strategy for Gsis {
     fn saved(&self) -> Option<Vec<[f64; 5]>> {
         let base = self.hierarchy.as_ref().map(|h| &h.base).or(self.pending.as_ref())?;
         Some(base.iter().map(|b| [b.rho, b.u[0], b.u[1], b.u[2], b.t]).collect())
+    }
+
+    fn solved_on(&self) -> Option<&'static str> {
+        self.place
     }
 
     fn restore(&mut self, saved: Vec<[f64; 5]>) {
@@ -316,6 +322,7 @@ impl Strategy for Gsis {
         if !scale.is_finite() || dw.par_iter().flatten().any(|x| !x.is_finite()) {
             anyhow::bail!("synthetic solve gave a non-finite correction ({outcome:?})");
         }
+        self.place = Some(place);
         self.last =
             SolveStats { inner_iterations: outcome.iterations, relative_residual: outcome.relative_residual, scale };
         log::debug!(
