@@ -65,37 +65,38 @@ fn syn_index(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
     return (wid.y * nwg.x + wid.x) * WG + lid;
 }
 
-// Entry e of cell c's neighbour block on side s.
-fn off_entry(c: u32, s: u32, e: u32) -> f32 {
+// Row r of cell c's block on side s times the vector v1 of cell n (synthetic_off.wgsl).
+fn off_x(c: u32, s: u32, r: u32, n: u32) -> f32 {
     let part = c / OFF_CELLS;
-    let i = ((c - part * OFF_CELLS) * 6u + s) * 25u + e;
+    let i = c - part * OFF_CELLS;
     switch part {
-        case 0u: { return off0[i]; }
-        case 1u: { return off1[i]; }
-        case 2u: { return off2[i]; }
-        default: { return off3[i]; }
+        case 0u: { return off_x_0(i, s, r, n); }
+        case 1u: { return off_x_1(i, s, r, n); }
+        case 2u: { return off_x_2(i, s, r, n); }
+        default: { return off_x_3(i, s, r, n); }
     }
 }
 
-// Row r of cell c's block on side s times the vector v1 of cell n (operator.rs::product's
-// row, summed over k in order).
-fn off_row_x(c: u32, s: u32, r: u32, n: u32) -> f32 {
-    var t = 0.0;
-    for (var k = 0u; k < NV; k++) {
-        t += off_entry(c, s, r * NV + k) * v1[n * NV + k];
+// Row r of cell c's block on side s times v.
+fn off_v(c: u32, s: u32, r: u32, v: array<f32, 5>) -> f32 {
+    let part = c / OFF_CELLS;
+    let i = c - part * OFF_CELLS;
+    switch part {
+        case 0u: { return off_v_0(i, s, r, v); }
+        case 1u: { return off_v_1(i, s, r, v); }
+        case 2u: { return off_v_2(i, s, r, v); }
+        default: { return off_v_3(i, s, r, v); }
     }
-    return t;
 }
 
-// Operator::off_row: the neighbours' part of (A x) of cell c, x in v1.
-fn off_row(c: u32) -> array<f32, 5> {
-    var acc = array<f32, 5>(0.0, 0.0, 0.0, 0.0, 0.0);
+// Row r of Operator::off_row: the neighbours' part of (A x) of cell c, x in v1, sides in
+// order.
+fn off_row_r(c: u32, r: u32) -> f32 {
+    var acc = 0.0;
     for (var s = 0u; s < 6u; s++) {
         let n = nbr[c * 6u + s];
         if n != NONE {
-            for (var r = 0u; r < NV; r++) {
-                acc[r] += off_row_x(c, s, r, n);
-            }
+            acc += off_x(c, s, r, n);
         }
     }
     return acc;

@@ -67,7 +67,7 @@ fn syn_lines(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
                     let nb = nbr[c * 6u + s];
                     let in_line = (s == s_prev && prev) || (s == s_next && next);
                     if nb != NONE && !in_line {
-                        r -= off_row_x(c, s, row, nb);
+                        r -= off_x(c, s, row, nb);
                     }
                 }
             }
@@ -98,11 +98,7 @@ fn syn_lines(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
         if live {
             tt = v3[c * NV + row];
             if i + 1u < n && nbr[(c + stride) * 6u + s_prev] == c {
-                var u = 0.0;
-                for (var k = 0u; k < NV; k++) {
-                    u += off_entry(c, s_next, row * NV + k) * xn[k];
-                }
-                tt -= u;
+                tt -= off_v(c, s_next, row, xn);
             }
         }
         part[lane] = tt;

@@ -3,7 +3,7 @@
 //! host function it mirrors (`shaders/synthetic_*.wgsl`), in the CUDA twin's order
 //! (`super::super::cuda`).
 
-use super::kernels::{SynParams, LINES_PER_WG, WG};
+use super::kernels::{SynParams, JACOBI_WG, LINES_PER_WG, WG};
 use super::{Uploaded, WgpuSynthetic, Work, DOT_GROUPS};
 use crate::solver::synthetic::flux::NV;
 use crate::solver::synthetic::krylov::Space;
@@ -32,7 +32,8 @@ impl DeviceSpace<'_> {
     fn row(&self, l: usize, b: Option<&wgpu::Buffer>, x: &wgpu::Buffer, out: &wgpu::Buffer) -> anyhow::Result<()> {
         let lv = &self.h.levels[l];
         let p = SynParams { n: lv.cells as u32, flag: b.is_some() as u32, ..Default::default() };
-        self.s.launch(&self.s.k.row, &lv.group, [b, Some(x), Some(out), None], p, groups(lv.cells))
+        // Five invocations per cell (synthetic_row.wgsl).
+        self.s.launch(&self.s.k.row, &lv.group, [b, Some(x), Some(out), None], p, groups(lv.cells * NV))
     }
 
     /// Lines::relax on level `l` along its `i`-th line axis.
@@ -70,11 +71,13 @@ impl DeviceSpace<'_> {
             let k = &self.s.k;
             if pre {
                 // The first sweep from x = 0 needs no product.
-                self.s.launch(&k.jacobi_first, &lv.group, [Some(b), None, Some(x), None], n(lv.cells, DAMPING), groups(lv.cells))?;
+                let g = groups(lv.cells * NV);
+                self.s.launch(&k.jacobi_first, &lv.group, [Some(b), None, Some(x), None], n(lv.cells, DAMPING), g)?;
                 sweeps -= 1;
             }
             for _ in 0..sweeps {
-                self.s.launch(&k.jacobi, &lv.group, [Some(b), Some(x), Some(tmp), None], n(lv.cells, DAMPING), groups(lv.cells))?;
+                let g = (lv.cells * NV).div_ceil(JACOBI_WG as usize);
+                self.s.launch(&k.jacobi, &lv.group, [Some(b), Some(x), Some(tmp), None], n(lv.cells, DAMPING), g)?;
                 std::mem::swap(x, tmp);
             }
         } else {

@@ -17,6 +17,8 @@ pub struct SynParams {
 
 /// Invocations per workgroup of every stage but syn_lines (WG in the shaders).
 pub const WG: u32 = 256;
+/// Invocations per workgroup of syn_jacobi (JACOBI_WG: 32 cells of five rows).
+pub const JACOBI_WG: u32 = 160;
 /// Lines per workgroup of syn_lines (LINES_PER_WG: five invocations per line, of 64).
 pub const LINES_PER_WG: usize = 12;
 /// Neighbour-block bindings (off0..off3).
@@ -38,9 +40,14 @@ pub const STAGES: [(&str, &[&str]); 8] = [
     (include_str!("../../../../shaders/synthetic_dot.wgsl"), &["syn_dot"]),
 ];
 
-/// A stage's full source: the common part, then the stage.
+const OFF: &str = include_str!("../../../../shaders/synthetic_off.wgsl");
+
+/// A stage's full source: the common part, one copy of synthetic_off.wgsl per
+/// neighbour-block binding, then the stage.
 pub fn source(stage: &str) -> String {
-    format!("{COMMON}\n{stage}")
+    let copies: String =
+        (0..OFF_BINDINGS).map(|b| OFF.replace("offB", &format!("off{b}")).replace("_B(", &format!("_{b}("))).collect();
+    format!("{COMMON}\n{copies}\n{stage}")
 }
 
 pub struct Kernels {

@@ -103,15 +103,27 @@ const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
 impl WgpuSynthetic {
     /// On the wgpu backend's own device and queue; `restart`: GMRES's restart length.
     pub fn new(device: wgpu::Device, queue: wgpu::Queue, name: String, restart: usize) -> anyhow::Result<Self> {
+        Self::with_off_cells(device, queue, name, restart, None)
+    }
+
+    /// [`Self::new`] with at most `cells` cells per neighbour-block binding (tests: a small
+    /// case split over several bindings, as the paper cube's finest level is).
+    fn with_off_cells(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        name: String,
+        restart: usize,
+        cells: Option<usize>,
+    ) -> anyhow::Result<Self> {
         let l = device.limits();
         anyhow::ensure!(
             l.max_storage_buffers_per_shader_stage >= STORAGE_BUFFERS,
             "{name} allows {} storage buffers per stage, the synthetic solve needs {STORAGE_BUFFERS}",
             l.max_storage_buffers_per_shader_stage
         );
-        let max_binding = u64::from(l.max_storage_buffer_binding_size).min(l.max_buffer_size);
+        let max_binding = l.max_storage_buffer_binding_size.min(l.max_buffer_size);
         // Whole cells of six 25-float blocks per binding.
-        let off_cells = (max_binding / (6 * 25 * 4)) as usize;
+        let off_cells = ((max_binding / (6 * 25 * 4)) as usize).min(cells.unwrap_or(usize::MAX));
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let k = Kernels::new(&device, off_cells as u32);
         let params = buffer(&device, "syn params", SLOTS * SLOT, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);

@@ -53,8 +53,14 @@ fn the_wgpu_cycle_and_solve_match_the_hosts() {
         let b: Vector = (0..n)
             .map(|c| if active[c] { std::array::from_fn(|k| ((c * 5 + 3 * k) % 11) as f64 - 5.0) } else { [0.0; NV] })
             .collect();
+        // The neighbour blocks in one binding, and split over four (the paper cube's finest
+        // level needs two); both must give the same answer.
+        let mut split = WgpuSynthetic::with_off_cells(device.clone(), queue.clone(), name.clone(), 30, Some(n.div_ceil(4)))
+            .unwrap();
+        split.upload(&mg).unwrap();
         let mut dev = WgpuSynthetic::new(device.clone(), queue.clone(), name.clone(), 30).unwrap();
         dev.upload(&mg).unwrap();
+        assert!(split.off_cells * 3 < n && dev.off_cells >= n);
         // One W-cycle: the host's arithmetic in f32. Its error is f32 rounding (6e-8) grown
         // through the cycle's few dozen smoothing steps and the coarsest inverse.
         let mut host = vec![[0.0; NV]; n];
@@ -81,6 +87,9 @@ fn the_wgpu_cycle_and_solve_match_the_hosts() {
         let (xh, oh) =
             gmres(mg.operator(), &b, 1e-4, 30, 2000, &|v: &[[f64; NV]], o: &mut Vector| mg.apply(v, o), &pool).unwrap();
         let (xd, od) = dev.solve(&b, 1e-4, 2000).unwrap();
+        let (xs, os) = split.solve(&b, 1e-4, 2000).unwrap();
+        assert_eq!(od.iterations, os.iterations);
+        assert_eq!(xd, xs, "{smoother:?}: the split bindings change the arithmetic");
         assert!(od.relative_residual <= 1e-4, "{od:?}");
         assert!(oh.iterations.abs_diff(od.iterations) <= 1, "host {oh:?}, device {od:?}");
         let mut ax = vec![[0.0; NV]; n];
