@@ -22,6 +22,7 @@ use super::operator::NONE;
 use anyhow::{anyhow, Context};
 use cycle::DeviceSpace;
 use kernels::{Kernels, SynParams, OFF_BINDINGS, STORAGE_BUFFERS};
+use rayon::prelude::*;
 use std::cell::RefCell;
 
 pub mod kernels;
@@ -34,6 +35,8 @@ const SLOTS: u64 = 2048;
 const DOT_GROUPS: usize = 512;
 /// Bytes per write of an upload: each goes through a staging buffer of its size.
 const UPLOAD_PIECE: usize = 256 << 20;
+/// Bytes per parallel copy within a write (a multiple of 4, as writes must be).
+const COPY_PIECE: usize = 16 << 20;
 
 /// A level on the device: its operator and smoother buffers and their bind groups.
 struct DevLevel {
@@ -68,7 +71,13 @@ struct Uploaded {
 #[derive(Default)]
 struct Pending {
     encoder: Option<wgpu::CommandEncoder>,
+    /// The open compute pass: consecutive launches share one (wgpu puts the barriers
+    /// between them); a copy or clear ends it.
+    pass: Option<wgpu::ComputePass<'static>>,
     params: Vec<SynParams>,
+    /// Launches and seconds spent encoding them since the last solve began (logs).
+    launches: usize,
+    encoding: f64,
 }
 
 pub struct WgpuSynthetic {
@@ -87,6 +96,11 @@ pub struct WgpuSynthetic {
     readback: wgpu::Buffer,
     pending: RefCell<Pending>,
     hierarchy: Option<Uploaded>,
+    /// Bind groups of vector combinations seen (`vector_group`); emptied with the hierarchy,
+    /// whose work vectors they hold.
+    groups: RefCell<std::collections::HashMap<[wgpu::Buffer; 4], wgpu::BindGroup>>,
+    /// The previous hierarchy's buffers during an upload, for reuse.
+    spare: RefCell<Vec<wgpu::Buffer>>,
     /// GMRES's vectors, kept from one solve to the next (fine-level length).
     pool: RefCell<Vec<wgpu::Buffer>>,
     restart: usize,
@@ -165,6 +179,8 @@ impl WgpuSynthetic {
             readback,
             pending: RefCell::default(),
             hierarchy: None,
+            groups: RefCell::default(),
+            spare: RefCell::default(),
             pool: RefCell::default(),
             restart,
         })
@@ -178,10 +194,28 @@ impl WgpuSynthetic {
             data.len() >> 20,
             self.max_binding >> 20
         );
-        let b = buffer(&self.device, label, data.len() as u64, STORAGE);
-        for (i, piece) in data.chunks(UPLOAD_PIECE).enumerate() {
-            self.queue.write_buffer(&b, (i * UPLOAD_PIECE) as u64, piece);
-            // Submitting frees each piece's staging memory once the copy has run.
+        let bytes = (data.len() as u64).max(16);
+        // The previous build's buffer of this size, if any: every build of a run has the
+        // same sizes, and a fresh multi-GiB allocation per build costs time.
+        let spare = {
+            let mut spare = self.spare.borrow_mut();
+            spare.iter().position(|b| b.size() == bytes).map(|i| spare.swap_remove(i))
+        };
+        let b = spare.unwrap_or_else(|| buffer(&self.device, label, bytes, STORAGE));
+        // Pieces written on the rayon threads (an upload of the paper cube's hierarchy moves
+        // ~10 GB through host memory per build), a group at a time: submitting frees each
+        // group's staging memory once its copies have run.
+        let (queue, name) = (&self.queue, &self.name);
+        for (g, group) in data.chunks(UPLOAD_PIECE).enumerate() {
+            group.par_chunks(COPY_PIECE).enumerate().try_for_each(|(i, piece)| {
+                let at = (g * UPLOAD_PIECE + i * COPY_PIECE) as u64;
+                let size = wgpu::BufferSize::new(piece.len() as u64).context("an empty upload")?;
+                let mut view = queue
+                    .write_buffer_with(&b, at, size)
+                    .ok_or_else(|| anyhow!("{name}: no staging memory for the synthetic solve's `{label}`"))?;
+                view.copy_from_slice(piece);
+                Ok::<_, anyhow::Error>(())
+            })?;
             self.queue.submit([]);
         }
         Ok(b)
@@ -196,11 +230,15 @@ impl WgpuSynthetic {
     /// on the device, when a buffer exceeds the adapter's bindings or its memory (the caller
     /// then solves on the host).
     pub fn upload(&mut self, mg: &Multigrid) -> anyhow::Result<()> {
-        self.hierarchy = None;
+        self.groups.borrow_mut().clear();
+        if let Some(old) = self.hierarchy.take() {
+            self.spare.borrow_mut().extend(old.levels.into_iter().flat_map(|l| l._buffers));
+        }
         self.pool.borrow_mut().clear();
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let built = self.build(mg);
+        self.spare.borrow_mut().clear();
         self.queue.submit([]);
         let invalid = pollster::block_on(validation.pop());
         let out_of_memory = pollster::block_on(oom.pop());
@@ -222,7 +260,7 @@ impl WgpuSynthetic {
         for l in 0..mg.levels() {
             let v = mg.level(l);
             let cells = v.op.diag.len();
-            let diag: Vec<f32> = v.op.diag.iter().flatten().flatten().map(|&x| x as f32).collect();
+            let diag: Vec<f32> = v.op.diag.par_iter().flat_map_iter(|b| b.iter().flatten().map(|&x| x as f32)).collect();
             let mut bufs = vec![self.storage_from("diagonal blocks", bytemuck::cast_slice(&diag))?];
             bufs.push(self.storage_from("neighbours", bytemuck::cast_slice(&v.op.nbr))?);
             let parts = cells.div_ceil(self.off_cells).max(1);
@@ -322,43 +360,62 @@ impl WgpuSynthetic {
         p: SynParams,
         groups: usize,
     ) -> anyhow::Result<()> {
+        let t = std::time::Instant::now();
         if self.pending.borrow().params.len() as u64 == SLOTS {
             self.flush();
         }
         let (gx, gy) = crate::backend::wgpu::schedule::grid_2d(groups.max(1), self.max_groups)
             .ok_or_else(|| anyhow!("{}: {groups} workgroups exceed the adapter's grid", self.name))?;
-        let slot = [0usize, 0, 1, 2];
-        let entries: Vec<_> = vectors
-            .iter()
-            .enumerate()
-            .map(|(i, v)| wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: v.unwrap_or(&self.dummy[slot[i]]).as_entire_binding(),
-            })
-            .collect();
-        let vg = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("syn vectors"),
-            layout: &self.k.layouts[1],
-            entries: &entries,
-        });
-        let mut pending = self.pending.borrow_mut();
+        let vg = self.vector_group(vectors);
+        let mut guard = self.pending.borrow_mut();
+        let pending = &mut *guard;
         let offset = (pending.params.len() as u64 * SLOT) as u32;
         pending.params.push(p);
-        let enc = pending.encoder.get_or_insert_with(|| {
-            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("synthetic") })
-        });
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+        if pending.pass.is_none() {
+            let enc = pending.encoder.get_or_insert_with(|| {
+                self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("synthetic") })
+            });
+            let desc = wgpu::ComputePassDescriptor { label: None, timestamp_writes: None };
+            pending.pass = Some(enc.begin_compute_pass(&desc).forget_lifetime());
+        }
+        let pass = pending.pass.as_mut().expect("opened above");
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, level, &[]);
         pass.set_bind_group(1, &vg, &[]);
         pass.set_bind_group(2, &self.params_group, &[offset]);
         pass.dispatch_workgroups(gx, gy, 1);
+        pending.launches += 1;
+        pending.encoding += t.elapsed().as_secs_f64();
         Ok(())
     }
 
-    /// Queue a copy or clear.
+    /// The bind group of a launch's vectors (unused slots get the dummies), made once per
+    /// combination: a W-cycle on the paper cube launches ~900 stages, and the same few
+    /// hundred combinations recur in every cycle.
+    fn vector_group(&self, vectors: [Option<&wgpu::Buffer>; 4]) -> wgpu::BindGroup {
+        let slot = [0usize, 0, 1, 2];
+        let bufs: [wgpu::Buffer; 4] = std::array::from_fn(|i| vectors[i].unwrap_or(&self.dummy[slot[i]]).clone());
+        if let Some(g) = self.groups.borrow().get(&bufs) {
+            return g.clone();
+        }
+        let entries: Vec<_> = bufs
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
+            .collect();
+        let g = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("syn vectors"),
+            layout: &self.k.layouts[1],
+            entries: &entries,
+        });
+        self.groups.borrow_mut().insert(bufs, g.clone());
+        g
+    }
+
+    /// Queue a copy or clear (after the open pass).
     fn encode(&self, f: impl FnOnce(&mut wgpu::CommandEncoder)) {
         let mut pending = self.pending.borrow_mut();
+        pending.pass = None;
         let enc = pending.encoder.get_or_insert_with(|| {
             self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("synthetic") })
         });
@@ -368,6 +425,7 @@ impl WgpuSynthetic {
     /// Submit what is queued, its parameters first.
     fn flush(&self) {
         let mut pending = self.pending.borrow_mut();
+        pending.pass = None;
         if let Some(enc) = pending.encoder.take() {
             let mut bytes = vec![0u8; pending.params.len() * SLOT as usize];
             for (i, p) in pending.params.iter().enumerate() {
@@ -431,7 +489,14 @@ impl WgpuSynthetic {
             let out = x32.chunks(NV).map(|c| std::array::from_fn(|k| c[k] as f64)).collect();
             Ok((out, outcome))
         };
+        {
+            let mut p = self.pending.borrow_mut();
+            (p.launches, p.encoding) = (0, 0.0);
+        }
         let result = run();
+        let p = self.pending.borrow();
+        log::debug!("gsis: {} launches on {}, encoded in {:.3} s", p.launches, self.name, p.encoding);
+        drop(p);
         if let Some(e) = pollster::block_on(validation.pop()) {
             return Err(anyhow!("{}: the synthetic solve failed: {e}", self.name));
         }

@@ -104,5 +104,16 @@ fn the_wgpu_cycle_and_solve_match_the_hosts() {
         );
         space.give(z);
         space.give(bd);
+        // A rebuilt operator uploaded into the previous build's buffers (reused by size)
+        // must solve as on a device that never held another.
+        let warmer: Vec<Base> = base.iter().map(|q| Base { t: q.t * 1.3, ..*q }).collect();
+        let mg2 = Multigrid::new(Operator::assemble(&p, &warmer, 1e-3), p.grid.dims(), &active, smoother, true).unwrap();
+        dev.upload(&mg2).unwrap();
+        let mut fresh = WgpuSynthetic::new(device.clone(), queue.clone(), name.clone(), 30).unwrap();
+        fresh.upload(&mg2).unwrap();
+        let (x2, _) = dev.solve(&b, 1e-4, 2000).unwrap();
+        let (x3, _) = fresh.solve(&b, 1e-4, 2000).unwrap();
+        assert_eq!(x2, x3, "{smoother:?}: a reused upload differs from a fresh one");
+        assert_ne!(x2, xd, "the rebuilt operator must change the solution");
     }
 }
