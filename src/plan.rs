@@ -71,7 +71,7 @@ pub fn synthetic_bytes(cells: [usize; 3]) -> u64 {
     cells * (1424 + 1424 / 7 + 200 + 2480 + 160)
 }
 
-/// The host part of [`synthetic_bytes`] when the solve runs on a CUDA device: all but
+/// The host part of [`synthetic_bytes`] when the solve runs on a GPU (CUDA or wgpu): all but
 /// GMRES's vectors, which live on the device.
 pub fn synthetic_host_bytes_beside_device(cells: [usize; 3]) -> u64 {
     synthetic_bytes(cells) - cells.iter().product::<usize>() as u64 * 2480

@@ -32,12 +32,18 @@ pub fn load(path: &Path, o: Overrides) -> Result<Config, Failure> {
     Ok(cfg)
 }
 
-/// Refuse a case whose host fields cannot fit the memory available now.
-pub fn check_host_memory(cfg: &Config) -> Result<(), Failure> {
+/// Refuse a case whose host fields cannot fit the memory available now. `gpu_solve`: the
+/// run asked for a GPU backend, where GSIS keeps GMRES's vectors on the device (the
+/// synthetic solve falls back to the host only when the device fails it).
+pub fn check_host_memory(cfg: &Config, gpu_solve: bool) -> Result<(), Failure> {
     let f32_tables = cfg.solver.precision == knudsen::config::Precision::F32;
     let mut need = knudsen::plan::host_bytes(cfg.cell_counts(), cfg.velocity.points, f32_tables);
     if cfg.solver.acceleration == knudsen::config::Acceleration::Gsis {
-        need += knudsen::plan::synthetic_bytes(cfg.cell_counts());
+        need += if gpu_solve && std::env::var("KNUDSEN_GSIS_DEVICE").map_or(true, |v| v != "host") {
+            knudsen::plan::synthetic_host_bytes_beside_device(cfg.cell_counts())
+        } else {
+            knudsen::plan::synthetic_bytes(cfg.cell_counts())
+        };
     }
     let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
         m.lines()

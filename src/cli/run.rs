@@ -96,7 +96,7 @@ fn solve(
     resume: &Resume,
     group: Group<'_>,
 ) -> Result<(), Failure> {
-    check_host_memory(cfg)?;
+    check_host_memory(cfg, matches!(choice, BackendChoice::Cuda | BackendChoice::Wgpu))?;
     let root = group.rank == 0;
     if root {
         for w in cfg.warnings() {

@@ -480,13 +480,13 @@ impl WgpuSynthetic {
         let space = DeviceSpace { s: self, h };
         let run = || -> anyhow::Result<(Vec<[f64; NV]>, Outcome)> {
             let bd = super::krylov::Space::take(&space)?;
-            let b32: Vec<f32> = b.iter().flatten().map(|&x| x as f32).collect();
+            let b32: Vec<f32> = b.par_iter().flat_map_iter(|c| c.map(|x| x as f32)).collect();
             self.queue.write_buffer(&bd, 0, bytemuck::cast_slice(&b32));
             let (x, outcome) = super::krylov::gmres_in(&space, &bd, rtol, self.restart, max_iterations)?;
             let x32 = self.read(&x, b.len() * NV, None)?;
             super::krylov::Space::give(&space, x);
             super::krylov::Space::give(&space, bd);
-            let out = x32.chunks(NV).map(|c| std::array::from_fn(|k| c[k] as f64)).collect();
+            let out = x32.par_chunks(NV).map(|c| std::array::from_fn(|k| c[k] as f64)).collect();
             Ok((out, outcome))
         };
         {
