@@ -18,8 +18,10 @@ pub fn check(path: &Path, device_memory_mib: Option<f64>, overrides: Overrides) 
         }
     }
     let cfg = load(path, overrides)?;
-    // The CPU's need, the largest: `check` plans every backend.
-    check_host_memory(&cfg, false)?;
+    // The least any backend needs (a GPU's solve): `check` plans every backend, and the
+    // line above prints the CPU's synthetic-solve need beside it; `run` refuses by the
+    // backend it is given.
+    check_host_memory(&cfg, true)?;
     let p = Problem::new(&cfg);
     println!("case {}: valid", cfg.name.as_deref().unwrap_or(&path.display().to_string()));
     print_gas(&cfg, &p);
@@ -64,6 +66,25 @@ fn print_cuda_plan(cfg: &Config, p: &Problem, total_mib: f64) -> Result<(), Fail
     let plan = knudsen::backend::fused::cuda_plan(p, budget, tile, None);
     let sweep = knudsen::backend::fused::describe_choice(plan.as_ref().map_err(String::as_str));
     println!("cuda sweep kernel: {sweep}");
+    if cfg.solver.acceleration == knudsen::config::Acceleration::Gsis {
+        // The device keeps what the sweep leaves; a hierarchy that does not fit there is
+        // solved on the host (synthetic/placement.rs).
+        let syn = knudsen::plan::synthetic_device_bytes(cfg.cell_counts());
+        let left = total.saturating_sub(budget);
+        println!(
+            "cuda synthetic solve: at most {:.1} MiB of device memory; {}",
+            mib(syn),
+            if syn <= left {
+                format!("fits beside the sweep's {} MiB", budget >> 20)
+            } else {
+                format!(
+                    "more than the {:.1} MiB beside the sweep's budget: it would run on the host, with {:.1} MiB of host memory (or run with --acceleration none)",
+                    mib(left),
+                    mib(knudsen::plan::synthetic_bytes(cfg.cell_counts()))
+                )
+            }
+        );
+    }
     Ok(())
 }
 
@@ -161,7 +182,7 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     println!("host field storage: {:.1} MiB", mib(host_bytes));
     match cfg.solver.acceleration {
         knudsen::config::Acceleration::Gsis => println!(
-            "acceleration: gsis (synthetic solve in f64 to a relative residual of {:.1e}: on the GPU with the CUDA backend, about {:.1} MiB of device memory beside {:.1} MiB on the host; on the host otherwise, {:.1} MiB)",
+            "acceleration: gsis (synthetic solve to a relative residual of {:.1e}: on the GPU with the CUDA backend (f64) or the wgpu backend (f32, from 16384 cells), at most {:.1} MiB of device memory beside {:.1} MiB on the host; on the host otherwise, {:.1} MiB)",
             knudsen::solver::synthetic::inner_tolerance(p),
             mib(knudsen::plan::synthetic_device_bytes(cfg.cell_counts())),
             mib(knudsen::plan::synthetic_host_bytes_beside_device(cfg.cell_counts())),
