@@ -20,8 +20,9 @@
 //! split, [`solver::synthetic`]) that carries mass, momentum and energy across the domain at
 //! once; its right-hand side vanishes at source iteration's fixed point, so both converge to
 //! the same solution, GSIS in tens of sweeps where source iteration needs ~delta. The
-//! correction is solved by GMRES with a multigrid W-cycle, in f64, on the GPU with the CUDA
-//! backend and on the host otherwise.
+//! correction is solved by GMRES with a multigrid W-cycle on the GPU the sweep uses (in f64
+//! with the CUDA backend, in f32 with the wgpu backend from 16384 cells) and on the host in
+//! f64 otherwise.
 //!
 //! `solver.scheme = "second_order"` sweeps with the diamond difference
 //! `F_out = 2 f - F_in` per axis, clamped to the range of the cell's inflows and f^S
