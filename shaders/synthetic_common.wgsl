@@ -101,3 +101,15 @@ fn off_row_r(c: u32, r: u32) -> f32 {
     }
     return acc;
 }
+
+// Cell c's whole block on side s.
+fn off_block(c: u32, s: u32) -> array<f32, 25> {
+    let part = c / OFF_CELLS;
+    let i = c - part * OFF_CELLS;
+    switch part {
+        case 0u: { return off_block_0(i, s); }
+        case 1u: { return off_block_1(i, s); }
+        case 2u: { return off_block_2(i, s); }
+        default: { return off_block_3(i, s); }
+    }
+}

@@ -23,3 +23,13 @@ fn off_v_B(i: u32, s: u32, r: u32, v: array<f32, 5>) -> f32 {
     }
     return t;
 }
+
+// The whole block s of the cell at local index i.
+fn off_block_B(i: u32, s: u32) -> array<f32, 25> {
+    let a = (i * 6u + s) * 25u;
+    var b: array<f32, 25>;
+    for (var e = 0u; e < 25u; e++) {
+        b[e] = offB[a + e];
+    }
+    return b;
+}

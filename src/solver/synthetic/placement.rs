@@ -53,13 +53,14 @@ impl Gsis {
         Self { device, ..Self::default() }
     }
 
-    /// Whether the host factors the line smoother (the CUDA device factors its own).
+    /// Whether the host factors the line smoother (a GPU factors its own; if it then does
+    /// not solve, the host factors them before its solve).
     pub(super) fn host_factors(&self) -> bool {
         #[cfg(feature = "cuda-driver")]
         if matches!(self.device, Device::CudaPending | Device::Cuda(..)) {
             return false;
         }
-        true
+        !matches!(self.device, Device::WgpuPending(..) | Device::Wgpu(..))
     }
 
     /// Start the wanted device and upload the current hierarchy where it has not been.

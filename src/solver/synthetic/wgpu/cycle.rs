@@ -47,11 +47,11 @@ impl DeviceSpace<'_> {
         out: &wgpu::Buffer,
     ) -> anyhow::Result<()> {
         let lv = &self.h.levels[l];
-        let (axis, group) = &lv.lines[i];
+        let ln = &lv.lines[i];
         let [d0, d1, d2] = lv.dims;
-        let lines = (d0 * d1 * d2 / lv.dims[*axis as usize]) as usize;
-        let p = SynParams { flag: x.is_some() as u32, axis: *axis, d0, d1, d2, w: LINE_DAMPING as f32, ..Default::default() };
-        self.s.launch(&self.s.k.lines, group, [Some(b), x, Some(out), Some(y)], p, lines.div_ceil(LINES_PER_WG))
+        let lines = (d0 * d1 * d2 / lv.dims[ln.axis as usize]) as usize;
+        let p = SynParams { flag: x.is_some() as u32, axis: ln.axis, d0, d1, d2, w: LINE_DAMPING as f32, ..Default::default() };
+        self.s.launch(&self.s.k.lines, &ln.group, [Some(b), x, Some(out), Some(y)], p, lines.div_ceil(LINES_PER_WG))
     }
 
     /// Pre- or post-smoothing of level `l` (Multigrid::cycle), the result in `x`.

@@ -29,12 +29,13 @@ pub const STORAGE_BUFFERS: u32 = 14;
 const COMMON: &str = include_str!("../../../../shaders/synthetic_common.wgsl");
 
 /// Each stage's file and its entries.
-pub const STAGES: [(&str, &[&str]); 8] = [
+pub const STAGES: [(&str, &[&str]); 9] = [
     (include_str!("../../../../shaders/synthetic_row.wgsl"), &["syn_row"]),
     (include_str!("../../../../shaders/synthetic_restrict.wgsl"), &["syn_restrict"]),
     (include_str!("../../../../shaders/synthetic_prolong.wgsl"), &["syn_prolong"]),
     (include_str!("../../../../shaders/synthetic_jacobi.wgsl"), &["syn_jacobi_first", "syn_jacobi"]),
     (include_str!("../../../../shaders/synthetic_lines.wgsl"), &["syn_lines"]),
+    (include_str!("../../../../shaders/synthetic_line_factor.wgsl"), &["syn_line_factor"]),
     (include_str!("../../../../shaders/synthetic_dense.wgsl"), &["syn_dense"]),
     (include_str!("../../../../shaders/synthetic_vector.wgsl"), &["syn_axpy", "syn_scale"]),
     (include_str!("../../../../shaders/synthetic_dot.wgsl"), &["syn_dot"]),
@@ -57,6 +58,7 @@ pub struct Kernels {
     pub jacobi_first: wgpu::ComputePipeline,
     pub jacobi: wgpu::ComputePipeline,
     pub lines: wgpu::ComputePipeline,
+    pub line_factor: wgpu::ComputePipeline,
     pub dense: wgpu::ComputePipeline,
     pub axpy: wgpu::ComputePipeline,
     pub scale: wgpu::ComputePipeline,
@@ -133,6 +135,7 @@ impl Kernels {
             jacobi_first: take("syn_jacobi_first"),
             jacobi: take("syn_jacobi"),
             lines: take("syn_lines"),
+            line_factor: take("syn_line_factor"),
             dense: take("syn_dense"),
             axpy: take("syn_axpy"),
             scale: take("syn_scale"),

@@ -44,12 +44,20 @@ struct DevLevel {
     dims: [u32; 3],
     /// Group 0 with Jacobi's inverses (or nothing) in aux0.
     group: wgpu::BindGroup,
-    /// Group 0 with each line axis's factors, and the axis.
-    lines: Vec<(u32, wgpu::BindGroup)>,
+    /// Each line axis's factors.
+    lines: Vec<DevLines>,
     jacobi: bool,
     /// Cells on the next level (None on the coarsest).
     coarse: Option<usize>,
     _buffers: Vec<wgpu::Buffer>,
+}
+
+/// The factors of one axis's lines on one level, and group 0 with them as aux0 and aux1.
+struct DevLines {
+    axis: u32,
+    group: wgpu::BindGroup,
+    m: wgpu::Buffer,
+    dinv: wgpu::Buffer,
 }
 
 /// Work vectors of one level, as in the CUDA twin (`super::cuda`).
@@ -186,22 +194,21 @@ impl WgpuSynthetic {
         })
     }
 
-    fn storage_from(&self, label: &str, data: &[u8]) -> anyhow::Result<wgpu::Buffer> {
-        anyhow::ensure!(
-            data.len() as u64 <= self.max_binding,
-            "{}: the synthetic solve's `{label}` needs {} MiB in one binding, the adapter allows {} MiB",
-            self.name,
-            data.len() >> 20,
-            self.max_binding >> 20
-        );
-        let bytes = (data.len() as u64).max(16);
-        // The previous build's buffer of this size, if any: every build of a run has the
-        // same sizes, and a fresh multi-GiB allocation per build costs time.
+    /// A storage buffer of `floats`: the previous build's of this size, if any (every build
+    /// of a run has the same sizes, and a fresh multi-GiB allocation per build costs time),
+    /// else a new one. Its contents are unspecified.
+    fn reused(&self, floats: usize) -> wgpu::Buffer {
+        let bytes = (floats as u64 * 4).max(16);
         let spare = {
             let mut spare = self.spare.borrow_mut();
             spare.iter().position(|b| b.size() == bytes).map(|i| spare.swap_remove(i))
         };
-        let b = spare.unwrap_or_else(|| buffer(&self.device, label, bytes, STORAGE));
+        spare.unwrap_or_else(|| buffer(&self.device, "syn level", bytes, STORAGE))
+    }
+
+    fn storage_from(&self, label: &str, data: &[u8]) -> anyhow::Result<wgpu::Buffer> {
+        self.fits(label, data.len())?;
+        let b = self.reused(data.len() / 4);
         // Pieces written on the rayon threads (an upload of the paper cube's hierarchy moves
         // ~10 GB through host memory per build), a group at a time: submitting frees each
         // group's staging memory once its copies have run.
@@ -221,6 +228,17 @@ impl WgpuSynthetic {
         Ok(b)
     }
 
+    fn fits(&self, label: &str, bytes: usize) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            bytes as u64 <= self.max_binding,
+            "{}: the synthetic solve's `{label}` needs {} MiB in one binding, the adapter allows {} MiB",
+            self.name,
+            bytes >> 20,
+            self.max_binding >> 20
+        );
+        Ok(())
+    }
+
     /// A zeroed vector of `floats`.
     fn vector(&self, floats: usize) -> wgpu::Buffer {
         buffer(&self.device, "syn vector", floats as u64 * 4, STORAGE)
@@ -232,14 +250,19 @@ impl WgpuSynthetic {
     pub fn upload(&mut self, mg: &Multigrid) -> anyhow::Result<()> {
         self.groups.borrow_mut().clear();
         if let Some(old) = self.hierarchy.take() {
-            self.spare.borrow_mut().extend(old.levels.into_iter().flat_map(|l| l._buffers));
+            let mut spare = self.spare.borrow_mut();
+            for l in old.levels {
+                spare.extend(l._buffers);
+                spare.extend(l.lines.into_iter().flat_map(|d| [d.m, d.dinv]));
+            }
         }
         self.pool.borrow_mut().clear();
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let built = self.build(mg);
         self.spare.borrow_mut().clear();
-        self.queue.submit([]);
+        // The line factors' launches, queued after the uploads they read.
+        self.flush();
         let invalid = pollster::block_on(validation.pop());
         let out_of_memory = pollster::block_on(oom.pop());
         self.device.poll(wgpu::PollType::wait_indefinitely()).context("waiting for the upload")?;
@@ -320,21 +343,30 @@ impl WgpuSynthetic {
                     entries: &entries,
                 })
             };
-            let mut line_groups = Vec::new();
-            let mut line_bufs = Vec::new();
-            for ln in v.lines {
-                anyhow::ensure!(ln.is_factored(), "the wgpu synthetic solve needs lines factored on the host");
-                let (m, dinv) = ln.factors();
-                let m = self.storage_from("line factors", bytemuck::cast_slice(m))?;
-                let dinv = self.storage_from("line inverses", bytemuck::cast_slice(dinv))?;
-                line_groups.push((ln.axis() as u32, group(Some(&m), Some(&dinv))));
-                line_bufs.extend([m, dinv]);
-            }
             let base = group(aux.as_ref(), None);
+            let mut line_groups = Vec::new();
+            for ln in v.lines {
+                let (m, dinv) = if ln.is_factored() {
+                    let (m, dinv) = ln.factors();
+                    let m = self.storage_from("line factors", bytemuck::cast_slice(m))?;
+                    (m, self.storage_from("line inverses", bytemuck::cast_slice(dinv))?)
+                } else {
+                    // Factored here (syn_line_factor), after the operator's upload.
+                    self.fits("line factors", cells * 100)?;
+                    let (m, dinv) = (self.reused(cells * 25), self.reused(cells * 25));
+                    let [d0, d1, d2] = ln.dims().map(|d| d as u32);
+                    let axis = ln.axis() as u32;
+                    let count = (d0 * d1 * d2 / [d0, d1, d2][axis as usize]) as usize;
+                    let p = SynParams { axis, d0, d1, d2, ..Default::default() };
+                    self.launch(&self.k.line_factor, &base, [None, None, Some(&m), Some(&dinv)], p, count.div_ceil(64))?;
+                    (m, dinv)
+                };
+                line_groups.push(DevLines { axis: ln.axis() as u32, group: group(Some(&m), Some(&dinv)), m, dinv });
+            }
             bufs.extend(aux);
             bufs.extend(children);
             bufs.extend(parent);
-            bufs.extend(line_bufs);
+
             let vec = || self.vector(cells * NV);
             work.push(Work { b: vec(), r2: vec(), x: vec(), tmp: vec(), y: vec(), xc: vec() });
             let dims = if v.lines.is_empty() { [0; 3] } else { v.lines[0].dims().map(|d| d as u32) };

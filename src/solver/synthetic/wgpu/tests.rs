@@ -50,6 +50,9 @@ fn the_wgpu_cycle_and_solve_match_the_hosts() {
             })
             .collect();
         let mg = Multigrid::new(Operator::assemble(&p, &base, 1e-3), p.grid.dims(), &active, smoother, true).unwrap();
+        // The device factors the lines of its own copy (syn_line_factor, f32).
+        let unfactored =
+            Multigrid::new(Operator::assemble(&p, &base, 1e-3), p.grid.dims(), &active, smoother, false).unwrap();
         let b: Vector = (0..n)
             .map(|c| if active[c] { std::array::from_fn(|k| ((c * 5 + 3 * k) % 11) as f64 - 5.0) } else { [0.0; NV] })
             .collect();
@@ -57,9 +60,24 @@ fn the_wgpu_cycle_and_solve_match_the_hosts() {
         // level needs two); both must give the same answer.
         let mut split = WgpuSynthetic::with_off_cells(device.clone(), queue.clone(), name.clone(), 30, Some(n.div_ceil(4)))
             .unwrap();
-        split.upload(&mg).unwrap();
+        split.upload(&unfactored).unwrap();
         let mut dev = WgpuSynthetic::new(device.clone(), queue.clone(), name.clone(), 30).unwrap();
-        dev.upload(&mg).unwrap();
+        dev.upload(&unfactored).unwrap();
+        // The device's line factors against the host's (f64, rounded to f32): f32 rounding
+        // grown along the line's elimination, 1e-5 of the largest entry.
+        for l in 0..mg.levels() {
+            for (host, d) in mg.level(l).lines.iter().zip(&dev.hierarchy.as_ref().unwrap().levels[l].lines) {
+                let cells = mg.level(l).op.diag.len();
+                let (m, dinv) = host.factors();
+                for (what, h, b) in [("M", m, &d.m), ("Dp^-1", dinv, &d.dinv)] {
+                    let h: &[f32] = bytemuck::cast_slice(h);
+                    let got = dev.read(b, cells * 25, None).unwrap();
+                    let scale = h.iter().fold(0.0f32, |a, x| a.max(x.abs()));
+                    let err = h.iter().zip(&got).fold(0.0f32, |a, (x, y)| a.max((x - y).abs()));
+                    assert!(err <= 1e-5 * scale, "{what}, level {l}: {err:e} of {scale:e}");
+                }
+            }
+        }
         assert!(split.off_cells * 3 < n && dev.off_cells >= n);
         // One W-cycle: the host's arithmetic in f32. Its error is f32 rounding (6e-8) grown
         // through the cycle's few dozen smoothing steps and the coarsest inverse.
@@ -107,7 +125,7 @@ fn the_wgpu_cycle_and_solve_match_the_hosts() {
         // A rebuilt operator uploaded into the previous build's buffers (reused by size)
         // must solve as on a device that never held another.
         let warmer: Vec<Base> = base.iter().map(|q| Base { t: q.t * 1.3, ..*q }).collect();
-        let mg2 = Multigrid::new(Operator::assemble(&p, &warmer, 1e-3), p.grid.dims(), &active, smoother, true).unwrap();
+        let mg2 = Multigrid::new(Operator::assemble(&p, &warmer, 1e-3), p.grid.dims(), &active, smoother, false).unwrap();
         dev.upload(&mg2).unwrap();
         let mut fresh = WgpuSynthetic::new(device.clone(), queue.clone(), name.clone(), 30).unwrap();
         fresh.upload(&mg2).unwrap();
