@@ -152,7 +152,8 @@ fn hlsl_out(
 fn every_shader_translates_to_spirv_msl_and_hlsl() {
     let mut failures = Vec::new();
     let mut count = 0;
-    for v in variants() {
+    let synthetic = knudsen::solver::synthetic::wgpu::kernels::variants();
+    for v in variants().into_iter().chain(synthetic) {
         for sizes in cases() {
             count += 1;
             if let Err(e) = translate(&v, &sizes) {

@@ -115,18 +115,6 @@ pub fn variants() -> Vec<Variant> {
             ]
         })
         .chain([v("copy_bandwidth".into(), "copy_bandwidth", COPY_BANDWIDTH.to_string(), false)])
-        .chain(synthetic_variants())
-        .collect()
-}
-
-/// The synthetic solve's stages (src/solver/synthetic/wgpu/kernels.rs), one variant per entry.
-fn synthetic_variants() -> Vec<Variant> {
-    use crate::solver::synthetic::wgpu::kernels::{source, STAGES};
-    STAGES
-        .iter()
-        .flat_map(|(src, entries)| {
-            entries.iter().map(move |&e| Variant { label: e.to_string(), entry: e, source: source(src), subgroups: false })
-        })
         .collect()
 }
 

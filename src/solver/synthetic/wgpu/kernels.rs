@@ -43,6 +43,17 @@ pub const STAGES: [(&str, &[&str]); 9] = [
 
 const OFF: &str = include_str!("../../../../shaders/synthetic_off.wgsl");
 
+/// Every stage as a shader variant (validation and translation tests), one per entry.
+pub fn variants() -> Vec<crate::backend::wgpu::shaders::Variant> {
+    use crate::backend::wgpu::shaders::Variant;
+    STAGES
+        .iter()
+        .flat_map(|(src, entries)| {
+            entries.iter().map(move |&e| Variant { label: e.to_string(), entry: e, source: source(src), subgroups: false })
+        })
+        .collect()
+}
+
 /// A stage's full source: the common part, one copy of synthetic_off.wgsl per
 /// neighbour-block binding, then the stage.
 pub fn source(stage: &str) -> String {
@@ -141,6 +152,18 @@ impl Kernels {
             scale: take("syn_scale"),
             dot: take("syn_dot"),
             layouts,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_stage_parses_and_validates() {
+        let all = super::variants();
+        assert_eq!(all.len(), 11, "one variant per entry of STAGES");
+        for v in all {
+            crate::backend::wgpu::shaders::validate(&v.source, false).unwrap_or_else(|e| panic!("{}:\n{e}", v.label));
         }
     }
 }

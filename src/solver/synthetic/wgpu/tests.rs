@@ -4,7 +4,7 @@ use super::*;
 use crate::problem::Problem;
 use crate::solver::synthetic::flux::Base;
 use crate::solver::synthetic::krylov::{gmres, Pool, Space, Vector};
-use crate::solver::synthetic::multigrid::Smoother;
+use crate::solver::synthetic::multigrid::{Multigrid, Smoother};
 use crate::solver::synthetic::operator::Operator;
 
 fn rel(a: &[[f64; NV]], b: &[[f64; NV]]) -> f64 {
