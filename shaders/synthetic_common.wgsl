@@ -113,3 +113,26 @@ fn off_block(c: u32, s: u32) -> array<f32, 25> {
         default: { return off_block_3(i, s); }
     }
 }
+
+// The t-th line of cells along prm.axis (Lines::units' order): its length n, the number of
+// lines, the stride between its cells and its first cell. Lines along y and z start at
+// consecutive cells for consecutive t, so neighbouring invocations read neighbouring cells.
+struct Line {
+    n: u32,
+    count: u32,
+    stride: u32,
+    c0: u32,
+}
+
+fn syn_line(t: u32) -> Line {
+    let axis = prm.axis;
+    let n = select(select(prm.d2, prm.d1, axis == 1u), prm.d0, axis == 0u);
+    let stride = select(select(prm.d0 * prm.d1, prm.d0, axis == 1u), 1u, axis == 0u);
+    var c0 = t;
+    if axis == 0u {
+        c0 = t * prm.d0;
+    } else if axis == 1u {
+        c0 = (t / prm.d0) * prm.d0 * prm.d1 + t % prm.d0;
+    }
+    return Line(n, prm.d0 * prm.d1 * prm.d2 / n, stride, c0);
+}

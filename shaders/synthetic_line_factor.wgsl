@@ -58,18 +58,13 @@ fn syn_line_factor(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
                    @builtin(local_invocation_index) lid: u32) {
     let t = (wid.y * nwg.x + wid.x) * 64u + lid;
     let axis = prm.axis;
-    let n = select(select(prm.d2, prm.d1, axis == 1u), prm.d0, axis == 0u);
-    let lines = prm.d0 * prm.d1 * prm.d2 / n;
-    if t >= lines {
+    let line = syn_line(t);
+    if t >= line.count {
         return;
     }
-    let stride = select(select(prm.d0 * prm.d1, prm.d0, axis == 1u), 1u, axis == 0u);
-    var c0 = t;
-    if axis == 0u {
-        c0 = t * prm.d0;
-    } else if axis == 1u {
-        c0 = (t / prm.d0) * prm.d0 * prm.d1 + t % prm.d0;
-    }
+    let n = line.n;
+    let stride = line.stride;
+    let c0 = line.c0;
     let s_prev = 2u * axis;
     let s_next = s_prev + 1u;
     var prev: array<f32, 25>;

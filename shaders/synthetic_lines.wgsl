@@ -38,17 +38,11 @@ fn syn_lines(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     let row = lane % LANES;
     let base = lane - row;
     let axis = prm.axis;
-    let n = select(select(prm.d2, prm.d1, axis == 1u), prm.d0, axis == 0u);
-    let lines = prm.d0 * prm.d1 * prm.d2 / n;
-    let live = lane < LANES * LINES_PER_WG && t < lines;
-    let stride = select(select(prm.d0 * prm.d1, prm.d0, axis == 1u), 1u, axis == 0u);
-    // Lines along y and z start at consecutive cells for consecutive lines (coalesced).
-    var c0 = t;
-    if axis == 0u {
-        c0 = t * prm.d0;
-    } else if axis == 1u {
-        c0 = (t / prm.d0) * prm.d0 * prm.d1 + t % prm.d0;
-    }
+    let line = syn_line(t);
+    let n = line.n;
+    let stride = line.stride;
+    let c0 = line.c0;
+    let live = lane < LANES * LINES_PER_WG && t < line.count;
     let s_prev = 2u * axis;
     let s_next = s_prev + 1u;
     let has_x = prm.flag != 0u;

@@ -34,6 +34,8 @@
 
 #[cfg(feature = "cuda-driver")]
 pub mod cuda;
+#[cfg(test)]
+mod fixtures;
 pub mod flux;
 pub mod krylov;
 pub mod lines;

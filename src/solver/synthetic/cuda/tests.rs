@@ -1,23 +1,7 @@
 //! The device solve against the host's (run on a CUDA machine: `tests/device/gsis.sh device`).
 use super::*;
-use crate::problem::Problem;
-use crate::solver::synthetic::flux::Base;
+use crate::solver::synthetic::fixtures::{cases, rel, state};
 use crate::solver::synthetic::krylov::{gmres, Pool, Vector};
-use crate::solver::synthetic::multigrid::Smoother;
-
-fn rel(a: &[[f64; NV]], b: &[[f64; NV]]) -> f64 {
-    let d: f64 = a.iter().zip(b).flat_map(|(p, q)| (0..NV).map(move |k| (p[k] - q[k]).powi(2))).sum();
-    let n: f64 = b.iter().flatten().map(|x| x * x).sum();
-    (d / n).sqrt()
-}
-
-/// The paper cube's geometry at small size (stretched cells, a body, free-stream faces:
-/// line smoothing) and a closed box of cubic cells (Jacobi smoothing).
-fn cases() -> Vec<(Problem, Smoother)> {
-    let cube = crate::config::Config::from_json(include_str!("../../../../configs/cube-quick.json")).unwrap();
-    let boxed = crate::config::walled_box([9, 7, 6], 10);
-    vec![(Problem::new(&cube), Smoother::Lines), (Problem::new(&boxed), Smoother::Jacobi)]
-}
 
 // Ignored where no CUDA device can be (CI), so that it never passes there by not running;
 // `tests/device/gsis.sh device` runs it on the GPU with --include-ignored.
@@ -27,22 +11,12 @@ fn the_device_cycle_and_solve_match_the_hosts() {
     crate::backend::cuda::available().expect("a CUDA device");
     for (p, smoother) in cases() {
         let n = p.grid.cells();
-        let active: Vec<bool> = (0..n).map(|c| !p.bodies.solids.is_solid(c)).collect();
-        let base: Vec<Base> = (0..n)
-            .map(|c| Base {
-                rho: 1.0 + 0.1 * (c % 7) as f64 / 7.0,
-                u: [0.3, 0.05 * (c % 3) as f64, 0.0],
-                t: 1.0 + 0.02 * (c % 5) as f64,
-            })
-            .collect();
+        let (active, base, b) = state(&p);
         let mg = Multigrid::new(Operator::assemble(&p, &base, 1e-3), p.grid.dims(), &active, smoother, true).unwrap();
         // The device factors the lines of its own copy; without contracted multiply-adds
         // (kernels::compile_synthetic_ptx) it rounds as the host does: the same bits.
         let unfactored =
             Multigrid::new(Operator::assemble(&p, &base, 1e-3), p.grid.dims(), &active, smoother, false).unwrap();
-        let b: Vector = (0..n)
-            .map(|c| if active[c] { std::array::from_fn(|k| ((c * 5 + 3 * k) % 11) as f64 - 5.0) } else { [0.0; NV] })
-            .collect();
         let mut dev = CudaSynthetic::new(30).unwrap();
         dev.upload(&unfactored).unwrap();
         for l in 0..mg.levels() {

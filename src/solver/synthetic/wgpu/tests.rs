@@ -1,17 +1,11 @@
 //! The wgpu solve against the host's, on whatever adapter the machine has (lavapipe in CI,
 //! where a missing adapter fails the test).
 use super::*;
-use crate::problem::Problem;
+use crate::solver::synthetic::fixtures::{cases, rel, state};
 use crate::solver::synthetic::flux::Base;
 use crate::solver::synthetic::krylov::{gmres, Pool, Space, Vector};
-use crate::solver::synthetic::multigrid::{Multigrid, Smoother};
+use crate::solver::synthetic::multigrid::Multigrid;
 use crate::solver::synthetic::operator::Operator;
-
-fn rel(a: &[[f64; NV]], b: &[[f64; NV]]) -> f64 {
-    let d: f64 = a.iter().zip(b).flat_map(|(p, q)| (0..NV).map(move |k| (p[k] - q[k]).powi(2))).sum();
-    let n: f64 = b.iter().flatten().map(|x| x * x).sum();
-    (d / n).sqrt()
-}
 
 fn norm(v: &[[f64; NV]]) -> f64 {
     v.iter().flatten().map(|x| x * x).sum::<f64>().sqrt()
@@ -28,34 +22,16 @@ fn device() -> Option<(wgpu::Device, wgpu::Queue, String)> {
     Some((d, q, adapter.get_info().name))
 }
 
-/// The paper cube's geometry at small size (stretched cells, a body, free-stream faces:
-/// line smoothing) and a closed box of cubic cells (Jacobi smoothing), as the CUDA test.
-fn cases() -> Vec<(Problem, Smoother)> {
-    let cube = crate::config::Config::from_json(include_str!("../../../../configs/cube-quick.json")).unwrap();
-    let boxed = crate::config::walled_box([9, 7, 6], 10);
-    vec![(Problem::new(&cube), Smoother::Lines), (Problem::new(&boxed), Smoother::Jacobi)]
-}
-
 #[test]
 fn the_wgpu_cycle_and_solve_match_the_hosts() {
     let Some((device, queue, name)) = device() else { return };
     for (p, smoother) in cases() {
         let n = p.grid.cells();
-        let active: Vec<bool> = (0..n).map(|c| !p.bodies.solids.is_solid(c)).collect();
-        let base: Vec<Base> = (0..n)
-            .map(|c| Base {
-                rho: 1.0 + 0.1 * (c % 7) as f64 / 7.0,
-                u: [0.3, 0.05 * (c % 3) as f64, 0.0],
-                t: 1.0 + 0.02 * (c % 5) as f64,
-            })
-            .collect();
+        let (active, base, b) = state(&p);
         let mg = Multigrid::new(Operator::assemble(&p, &base, 1e-3), p.grid.dims(), &active, smoother, true).unwrap();
         // The device factors the lines of its own copy (syn_line_factor, f32).
         let unfactored =
             Multigrid::new(Operator::assemble(&p, &base, 1e-3), p.grid.dims(), &active, smoother, false).unwrap();
-        let b: Vector = (0..n)
-            .map(|c| if active[c] { std::array::from_fn(|k| ((c * 5 + 3 * k) % 11) as f64 - 5.0) } else { [0.0; NV] })
-            .collect();
         // The neighbour blocks in one binding, and split over four (the paper cube's finest
         // level needs two); both must give the same answer.
         let mut split = WgpuSynthetic::with_off_cells(device.clone(), queue.clone(), name.clone(), 30, Some(n.div_ceil(4)))
