@@ -118,10 +118,23 @@ impl Kernels {
         });
         let mut made = std::collections::HashMap::new();
         for (src, entries) in STAGES {
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            let desc = wgpu::ShaderModuleDescriptor {
                 label: Some(entries[0]),
                 source: wgpu::ShaderSource::Wgsl(source(src).into()),
-            });
+            };
+            let module = if crate::backend::wgpu::kernels::shader_checks() {
+                device.create_shader_module(desc)
+            } else {
+                // SAFETY: as for the sweep's kernels (backend/wgpu/kernels.rs), the runtime
+                // checks (a clamp per storage index, a guard per division) cost time in the
+                // stages' inner loops. The indices stay in range by construction: every stage
+                // returns or idles past its prm.n cells (or lines), reads a vector slot only
+                // when it is bound (prm.flag), and indexes as its host twin does with checked
+                // indexing (synthetic/wgpu/tests.rs compares them); the divisors are
+                // OFF_CELLS >= 1, NV and the level's sizes >= 1. `KNUDSEN_SHADER_CHECKS=1`
+                // turns the checks back on.
+                unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
+            };
             for &entry in entries {
                 let constants = [("OFF_CELLS", off_cells as f64)];
                 let p = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {

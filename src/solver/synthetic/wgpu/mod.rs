@@ -145,7 +145,7 @@ impl WgpuSynthetic {
         );
         let max_binding = l.max_storage_buffer_binding_size.min(l.max_buffer_size);
         // Whole cells of six 25-float blocks per binding.
-        let off_cells = ((max_binding / (6 * 25 * 4)) as usize).min(cells.unwrap_or(usize::MAX));
+        let off_cells = ((max_binding / (6 * 25 * 4)) as usize).min(cells.unwrap_or(usize::MAX)).max(1);
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let k = Kernels::new(&device, off_cells as u32);
         let params = buffer(&device, "syn params", SLOTS * SLOT, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
