@@ -55,9 +55,12 @@ shipped)
   for acc in none gsis; do run cavity-kn1-cuda-$acc configs/cavity-kn1.json cuda $acc; done
   ;;
 kn)
+  # BES="cuda wgpu": the backends (CUDA alone by default).
   for kn in ${KNS:-10 1 0.1 0.01 0.001}; do
     cavity cav32-kn$kn 32 32 $kn
-    for acc in gsis none; do run cav32-kn$kn-cuda-$acc /tmp/cav32-kn$kn.json cuda $acc; done
+    for be in ${BES:-cuda}; do
+      for acc in gsis none; do run cav32-kn$kn-$be-$acc /tmp/cav32-kn$kn.json $be $acc; done
+    done
   done
   ;;
 wgpu64)
