@@ -124,9 +124,16 @@ struct Line {
     c0: u32,
 }
 
+// The lines' length, from uniform values only: syn_lines' barriers sit in loops bounded by
+// it, which WGSL's uniformity analysis must see as uniform (a call with a per-invocation
+// argument, as syn_line(t), would not be).
+fn syn_line_length() -> u32 {
+    return select(select(prm.d2, prm.d1, prm.axis == 1u), prm.d0, prm.axis == 0u);
+}
+
 fn syn_line(t: u32) -> Line {
     let axis = prm.axis;
-    let n = select(select(prm.d2, prm.d1, axis == 1u), prm.d0, axis == 0u);
+    let n = syn_line_length();
     let stride = select(select(prm.d0 * prm.d1, prm.d0, axis == 1u), 1u, axis == 0u);
     var c0 = t;
     if axis == 0u {

@@ -39,7 +39,7 @@ fn syn_lines(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     let base = lane - row;
     let axis = prm.axis;
     let line = syn_line(t);
-    let n = line.n;
+    let n = syn_line_length();
     let stride = line.stride;
     let c0 = line.c0;
     let live = lane < LANES * LINES_PER_WG && t < line.count;

@@ -12,7 +12,7 @@
 mod bandwidth;
 mod build;
 pub mod device;
-mod faults;
+pub mod faults;
 pub mod fused;
 pub mod group;
 pub mod kernels;

@@ -5,6 +5,9 @@ use super::kernels::SynParams;
 use super::{buffer, WgpuSynthetic, SLOT, SLOTS};
 use anyhow::{anyhow, Context};
 
+/// Vector bind groups kept at most (a W-cycle on the paper cube uses a few hundred).
+const GROUPS_CACHED: usize = 4096;
+
 impl WgpuSynthetic {
     /// Queue one launch of `pipeline` over `groups` workgroups (2D when needed).
     pub(super) fn launch(
@@ -63,7 +66,13 @@ impl WgpuSynthetic {
             layout: &self.k.layouts[1],
             entries: &entries,
         });
-        self.groups.borrow_mut().insert(bufs, g.clone());
+        let mut groups = self.groups.borrow_mut();
+        // GMRES's vectors rotate through the cycle's work slots, so combinations keep
+        // appearing; a bound keeps the cache (and the buffers it holds) small.
+        if groups.len() >= GROUPS_CACHED {
+            groups.clear();
+        }
+        groups.insert(bufs, g.clone());
         g
     }
 

@@ -73,6 +73,8 @@ pub(super) struct Work {
 struct Uploaded {
     levels: Vec<DevLevel>,
     work: RefCell<Vec<Work>>,
+    /// Where each solve's correction is read back (a fine-level vector).
+    result: wgpu::Buffer,
 }
 
 /// Commands queued since the last submission, with their parameter slots.
@@ -114,6 +116,30 @@ pub struct WgpuSynthetic {
     restart: usize,
 }
 
+/// wgpu's errors on this thread from [`catch`] to [`Caught::check`]: out of memory,
+/// validation and internal ones (a backend's failed compile) become the step's error, so the
+/// solve can move to the host, instead of a fault that ends the run at the next sweep
+/// (backend/wgpu/faults.rs). wgpu keeps error scopes per thread: work on other threads
+/// needs its own.
+pub(super) struct Caught([wgpu::ErrorScopeGuard; 3]);
+
+pub(super) fn catch(device: &wgpu::Device) -> Caught {
+    use wgpu::ErrorFilter::{Internal, OutOfMemory, Validation};
+    Caught([OutOfMemory, Validation, Internal].map(|f| device.push_error_scope(f)))
+}
+
+impl Caught {
+    pub(super) fn check(self, what: impl std::fmt::Display) -> anyhow::Result<()> {
+        let [oom, validation, internal] = self.0;
+        // The last pushed first.
+        let errors = [internal, validation, oom].map(|g| pollster::block_on(g.pop()));
+        match errors.into_iter().flatten().next() {
+            Some(e) => Err(anyhow!("{what}: {e}")),
+            None => Ok(()),
+        }
+    }
+}
+
 fn buffer(device: &wgpu::Device, label: &str, bytes: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
     device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: bytes.max(16), usage, mapped_at_creation: false })
 }
@@ -143,10 +169,19 @@ impl WgpuSynthetic {
             "{name} allows {} storage buffers per stage, the synthetic solve needs {STORAGE_BUFFERS}",
             l.max_storage_buffers_per_shader_stage
         );
-        let max_binding = l.max_storage_buffer_binding_size.min(l.max_buffer_size);
+        anyhow::ensure!(
+            u64::from(l.min_uniform_buffer_offset_alignment) <= SLOT,
+            "{name} aligns uniform offsets to {} bytes, the synthetic solve's parameter slots to {SLOT}",
+            l.min_uniform_buffer_offset_alignment
+        );
+        // Capped as the sweep's bindings are: the stages index in u32.
+        let max_binding = l
+            .max_storage_buffer_binding_size
+            .min(l.max_buffer_size)
+            .min(crate::backend::wgpu::schedule::MAX_INDEXED_BINDING);
         // Whole cells of six 25-float blocks per binding.
         let off_cells = ((max_binding / (6 * 25 * 4)) as usize).min(cells.unwrap_or(usize::MAX)).max(1);
-        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let scope = catch(&device);
         let k = Kernels::new(&device, off_cells as u32);
         let params = buffer(&device, "syn params", SLOTS * SLOT, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
         let params_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -169,9 +204,7 @@ impl WgpuSynthetic {
             DOT_GROUPS as u64 * 4,
             wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         );
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(anyhow!("{name} rejected the synthetic solve's pipelines: {e}"));
-        }
+        scope.check(format!("{name} rejected the synthetic solve's pipelines"))?;
         Ok(Self {
             max_groups: l.max_compute_workgroups_per_dimension,
             device,
@@ -202,14 +235,14 @@ impl WgpuSynthetic {
         max_iterations: usize,
     ) -> anyhow::Result<(Vec<[f64; NV]>, Outcome)> {
         let h = self.hierarchy.as_ref().context("no hierarchy on the device")?;
-        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let scope = catch(&self.device);
         let space = DeviceSpace { s: self, h };
         let run = || -> anyhow::Result<(Vec<[f64; NV]>, Outcome)> {
             let bd = super::krylov::Space::take(&space)?;
             let b32: Vec<f32> = b.par_iter().flat_map_iter(|c| c.map(|x| x as f32)).collect();
             self.queue.write_buffer(&bd, 0, bytemuck::cast_slice(&b32));
             let (x, outcome) = super::krylov::gmres_in(&space, &bd, rtol, self.restart, max_iterations)?;
-            let x32 = self.read(&x, b.len() * NV, None)?;
+            let x32 = self.read(&x, b.len() * NV, Some(&h.result))?;
             super::krylov::Space::give(&space, x);
             super::krylov::Space::give(&space, bd);
             let out = x32.par_chunks(NV).map(|c| std::array::from_fn(|k| c[k] as f64)).collect();
@@ -223,9 +256,7 @@ impl WgpuSynthetic {
         let p = self.pending.borrow();
         log::debug!("gsis: {} launches on {}, encoded in {:.3} s", p.launches, self.name, p.encoding);
         drop(p);
-        if let Some(e) = pollster::block_on(validation.pop()) {
-            return Err(anyhow!("{}: the synthetic solve failed: {e}", self.name));
-        }
+        scope.check(format!("{}: the synthetic solve failed", self.name))?;
         result
     }
 }

@@ -111,3 +111,31 @@ fn the_wgpu_cycle_and_solve_match_the_hosts() {
         assert_ne!(x2, xd, "the rebuilt operator must change the solution");
     }
 }
+
+#[test]
+fn a_caught_error_is_the_steps_and_other_threads_need_their_own_scope() {
+    // Why upload.rs gives each copying task its own scopes: wgpu keeps error scopes per
+    // thread, so an error on another thread escapes the caller's and becomes a fault that
+    // the next sweep would end the run with (backend/wgpu/faults.rs).
+    let Some((device, _queue, _)) = device() else { return };
+    let faults = crate::backend::wgpu::faults::Faults::watch(&device);
+    // MAP_READ with STORAGE needs a feature no device was asked for: a validation error.
+    let invalid = |d: &wgpu::Device| {
+        d.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("invalid"),
+            size: 16,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        })
+    };
+    let scope = catch(&device);
+    let _a = invalid(&device);
+    assert!(scope.check("step").is_err(), "caught on this thread");
+    assert!(faults.take().is_none(), "and not a fault");
+    let scope = catch(&device);
+    std::thread::scope(|s| {
+        s.spawn(|| invalid(&device));
+    });
+    assert!(scope.check("step").is_ok(), "another thread's error escapes this thread's scope");
+    assert!(faults.take().is_some(), "and is a fault");
+}

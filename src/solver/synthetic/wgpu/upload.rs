@@ -2,11 +2,11 @@
 //! reused by size), the line smoother factored on the device.
 
 use super::kernels::{SynParams, OFF_BINDINGS};
-use super::{buffer, DevLevel, DevLines, Uploaded, WgpuSynthetic, Work, COPY_PIECE, STORAGE, UPLOAD_PIECE};
+use super::{buffer, catch, DevLevel, DevLines, Uploaded, WgpuSynthetic, Work, COPY_PIECE, STORAGE, UPLOAD_PIECE};
 use crate::solver::synthetic::flux::NV;
 use crate::solver::synthetic::multigrid::Multigrid;
 use crate::solver::synthetic::operator::NONE;
-use anyhow::{anyhow, Context};
+use anyhow::Context;
 use rayon::prelude::*;
 use std::cell::RefCell;
 
@@ -29,16 +29,17 @@ impl WgpuSynthetic {
         // Pieces written on the rayon threads (an upload of the paper cube's hierarchy moves
         // ~10 GB through host memory per build), a group at a time: submitting frees each
         // group's staging memory once its copies have run.
-        let (queue, name) = (&self.queue, &self.name);
+        let (device, queue, name) = (&self.device, &self.queue, &self.name);
         for (g, group) in data.chunks(UPLOAD_PIECE).enumerate() {
             group.par_chunks(COPY_PIECE).enumerate().try_for_each(|(i, piece)| {
                 let at = (g * UPLOAD_PIECE + i * COPY_PIECE) as u64;
                 let size = wgpu::BufferSize::new(piece.len() as u64).context("an empty upload")?;
-                let mut view = queue
-                    .write_buffer_with(&b, at, size)
-                    .ok_or_else(|| anyhow!("{name}: no staging memory for the synthetic solve's `{label}`"))?;
-                view.copy_from_slice(piece);
-                Ok::<_, anyhow::Error>(())
+                // This thread's own scopes: the caller's do not see its errors.
+                let scope = catch(device);
+                if let Some(mut view) = queue.write_buffer_with(&b, at, size) {
+                    view.copy_from_slice(piece);
+                }
+                scope.check(format!("{name}: uploading the synthetic solve's `{label}`"))
             })?;
             self.queue.submit([]);
         }
@@ -74,21 +75,13 @@ impl WgpuSynthetic {
             }
         }
         self.pool.borrow_mut().clear();
-        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let scope = catch(&self.device);
         let built = self.build(mg);
         self.spare.borrow_mut().clear();
         // The line factors' launches, queued after the uploads they read.
         self.flush();
-        let invalid = pollster::block_on(validation.pop());
-        let out_of_memory = pollster::block_on(oom.pop());
+        scope.check(format!("{}: the synthetic solve's hierarchy does not fit or was rejected", self.name))?;
         self.device.poll(wgpu::PollType::wait_indefinitely()).context("waiting for the upload")?;
-        if let Some(e) = out_of_memory {
-            return Err(anyhow!("{}: out of memory for the synthetic solve: {e}", self.name));
-        }
-        if let Some(e) = invalid {
-            return Err(anyhow!("{}: the synthetic solve's buffers were rejected: {e}", self.name));
-        }
         self.hierarchy = Some(built?);
         Ok(())
     }
@@ -197,6 +190,8 @@ impl WgpuSynthetic {
                 _buffers: bufs,
             });
         }
-        Ok(Uploaded { levels, work: RefCell::new(work) })
+        let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+        let result = buffer(&self.device, "syn result", (mg.operator().diag.len() * NV * 4) as u64, usage);
+        Ok(Uploaded { levels, work: RefCell::new(work), result })
     }
 }
