@@ -26,6 +26,8 @@ pub const OFF_BINDINGS: usize = 4;
 /// Storage buffers one stage binds: the level's ten and the launch's four vectors.
 pub const STORAGE_BUFFERS: u32 = 14;
 
+use crate::backend::wgpu::kernels::storage;
+
 const COMMON: &str = include_str!("../../../../shaders/synthetic_common.wgsl");
 
 /// Each stage's file and its entries.
@@ -76,19 +78,6 @@ pub struct Kernels {
     pub dot: wgpu::ComputePipeline,
     /// Group 0 (a level), 1 (the vectors), 2 (the parameters, at a dynamic offset).
     pub layouts: [wgpu::BindGroupLayout; 3],
-}
-
-fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
 }
 
 impl Kernels {
