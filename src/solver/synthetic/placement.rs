@@ -21,7 +21,6 @@ const MAX_INNER_F32: usize = 4 * RESTART;
 /// (32768) 0.57 against 0.85 s, the 64^3 cavity 9.6 against 10.4 s.
 const WGPU_MIN_CELLS: usize = 16384;
 
-
 #[derive(Default)]
 pub(super) enum Device {
     #[default]
@@ -94,7 +93,10 @@ impl Gsis {
                 self.device = match super::wgpu::WgpuSynthetic::new(device, queue, name, RESTART) {
                     Ok(d) => {
                         let s = t.elapsed().as_secs_f64();
-                        log::info!("gsis: the synthetic solve runs on {} (wgpu, f32; kernels ready in {s:.2} s)", d.name);
+                        log::info!(
+                            "gsis: the synthetic solve runs on {} (wgpu, f32; kernels ready in {s:.2} s)",
+                            d.name
+                        );
                         Device::Wgpu(Box::new(d), 0)
                     }
                     Err(e) => {

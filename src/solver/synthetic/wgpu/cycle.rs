@@ -50,7 +50,15 @@ impl DeviceSpace<'_> {
         let ln = &lv.lines[i];
         let [d0, d1, d2] = lv.dims;
         let lines = (d0 * d1 * d2 / lv.dims[ln.axis as usize]) as usize;
-        let p = SynParams { flag: x.is_some() as u32, axis: ln.axis, d0, d1, d2, w: LINE_DAMPING as f32, ..Default::default() };
+        let p = SynParams {
+            flag: x.is_some() as u32,
+            axis: ln.axis,
+            d0,
+            d1,
+            d2,
+            w: LINE_DAMPING as f32,
+            ..Default::default()
+        };
         self.s.launch(&self.s.k.lines, &ln.group, [Some(b), x, Some(out), Some(y)], p, lines.div_ceil(LINES_PER_WG))
     }
 
@@ -106,7 +114,13 @@ impl DeviceSpace<'_> {
         self.smooth(l, b, x, tmp, y, true)?;
         // The restricted residual, the next level's right-hand side.
         self.row(l, Some(b), x, tmp)?;
-        self.s.launch(&k.restrict, &lv.group, [None, Some(tmp), Some(&tail[0].b), None], n(coarse, 0.0), groups(coarse))?;
+        self.s.launch(
+            &k.restrict,
+            &lv.group,
+            [None, Some(tmp), Some(&tail[0].b), None],
+            n(coarse, 0.0),
+            groups(coarse),
+        )?;
         self.cycle(l + 1, tail, false)?;
         if l + 2 < self.h.levels.len() {
             // W-cycle: a second coarse correction from the coarse residual.
@@ -148,7 +162,13 @@ impl Space for DeviceSpace<'_> {
         let parts = groups(len).clamp(1, DOT_GROUPS);
         let lv = &self.h.levels[0];
         // syn_dot strides by the workgroups of its grid's x dimension: one row of them.
-        self.s.launch(&self.s.k.dot, &lv.group, [Some(a), Some(b), Some(&self.s.partials), None], n(len, 0.0), parts)?;
+        self.s.launch(
+            &self.s.k.dot,
+            &lv.group,
+            [Some(a), Some(b), Some(&self.s.partials), None],
+            n(len, 0.0),
+            parts,
+        )?;
         let partials = self.s.read(&self.s.partials, parts, Some(&self.s.readback))?;
         Ok(partials.iter().map(|&p| p as f64).sum())
     }

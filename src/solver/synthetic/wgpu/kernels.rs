@@ -1,6 +1,8 @@
 //! The WGSL stages of the synthetic solve: their sources, the one pipeline layout they share
 //! and their pipelines (`shaders/synthetic_*.wgsl`, each after `synthetic_common.wgsl`).
 
+use crate::backend::wgpu::kernels::storage;
+
 /// Keep in sync with `SynParams` in shaders/synthetic_common.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
@@ -26,8 +28,6 @@ pub const OFF_BINDINGS: usize = 4;
 /// Storage buffers one stage binds: the level's ten and the launch's four vectors.
 pub const STORAGE_BUFFERS: u32 = 14;
 
-use crate::backend::wgpu::kernels::storage;
-
 const COMMON: &str = include_str!("../../../../shaders/synthetic_common.wgsl");
 
 /// Each stage's file and its entries.
@@ -51,7 +51,12 @@ pub fn variants() -> Vec<crate::backend::wgpu::shaders::Variant> {
     STAGES
         .iter()
         .flat_map(|(src, entries)| {
-            entries.iter().map(move |&e| Variant { label: e.to_string(), entry: e, source: source(src), subgroups: false })
+            entries.iter().map(move |&e| Variant {
+                label: e.to_string(),
+                entry: e,
+                source: source(src),
+                subgroups: false,
+            })
         })
         .collect()
 }
@@ -98,8 +103,7 @@ impl Kernels {
             },
             count: None,
         };
-        let layouts =
-            [layout("syn level", &level), layout("syn vectors", &vectors), layout("syn params", &[params])];
+        let layouts = [layout("syn level", &level), layout("syn vectors", &vectors), layout("syn params", &[params])];
         let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("synthetic"),
             bind_group_layouts: &[Some(&layouts[0]), Some(&layouts[1]), Some(&layouts[2])],

@@ -105,13 +105,23 @@ impl WgpuSynthetic {
     }
 
     /// Copy `floats` of `src` into host memory (everything queued runs first).
-    pub(super) fn read(&self, src: &wgpu::Buffer, floats: usize, staging: Option<&wgpu::Buffer>) -> anyhow::Result<Vec<f32>> {
+    pub(super) fn read(
+        &self,
+        src: &wgpu::Buffer,
+        floats: usize,
+        staging: Option<&wgpu::Buffer>,
+    ) -> anyhow::Result<Vec<f32>> {
         let bytes = floats as u64 * 4;
         let owned;
         let dst = match staging {
             Some(s) => s,
             None => {
-                owned = buffer(&self.device, "syn read", bytes, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
+                owned = buffer(
+                    &self.device,
+                    "syn read",
+                    bytes,
+                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                );
                 &owned
             }
         };

@@ -141,12 +141,16 @@ impl Caught {
 }
 
 fn buffer(device: &wgpu::Device, label: &str, bytes: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
-    device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: bytes.max(16), usage, mapped_at_creation: false })
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: bytes.max(16),
+        usage,
+        mapped_at_creation: false,
+    })
 }
 
-const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
-    .union(wgpu::BufferUsages::COPY_DST)
-    .union(wgpu::BufferUsages::COPY_SRC);
+const STORAGE: wgpu::BufferUsages =
+    wgpu::BufferUsages::STORAGE.union(wgpu::BufferUsages::COPY_DST).union(wgpu::BufferUsages::COPY_SRC);
 
 impl WgpuSynthetic {
     /// On the wgpu backend's own device and queue; `restart`: GMRES's restart length.
@@ -183,7 +187,8 @@ impl WgpuSynthetic {
         let off_cells = ((max_binding / (6 * 25 * 4)) as usize).min(cells.unwrap_or(usize::MAX)).max(1);
         let scope = catch(&device);
         let k = Kernels::new(&device, off_cells as u32);
-        let params = buffer(&device, "syn params", SLOTS * SLOT, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
+        let params =
+            buffer(&device, "syn params", SLOTS * SLOT, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
         let params_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("syn params"),
             layout: &k.layouts[2],

@@ -34,8 +34,9 @@ fn the_wgpu_cycle_and_solve_match_the_hosts() {
             Multigrid::new(Operator::assemble(&p, &base, 1e-3), p.grid.dims(), &active, smoother, false).unwrap();
         // The neighbour blocks in one binding, and split over four (the paper cube's finest
         // level needs two); both must give the same answer.
-        let mut split = WgpuSynthetic::with_off_cells(device.clone(), queue.clone(), name.clone(), 30, Some(n.div_ceil(4)))
-            .unwrap();
+        let mut split =
+            WgpuSynthetic::with_off_cells(device.clone(), queue.clone(), name.clone(), 30, Some(n.div_ceil(4)))
+                .unwrap();
         split.upload(&unfactored).unwrap();
         let mut dev = WgpuSynthetic::new(device.clone(), queue.clone(), name.clone(), 30).unwrap();
         dev.upload(&unfactored).unwrap();
@@ -66,8 +67,12 @@ fn the_wgpu_cycle_and_solve_match_the_hosts() {
         queue.write_buffer(&bd, 0, bytemuck::cast_slice(&b32));
         let mut z = space.take().unwrap();
         space.precondition(&bd, &mut z).unwrap();
-        let zd: Vec<[f64; NV]> =
-            dev.read(&z, n * NV, None).unwrap().chunks_exact(NV).map(|c| std::array::from_fn(|k| c[k] as f64)).collect();
+        let zd: Vec<[f64; NV]> = dev
+            .read(&z, n * NV, None)
+            .unwrap()
+            .chunks_exact(NV)
+            .map(|c| std::array::from_fn(|k| c[k] as f64))
+            .collect();
         let cycle = rel(&zd, &host);
         assert!(cycle < 1e-5, "{smoother:?}: one cycle differs by {cycle:e}");
         // A dot product of f32 vectors, summed in f32 within workgroups: 1e-6 relative.
@@ -101,7 +106,8 @@ fn the_wgpu_cycle_and_solve_match_the_hosts() {
         // A rebuilt operator uploaded into the previous build's buffers (reused by size)
         // must solve as on a device that never held another.
         let warmer: Vec<Base> = base.iter().map(|q| Base { t: q.t * 1.3, ..*q }).collect();
-        let mg2 = Multigrid::new(Operator::assemble(&p, &warmer, 1e-3), p.grid.dims(), &active, smoother, false).unwrap();
+        let mg2 =
+            Multigrid::new(Operator::assemble(&p, &warmer, 1e-3), p.grid.dims(), &active, smoother, false).unwrap();
         dev.upload(&mg2).unwrap();
         let mut fresh = WgpuSynthetic::new(device.clone(), queue.clone(), name.clone(), 30).unwrap();
         fresh.upload(&mg2).unwrap();

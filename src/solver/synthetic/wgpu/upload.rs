@@ -93,7 +93,8 @@ impl WgpuSynthetic {
         for l in 0..mg.levels() {
             let v = mg.level(l);
             let cells = v.op.diag.len();
-            let diag: Vec<f32> = v.op.diag.par_iter().flat_map_iter(|b| b.iter().flatten().map(|&x| x as f32)).collect();
+            let diag: Vec<f32> =
+                v.op.diag.par_iter().flat_map_iter(|b| b.iter().flatten().map(|&x| x as f32)).collect();
             let mut bufs = vec![self.storage_from("diagonal blocks", bytemuck::cast_slice(&diag))?];
             bufs.push(self.storage_from("neighbours", bytemuck::cast_slice(&v.op.nbr))?);
             let parts = cells.div_ceil(self.off_cells).max(1);
@@ -168,7 +169,13 @@ impl WgpuSynthetic {
                     let axis = ln.axis() as u32;
                     let count = (d0 * d1 * d2 / [d0, d1, d2][axis as usize]) as usize;
                     let p = SynParams { axis, d0, d1, d2, ..Default::default() };
-                    self.launch(&self.k.line_factor, &base, [None, None, Some(&m), Some(&dinv)], p, count.div_ceil(64))?;
+                    self.launch(
+                        &self.k.line_factor,
+                        &base,
+                        [None, None, Some(&m), Some(&dinv)],
+                        p,
+                        count.div_ceil(64),
+                    )?;
                     (m, dinv)
                 };
                 line_groups.push(DevLines { axis: ln.axis() as u32, group: group(Some(&m), Some(&dinv)), m, dinv });
