@@ -2,8 +2,8 @@
 //! the same grids, linearisation states and right-hand sides.
 
 use super::flux::{Base, NV};
-use super::krylov::Vector;
-use super::multigrid::Smoother;
+use super::krylov::{gmres, Outcome, Pool, Vector};
+use super::multigrid::{Multigrid, Smoother};
 use crate::problem::Problem;
 
 /// The paper cube's geometry at small size (stretched cells, a body, free-stream faces:
@@ -37,4 +37,19 @@ pub fn rel(a: &[[f64; NV]], b: &[[f64; NV]]) -> f64 {
     let d: f64 = a.iter().zip(b).flat_map(|(p, q)| (0..NV).map(move |k| (p[k] - q[k]).powi(2))).sum();
     let n: f64 = b.iter().flatten().map(|x| x * x).sum();
     (d / n).sqrt()
+}
+
+/// The host's solve, the reference: GMRES preconditioned by the host's W-cycle.
+pub fn host_solve(mg: &Multigrid, b: &Vector, rtol: f64) -> (Vector, Outcome) {
+    let pool = Pool::default();
+    gmres(mg.operator(), b, rtol, 30, 2000, &|v: &[[f64; NV]], o: &mut Vector| mg.apply(v, o), &pool).unwrap()
+}
+
+/// ||b - A x|| / ||b|| with the host's operator, in f64.
+pub fn true_residual(mg: &Multigrid, x: &[[f64; NV]], b: &[[f64; NV]]) -> f64 {
+    let mut ax = vec![[0.0; NV]; b.len()];
+    mg.operator().apply(x, &mut ax);
+    let norm = |v: &mut dyn Iterator<Item = f64>| v.map(|x| x * x).sum::<f64>().sqrt();
+    let r = norm(&mut ax.iter().zip(b).flat_map(|(a, q)| (0..NV).map(move |k| q[k] - a[k])));
+    r / norm(&mut b.iter().flatten().copied())
 }

@@ -1,7 +1,6 @@
 //! The device solve against the host's (run on a CUDA machine: `tests/device/gsis.sh device`).
 use super::*;
-use crate::solver::synthetic::fixtures::{cases, rel, state};
-use crate::solver::synthetic::krylov::{gmres, Pool, Vector};
+use crate::solver::synthetic::fixtures::{cases, host_solve, rel, state, true_residual};
 
 // Ignored where no CUDA device can be (CI), so that it never passes there by not running;
 // `tests/device/gsis.sh device` runs it on the GPU with --include-ignored.
@@ -52,19 +51,14 @@ fn the_device_cycle_and_solve_match_the_hosts() {
         // Whole solves to 1e-9: the same number of steps (give or take the one a
         // rounding-level difference can move across the tolerance), and solutions within
         // the tolerance times the operator's conditioning (1e-6).
-        let pool = Pool::default();
-        let (xh, oh) =
-            gmres(mg.operator(), &b, 1e-9, 30, 2000, &|v: &[[f64; NV]], o: &mut Vector| mg.apply(v, o), &pool).unwrap();
+        let (xh, oh) = host_solve(&mg, &b, 1e-9);
         let (xd, od) = dev.solve(&b, 1e-9, 2000).unwrap();
         assert!(od.relative_residual <= 1e-9, "{od:?}");
         assert!(oh.iterations.abs_diff(od.iterations) <= 1, "host {oh:?}, device {od:?}");
         assert!(rel(&xd, &xh) < 1e-6, "{smoother:?}: solutions differ by {:e}", rel(&xd, &xh));
         // The true residual of the device's answer, from the host's operator.
-        let mut ax = vec![[0.0; NV]; n];
-        mg.operator().apply(&xd, &mut ax);
-        let r: Vec<[f64; NV]> = ax.iter().zip(&b).map(|(a, q)| std::array::from_fn(|k| q[k] - a[k])).collect();
-        let norm = |v: &[[f64; NV]]| v.iter().flatten().map(|x| x * x).sum::<f64>().sqrt();
-        assert!(norm(&r) <= 1.01e-9 * norm(&b), "true residual {:e}", norm(&r) / norm(&b));
+        let r = true_residual(&mg, &xd, &b);
+        assert!(r <= 1.01e-9, "true residual {r:e}");
         space.give(z);
     }
 }

@@ -1,15 +1,11 @@
 //! The wgpu solve against the host's, on whatever adapter the machine has (lavapipe in CI,
 //! where a missing adapter fails the test).
 use super::*;
-use crate::solver::synthetic::fixtures::{cases, rel, state};
+use crate::solver::synthetic::fixtures::{cases, host_solve, rel, state, true_residual};
 use crate::solver::synthetic::flux::Base;
-use crate::solver::synthetic::krylov::{gmres, Pool, Space, Vector};
+use crate::solver::synthetic::krylov::Space;
 use crate::solver::synthetic::multigrid::Multigrid;
 use crate::solver::synthetic::operator::Operator;
-
-fn norm(v: &[[f64; NV]]) -> f64 {
-    v.iter().flatten().map(|x| x * x).sum::<f64>().sqrt()
-}
 
 /// The device, or None where there is no adapter outside CI.
 fn device() -> Option<(wgpu::Device, wgpu::Queue, String)> {
@@ -82,19 +78,15 @@ fn the_wgpu_cycle_and_solve_match_the_hosts() {
         // Whole solves to 1e-4, the synthetic solve's tightest inner tolerance: about the
         // host's steps, and a true residual (the host's operator, in f64) within the
         // tolerance plus the f32 product's rounding.
-        let pool = Pool::default();
-        let (xh, oh) =
-            gmres(mg.operator(), &b, 1e-4, 30, 2000, &|v: &[[f64; NV]], o: &mut Vector| mg.apply(v, o), &pool).unwrap();
+        let (xh, oh) = host_solve(&mg, &b, 1e-4);
         let (xd, od) = dev.solve(&b, 1e-4, 2000).unwrap();
         let (xs, os) = split.solve(&b, 1e-4, 2000).unwrap();
         assert_eq!(od.iterations, os.iterations);
         assert_eq!(xd, xs, "{smoother:?}: the split bindings change the arithmetic");
         assert!(od.relative_residual <= 1e-4, "{od:?}");
         assert!(oh.iterations.abs_diff(od.iterations) <= 1, "host {oh:?}, device {od:?}");
-        let mut ax = vec![[0.0; NV]; n];
-        mg.operator().apply(&xd, &mut ax);
-        let r: Vec<[f64; NV]> = ax.iter().zip(&b).map(|(a, q)| std::array::from_fn(|k| q[k] - a[k])).collect();
-        assert!(norm(&r) <= 1.1e-4 * norm(&b), "true residual {:e}", norm(&r) / norm(&b));
+        let r = true_residual(&mg, &xd, &b);
+        assert!(r <= 1.1e-4, "true residual {r:e}");
         eprintln!(
             "{smoother:?}: cycle {cycle:.2e}, steps host {} device {}, solutions differ by {:.2e}",
             oh.iterations,
