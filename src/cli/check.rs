@@ -66,7 +66,7 @@ fn print_cuda_plan(cfg: &Config, p: &Problem, total_mib: f64) -> Result<(), Fail
     let plan = knudsen::backend::fused::cuda_plan(p, budget, tile, None);
     let sweep = knudsen::backend::fused::describe_choice(plan.as_ref().map_err(String::as_str));
     println!("cuda sweep kernel: {sweep}");
-    if cfg.solver.acceleration == knudsen::config::Acceleration::Gsis {
+    if cfg.solver.acceleration.synthetic() {
         // The device keeps what the sweep leaves; a hierarchy that does not fit there is
         // solved on the host (synthetic/placement.rs).
         let syn = knudsen::plan::synthetic_device_bytes(cfg.cell_counts());
@@ -181,8 +181,14 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     let host_bytes = g.cells() as u64 * (13 + 10 + 16 + 5) * 8;
     println!("host field storage: {:.1} MiB", mib(host_bytes));
     match cfg.solver.acceleration {
-        knudsen::config::Acceleration::Gsis => println!(
-            "acceleration: gsis (synthetic solve to a relative residual of {:.1e}: on the GPU with the CUDA backend (f64) or the wgpu backend (f32, from 16384 cells), at most {:.1} MiB of device memory beside {:.1} MiB on the host; on the host otherwise, {:.1} MiB)",
+        a @ (knudsen::config::Acceleration::Gsis | knudsen::config::Acceleration::Auto) => println!(
+            "acceleration: {}{} (synthetic solve to a relative residual of {:.1e}: on the GPU with the CUDA backend (f64) or the wgpu backend (f32, from 16384 cells), at most {:.1} MiB of device memory beside {:.1} MiB on the host; on the host otherwise, {:.1} MiB)",
+            a.name(),
+            if a == knudsen::config::Acceleration::Auto {
+                ": synthetic solves where their measured cost pays, source-iteration updates elsewhere"
+            } else {
+                ""
+            },
             knudsen::solver::synthetic::inner_tolerance(p),
             mib(knudsen::plan::synthetic_device_bytes(cfg.cell_counts())),
             mib(knudsen::plan::synthetic_host_bytes_beside_device(cfg.cell_counts())),

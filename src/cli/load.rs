@@ -38,7 +38,7 @@ pub fn load(path: &Path, o: Overrides) -> Result<Config, Failure> {
 pub fn check_host_memory(cfg: &Config, gpu_solve: bool) -> Result<(), Failure> {
     let f32_tables = cfg.solver.precision == knudsen::config::Precision::F32;
     let mut need = knudsen::plan::host_bytes(cfg.cell_counts(), cfg.velocity.points, f32_tables);
-    if cfg.solver.acceleration == knudsen::config::Acceleration::Gsis {
+    if cfg.solver.acceleration.synthetic() {
         need += if gpu_solve && std::env::var("KNUDSEN_GSIS_DEVICE").map_or(true, |v| v != "host") {
             knudsen::plan::synthetic_host_bytes_beside_device(cfg.cell_counts())
         } else {

@@ -102,6 +102,9 @@ pub enum Acceleration {
     None,
     /// The general synthetic iterative scheme: a macroscopic correction after every sweep.
     Gsis,
+    /// GSIS's correction where its measured cost pays, source iteration's update elsewhere
+    /// (`solver/synthetic/ledger.rs`); the path depends on timings, the fixed point does not.
+    Auto,
 }
 
 impl Acceleration {
@@ -109,7 +112,13 @@ impl Acceleration {
         match self {
             Acceleration::None => "none",
             Acceleration::Gsis => "gsis",
+            Acceleration::Auto => "auto",
         }
+    }
+
+    /// Whether synthetic solves may be made (and their memory is needed).
+    pub fn synthetic(self) -> bool {
+        self != Acceleration::None
     }
 }
 

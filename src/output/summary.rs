@@ -39,6 +39,10 @@ pub struct Summary {
     /// GSIS).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub synthetic_solve: Option<String>,
+    /// Synthetic solves made in this run: every iteration with `gsis`, those that paid with
+    /// `auto` (absent without GSIS).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synthetic_solves: Option<usize>,
     /// External flows: the free stream's Mach number and velocity.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mach: Option<f64>,
@@ -91,6 +95,7 @@ impl Summary {
             velocities_in_flight: plan.in_flight,
             distribution_bytes: plan.distribution_bytes,
             synthetic_solve: s.result.synthetic_solve.map(str::to_string),
+            synthetic_solves: s.result.synthetic_solves,
             mach: p.config.free_stream.as_ref().map(|f| f.mach()),
             free_stream_velocity: p.config.free_stream.as_ref().map(|f| f.velocity()),
             domain_mass_balance: (!p.bounds.closed()).then(|| domain_mass_balance(p, &s.result.incident)),

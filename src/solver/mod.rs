@@ -49,7 +49,15 @@ pub trait Strategy {
     /// fields away from the sweep's may also update the incident wall fluxes in `out` to
     /// match them (they set the next wall densities); it must leave them unchanged at its
     /// fixed point.
-    fn update_fields(&mut self, p: &Problem, out: &mut SweepOutput, state: &mut State) -> anyhow::Result<()>;
+    /// `sweep`: how long the sweep took and the residual it left (a strategy may weigh its
+    /// own cost against them).
+    fn update_fields(
+        &mut self,
+        p: &Problem,
+        out: &mut SweepOutput,
+        state: &mut State,
+        sweep: Sweep,
+    ) -> anyhow::Result<()>;
     /// What of its own a continued run needs to take exactly the same path (5 values per
     /// cell), written with the restart data; `None` when it keeps nothing between iterations.
     fn saved(&self) -> Option<Vec<[f64; 5]>> {
@@ -61,6 +69,22 @@ pub trait Strategy {
     fn solved_on(&self) -> Option<&'static str> {
         None
     }
+    /// Take the same path on every process: no choice from the clock (MPI runs, where
+    /// each process makes the update for itself).
+    fn fix_path(&mut self) {}
+    /// Synthetic solves made and iterations run; None for a strategy without them.
+    fn solves(&self) -> Option<[usize; 2]> {
+        None
+    }
+}
+
+/// The sweep just made, as a [`Strategy`] sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Sweep {
+    /// Wall seconds of the sweep (with the processes' sum).
+    pub seconds: f64,
+    /// The largest relative change of the conserved variables it made.
+    pub residual: f64,
 }
 
 #[derive(Debug, Clone)]
@@ -89,6 +113,8 @@ pub struct RunResult {
     pub total_seconds: f64,
     /// Where the strategy's solve last ran ([`Strategy::solved_on`]).
     pub synthetic_solve: Option<&'static str>,
+    /// Synthetic solves made in this run ([`Strategy::solves`]).
+    pub synthetic_solves: Option<usize>,
 }
 
 impl RunResult {
@@ -120,6 +146,9 @@ impl<'a> Solver<'a> {
         let strategy: Box<dyn Strategy + 'a> = match problem.config.solver.acceleration {
             Acceleration::None => Box::new(source_iteration::SourceIteration),
             Acceleration::Gsis => Box::new(synthetic::Gsis::for_backend(backend.kind(), backend.wgpu_handles())),
+            Acceleration::Auto => {
+                Box::new(synthetic::Gsis::auto(backend.kind(), backend.wgpu_handles(), problem.grid.cells()))
+            }
         };
         Self { problem, backend, strategy, restart: None, checkpoints: None, stop: None, reduce: None }
     }
@@ -137,6 +166,7 @@ impl<'a> Solver<'a> {
     /// every process's sweep output with `reduce` before the host update.
     pub fn with_reduce(mut self, reduce: Box<dyn crate::parallel::Reduce + 'a>) -> Self {
         self.reduce = Some(reduce);
+        self.strategy.fix_path();
         self
     }
 
@@ -220,7 +250,8 @@ impl<'a> Solver<'a> {
             let res = residuals(&state.conserved, &new_conserved);
             state.conserved = new_conserved;
             mark(0);
-            self.strategy.update_fields(p, &mut out, &mut state)?;
+            let sweep = Sweep { seconds: t_sweep, residual: res.iter().copied().fold(0.0, f64::max) };
+            self.strategy.update_fields(p, &mut out, &mut state, sweep)?;
             mark(1);
             state.check_physical(p, iteration, self.backend.kind(), &out.raw)?;
             mark(2);
@@ -270,14 +301,19 @@ impl<'a> Solver<'a> {
                     let seconds = elapsed0 + start.elapsed().as_secs_f64();
                     let saved = self.strategy.saved();
                     let r = result(state.clone(), out.clone(), history.clone(), [false, false], seconds, saved);
-                    write(&RunResult { synthetic_solve: self.strategy.solved_on(), ..r })?;
+                    write(&RunResult {
+                        synthetic_solve: self.strategy.solved_on(),
+                        synthetic_solves: self.strategy.solves().map(|s| s[0]),
+                        ..r
+                    })?;
                     last_checkpoint = Instant::now();
                 }
             }
         }
         let seconds = elapsed0 + start.elapsed().as_secs_f64();
         let r = result(state, out, history, [converged, interrupted], seconds, self.strategy.saved());
-        Ok(RunResult { synthetic_solve: self.strategy.solved_on(), ..r })
+        let synthetic_solves = self.strategy.solves().map(|s| s[0]);
+        Ok(RunResult { synthetic_solve: self.strategy.solved_on(), synthetic_solves, ..r })
     }
 }
 
@@ -305,6 +341,7 @@ fn result(
         interrupted,
         total_seconds,
         synthetic_solve: None,
+        synthetic_solves: None,
     }
 }
 

@@ -3,7 +3,7 @@
 //! path per iteration, so the error shrinks by a factor 1 - O(1/delta) each time.
 
 use super::state::State;
-use super::Strategy;
+use super::{Strategy, Sweep};
 use crate::backend::SweepOutput;
 use crate::model::Macro;
 use crate::problem::Problem;
@@ -16,18 +16,23 @@ impl Strategy for SourceIteration {
         "none"
     }
 
-    fn update_fields(&mut self, p: &Problem, out: &mut SweepOutput, state: &mut State) -> anyhow::Result<()> {
-        let solids = &p.bodies.solids;
-        // Cells are independent: update them in parallel (the sweep coefficients' grid
-        // normalisation costs 3M exponentials per cell).
-        state.fields.par_iter_mut().zip(state.eq.par_iter_mut()).zip(out.raw.par_iter()).enumerate().for_each(
-            |(c, ((f, e), m))| {
-                if !solids.is_solid(c) {
-                    *f = Macro::from_raw(m);
-                    *e = p.eq_coeffs(f);
-                }
-            },
-        );
+    fn update_fields(&mut self, p: &Problem, out: &mut SweepOutput, state: &mut State, _: Sweep) -> anyhow::Result<()> {
+        update(p, out, state);
         Ok(())
     }
+}
+
+/// The next fields and sweep coefficients from the sweep's moments, cell by cell.
+pub fn update(p: &Problem, out: &SweepOutput, state: &mut State) {
+    let solids = &p.bodies.solids;
+    // Cells are independent: update them in parallel (the sweep coefficients' grid
+    // normalisation costs 3M exponentials per cell).
+    state.fields.par_iter_mut().zip(state.eq.par_iter_mut()).zip(out.raw.par_iter()).enumerate().for_each(
+        |(c, ((f, e), m))| {
+            if !solids.is_solid(c) {
+                *f = Macro::from_raw(m);
+                *e = p.eq_coeffs(f);
+            }
+        },
+    );
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the NVIDIA device machine (the `device` tool), from the repository root:
-#   tests/device/gsis.sh shipped|kn|kn1|wgpu64|cube|device|wgpudev
+#   tests/device/gsis.sh shipped|kn|kn1|wgpu64|cube|device|wgpudev|auto
 # (`device`, `wgpudev`: also need carry/knudsen-lib-tests, the stripped `cargo test --release
 # --features cuda --lib --no-run` binary.)
 # Needs carry/knudsen built with `--features cuda` and .gl/*.deb (tests/device/setup.sh).
@@ -62,6 +62,32 @@ kn)
       for acc in gsis none; do run cav32-kn$kn-$be-$acc /tmp/cav32-kn$kn.json $be $acc; done
     done
   done
+  ;;
+auto)
+  # `auto` against source iteration and GSIS on the shipped cases (CASES), on BES (both by
+  # default), each run REPS times; KNS="10 1 0.1 0.01": the 32^3 cavity at those Kn too;
+  # CUBE="auto gsis": the paper cube on CUDA and wgpu. The lines where auto chose are kept.
+  for be in ${BES:-cuda wgpu}; do
+    for cfg in ${CASES:-cavity-quick cube-quick cavity-kn0.01 cavity-kn1}; do
+      for rep in $(seq ${REPS:-1}); do for acc in ${ACCS:-none gsis auto}; do
+        run $cfg-$be-$acc-$rep configs/$cfg.json $be $acc
+      done; done
+      grep -h "gsis auto" $R/$cfg-$be-auto-1.log | sed 's/.*gsis auto: /    auto: /'
+    done
+    for kn in ${KNS:-}; do
+      cavity cav32-kn$kn 32 32 $kn
+      for acc in ${ACCS:-none gsis auto}; do run cav32-kn$kn-$be-$acc /tmp/cav32-kn$kn.json $be $acc; done
+      grep -h "gsis auto" $R/cav32-kn$kn-$be-auto.log | sed 's/.*gsis auto: /    auto: /'
+    done
+    for acc in ${CUBE:-}; do
+      LIMIT=${LIMIT:-400} run cube-ma2-kn1-$be-$acc configs/cube-ma2-kn1.json $be $acc --memory-budget-mib 16384
+      grep -h "gsis auto" $R/cube-ma2-kn1-$be-$acc.log | sed 's/.*gsis auto: /    auto: /'
+    done
+  done
+  for f in $R/*/summary.json; do
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[1].split('/')[-2], d['iterations'], d.get('synthetic_solves'), round(d['total_seconds'],3))" $f
+  done
+  cp $R/*.log "$OUT/"
   ;;
 wgpu64)
   for acc in none gsis; do LIMIT=280 run cavity-kn1-wgpu-$acc configs/cavity-kn1.json wgpu $acc; done

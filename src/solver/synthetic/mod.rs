@@ -32,12 +32,14 @@
 //! part of the right-hand side is projected to zero total, and a small multiple of the volume
 //! on the mass diagonal picks the solution that keeps the total mass (the mass rescale's).
 
+mod auto;
 #[cfg(feature = "cuda-driver")]
 pub mod cuda;
 #[cfg(test)]
 mod fixtures;
 pub mod flux;
 pub mod krylov;
+pub mod ledger;
 pub mod lines;
 pub mod multigrid;
 pub mod operator;
@@ -46,11 +48,12 @@ pub mod walls;
 pub mod wgpu;
 
 use super::state::State;
-use super::Strategy;
+use super::{source_iteration, Strategy, Sweep};
 use crate::backend::SweepOutput;
 use crate::model::Macro;
 use crate::problem::Problem;
 use flux::{Base, NV};
+use ledger::Update;
 use placement::Device;
 use rayon::prelude::*;
 
@@ -183,6 +186,12 @@ pub struct Gsis {
     pending: Option<Vec<Base>>,
     /// Operator builds in this run (logs).
     builds: usize,
+    /// `solver.acceleration: "auto"`: when to solve ([`auto`]).
+    auto: Option<auto::Auto>,
+    /// Synthetic solves made, iterations run.
+    solves: [usize; 2],
+    /// Seconds spent starting the device (kernels), kept out of a solve's measured cost.
+    start_up: f64,
 }
 
 /// Line smoothing where the grid has stretched cells (or only one axis, where a line sweep
@@ -256,35 +265,79 @@ impl Strategy for Gsis {
         self.pending = Some(saved.iter().map(|s| Base { rho: s[0], u: [s[1], s[2], s[3]], t: s[4] }).collect());
     }
 
-    fn update_fields(&mut self, p: &Problem, out: &mut SweepOutput, state: &mut State) -> anyhow::Result<()> {
+    fn update_fields(
+        &mut self,
+        p: &Problem,
+        out: &mut SweepOutput,
+        state: &mut State,
+        sweep: Sweep,
+    ) -> anyhow::Result<()> {
+        let (t, start_up) = (std::time::Instant::now(), self.start_up);
+        let update = self.next_update(p, out, state, sweep);
+        match update {
+            Update::Solve => self.correct(p, out, state)?,
+            Update::Source => source_iteration::update(p, out, state),
+        }
+        self.updated(update, t.elapsed().as_secs_f64(), self.start_up - start_up, sweep);
+        Ok(())
+    }
+
+    fn fix_path(&mut self) {
+        if self.auto.take().is_some() {
+            log::info!("gsis: auto solves after every sweep with several processes (a choice from the clock could differ between them)");
+        }
+    }
+
+    fn solves(&self) -> Option<[usize; 2]> {
+        Some(self.solves)
+    }
+}
+
+/// The sweep's moments, the state the operator is linearised about, and the right-hand
+/// side `-vol nu (C(W^n) - C(W*))` (with zero total mass in a closed domain).
+fn linearisation(p: &Problem, out: &SweepOutput, state: &State) -> (Vec<Macro>, Vec<Base>, krylov::Vector) {
+    let solids = &p.bodies.solids;
+    let volumes = p.grid.volumes();
+    let star: Vec<Macro> = out.raw.par_iter().map(Macro::from_raw).collect();
+    let fluid = |c: usize| !solids.is_solid(c);
+    let base: Vec<Base> = (0..star.len())
+        .into_par_iter()
+        .map(|c| {
+            if fluid(c) {
+                Base { rho: star[c].rho, u: star[c].u, t: star[c].t }
+            } else {
+                Base { rho: 1.0, u: [0.0; 3], t: 1.0 }
+            }
+        })
+        .collect();
+    let mut rhs: Vec<[f64; NV]> = (0..star.len())
+        .into_par_iter()
+        .map(|c| {
+            if !fluid(c) {
+                return [0.0; NV];
+            }
+            let (n, s) = (&state.fields[c], &star[c]);
+            let (cn, cs) = (conserved(n.rho, n.u, n.t), conserved(s.rho, s.u, s.t));
+            let k = -volumes[c] * state.eq[c].nu;
+            std::array::from_fn(|i| k * (cn[i] - cs[i]))
+        })
+        .collect();
+    if p.bounds.closed() {
+        let fluid_volume: f64 = (0..rhs.len()).filter(|&c| fluid(c)).map(|c| volumes[c]).sum();
+        let mean = (0..rhs.len()).filter(|&c| fluid(c)).map(|c| rhs[c][0]).sum::<f64>() / fluid_volume;
+        for c in (0..rhs.len()).filter(|&c| fluid(c)) {
+            rhs[c][0] -= mean * volumes[c];
+        }
+    }
+    (star, base, rhs)
+}
+
+impl Gsis {
+    /// The synthetic correction (GSIS's update).
+    fn correct(&mut self, p: &Problem, out: &mut SweepOutput, state: &mut State) -> anyhow::Result<()> {
         let t_start = std::time::Instant::now();
-        let solids = &p.bodies.solids;
-        let volumes = p.grid.volumes();
-        let star: Vec<Macro> = out.raw.par_iter().map(Macro::from_raw).collect();
-        let fluid = |c: usize| !solids.is_solid(c);
-        let base: Vec<Base> = (0..star.len())
-            .into_par_iter()
-            .map(|c| {
-                if fluid(c) {
-                    Base { rho: star[c].rho, u: star[c].u, t: star[c].t }
-                } else {
-                    Base { rho: 1.0, u: [0.0; 3], t: 1.0 }
-                }
-            })
-            .collect();
-        let mut rhs: Vec<[f64; NV]> = (0..star.len())
-            .into_par_iter()
-            .map(|c| {
-                if !fluid(c) {
-                    return [0.0; NV];
-                }
-                let (n, s) = (&state.fields[c], &star[c]);
-                let (cn, cs) = (conserved(n.rho, n.u, n.t), conserved(s.rho, s.u, s.t));
-                let k = -volumes[c] * state.eq[c].nu;
-                std::array::from_fn(|i| k * (cn[i] - cs[i]))
-            })
-            .collect();
-        let closed = p.bounds.closed();
+        let fluid = |c: usize| !p.bodies.solids.is_solid(c);
+        let (star, base, rhs) = linearisation(p, out, state);
         let t0 = std::time::Instant::now();
         // A continued run first rebuilds the operator its predecessor was using.
         if let Some(saved) = self.pending.take() {
@@ -302,13 +355,6 @@ impl Strategy for Gsis {
             self.generation += 1;
         }
         let mg = &self.hierarchy.as_ref().expect("built above").mg;
-        if closed {
-            let fluid_volume: f64 = (0..rhs.len()).filter(|&c| fluid(c)).map(|c| volumes[c]).sum();
-            let mean = (0..rhs.len()).filter(|&c| fluid(c)).map(|c| rhs[c][0]).sum::<f64>() / fluid_volume;
-            for c in (0..rhs.len()).filter(|&c| fluid(c)) {
-                rhs[c][0] -= mean * volumes[c];
-            }
-        }
         let t_setup = t0.elapsed().as_secs_f64();
         let levels = mg.levels();
         let (dw, outcome, place) = self.solve(&rhs, inner_tolerance(p))?;

@@ -19,7 +19,7 @@ const MAX_INNER_F32: usize = 4 * RESTART;
 /// first use): cavity-quick (4096 cells) 0.44 s on the device against 0.13 s on the host,
 /// cube-quick (10648) 0.45 against 0.38 s; above it the device wins: the 32^3 cavity
 /// (32768) 0.57 against 0.85 s, the 64^3 cavity 9.6 against 10.4 s.
-const WGPU_MIN_CELLS: usize = 16384;
+pub(super) const DEVICE_MIN_CELLS: usize = 16384;
 
 #[derive(Default)]
 pub(super) enum Device {
@@ -72,6 +72,7 @@ impl Gsis {
                 self.device = match super::cuda::CudaSynthetic::new(RESTART) {
                     Ok(d) => {
                         let s = t.elapsed().as_secs_f64();
+                        self.start_up += s;
                         log::info!("gsis: the synthetic solve runs on {} (CUDA; kernels ready in {s:.2} s)", d.device);
                         Device::Cuda(Box::new(d), 0)
                     }
@@ -81,9 +82,9 @@ impl Gsis {
                     }
                 }
             }
-            Device::WgpuPending(_) if mg.operator().diag.len() < WGPU_MIN_CELLS => {
+            Device::WgpuPending(_) if mg.operator().diag.len() < DEVICE_MIN_CELLS => {
                 log::info!(
-                    "gsis: the synthetic solve runs on the host ({} cells, fewer than the {WGPU_MIN_CELLS} that pay for the GPU)",
+                    "gsis: the synthetic solve runs on the host ({} cells, fewer than the {DEVICE_MIN_CELLS} that pay for the GPU)",
                     mg.operator().diag.len()
                 );
                 self.device = Device::Host;
@@ -93,6 +94,7 @@ impl Gsis {
                 self.device = match super::wgpu::WgpuSynthetic::new(device, queue, name, RESTART) {
                     Ok(d) => {
                         let s = t.elapsed().as_secs_f64();
+                        self.start_up += s;
                         log::info!(
                             "gsis: the synthetic solve runs on {} (wgpu, f32; kernels ready in {s:.2} s)",
                             d.name

@@ -1,0 +1,137 @@
+//! `solver.acceleration: "auto"`: GSIS's correction where its measured cost pays, source
+//! iteration's update elsewhere; [`super::ledger`] weighs them after every sweep.
+//!
+//! A solve's cost has to be measured before it can be weighed. With the sweep on a GPU and
+//! the solve on the host, the host only waits during the sweep, so the first solve is made
+//! there, on a thread of its own, while source updates go on: it costs the path nothing (on
+//! cavity-quick a host solve takes ~7 sweeps, and source iteration converges in 17).
+//! Elsewhere the first update is a solve, timed in line.
+
+use super::ledger::{Ledger, Update};
+use super::placement::{Device, DEVICE_MIN_CELLS};
+use super::{inner_tolerance, krylov, linearisation, Base, Gsis, Hierarchy, MAX_INNER, RESTART};
+use crate::backend::{SweepOutput, WgpuHandles};
+use crate::config::Config;
+use crate::problem::Problem;
+use crate::solver::state::State;
+use crate::solver::Sweep;
+use std::thread::JoinHandle;
+
+type Trial = JoinHandle<anyhow::Result<(Hierarchy, f64)>>;
+
+pub(super) struct Auto {
+    ledger: Ledger,
+    /// The first solve is measured beside the sweeps (else in line).
+    beside: bool,
+    trial: Option<Trial>,
+    /// The kind of the last update (logs a change).
+    last: Option<Update>,
+}
+
+/// Build the hierarchy and solve once, on a thread of its own; the seconds it took.
+fn trial(config: Config, base: Vec<Base>, rhs: krylov::Vector) -> anyhow::Result<(Hierarchy, f64)> {
+    let p = Problem::new(&config);
+    let t = std::time::Instant::now();
+    let h = Hierarchy::build(&p, base, true)?;
+    let mg = &h.mg;
+    let vcycle = |v: &[[f64; super::flux::NV]], o: &mut krylov::Vector| mg.apply(v, o);
+    let pool = krylov::Pool::default();
+    krylov::gmres(mg.operator(), &rhs, inner_tolerance(&p), RESTART, MAX_INNER, &vcycle, &pool)?;
+    Ok((h, t.elapsed().as_secs_f64()))
+}
+
+impl Gsis {
+    /// GSIS that solves only where it pays. Fewer than [`DEVICE_MIN_CELLS`] cells are
+    /// solved on the host with every backend (a first device solve there costs its
+    /// start-up, tenths of a second, and the host's solve can be measured beside the sweep).
+    pub fn auto(kind: &str, wgpu: Option<WgpuHandles>, cells: usize) -> Self {
+        let mut g = if cells < DEVICE_MIN_CELLS { Self::default() } else { Self::for_backend(kind, wgpu) };
+        let beside = kind != "cpu" && matches!(g.device, Device::Host);
+        g.auto = Some(Auto { ledger: Ledger::default(), beside, trial: None, last: None });
+        g
+    }
+
+    /// Which update follows this sweep (always a solve without `auto`).
+    pub(super) fn next_update(&mut self, p: &Problem, out: &SweepOutput, state: &State, sweep: Sweep) -> Update {
+        self.solves[1] += 1;
+        let Some(a) = &mut self.auto else { return Update::Solve };
+        a.ledger.sweep(sweep.seconds, sweep.residual);
+        if a.trial.as_ref().is_some_and(|t| t.is_finished()) {
+            let joined = a.trial.take().expect("checked").join();
+            match joined.unwrap_or_else(|_| Err(anyhow::anyhow!("its thread panicked"))) {
+                Ok((h, seconds)) => {
+                    log::info!(
+                        "gsis auto: a synthetic solve took {seconds:.3} s beside the sweeps (a sweep {:.3} s)",
+                        sweep.seconds
+                    );
+                    a.ledger.measured_solve(seconds);
+                    if self.hierarchy.is_none() && self.pending.is_none() {
+                        self.hierarchy = Some(h);
+                        self.builds += 1;
+                        self.generation += 1;
+                    }
+                }
+                Err(e) => {
+                    log::warn!("gsis auto: the solve measured beside the sweeps failed ({e:#}); the next is in line");
+                    a.beside = false;
+                }
+            }
+        }
+        let update = a.ledger.choose(!a.beside);
+        if update == Update::Source && a.beside && a.trial.is_none() && a.ledger.solve_seconds().is_none() {
+            let (_, base, rhs) = linearisation(p, out, state);
+            let config = p.config.clone();
+            a.trial = Some(std::thread::spawn(move || {
+                // A pool of its own, so that the source updates' parallel loops do not queue
+                // behind the trial's; half the cores (the sweep's host side keeps the rest).
+                let threads = (rayon::current_num_threads() / 2).max(1);
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+                pool.install(|| trial(config, base, rhs))
+            }));
+        }
+        if a.last != Some(update) {
+            let why = match a.ledger.costs() {
+                Some([g, s]) => format!("{g:.3} s per decade with solves, {s:.3} s without"),
+                None => match a.ledger.solve_seconds() {
+                    Some(tg) => format!("a solve {tg:.3} s, a sweep {:.3} s", sweep.seconds),
+                    None => "the cost of a solve is being measured".into(),
+                },
+            };
+            let what = match update {
+                Update::Solve => "synthetic solves",
+                Update::Source => "source-iteration updates",
+            };
+            log::info!("gsis auto: {what} from iteration {} ({why})", self.solves[1]);
+            a.last = Some(update);
+        }
+        update
+    }
+
+    /// Book an update of `seconds` (less any device start-up it included).
+    pub(super) fn updated(&mut self, update: Update, seconds: f64, start_up: f64, sweep: Sweep) {
+        if update == Update::Solve {
+            self.solves[0] += 1;
+        }
+        if let Some(a) = &mut self.auto {
+            a.ledger.update(update, (seconds - start_up).max(0.0), sweep.residual);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::Strategy;
+
+    #[test]
+    fn several_processes_solve_after_every_sweep() {
+        // Small grids solve on the host on every backend; with the sweep on a GPU the first
+        // solve is measured beside it.
+        let g = Gsis::auto("wgpu", None, DEVICE_MIN_CELLS - 1);
+        assert!(matches!(g.device, Device::Host) && g.auto.as_ref().is_some_and(|a| a.beside));
+        assert!(!Gsis::auto("cpu", None, 8).auto.unwrap().beside);
+        let mut g = g;
+        g.fix_path();
+        assert!(g.auto.is_none(), "a choice from the clock could differ between processes");
+    }
+}

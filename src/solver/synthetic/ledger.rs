@@ -1,0 +1,247 @@
+//! When a synthetic solve pays (`solver.acceleration: "auto"`).
+//!
+//! Source iteration's residual falls by `d_s` decades per sweep, GSIS's by `d_g`, at a cost
+//! of `t_s` (the sweep) and `t_s + t_g` (the sweep and the synthetic solve) seconds. The
+//! cheaper way to the tolerance is the one with fewer seconds per decade:
+//!
+//! ```text
+//! c_s = t_s / d_s,        c_g = (t_s + t_g) / d_g,
+//! ```
+//!
+//! so a solve pays when `t_g / t_s < d_g / d_s - 1`. Both sides move with the case: `d_s`
+//! is ~0.3 from Kn 1 up and ~0.05 at Kn 0.01 (the 16^3 cavity, `docs/model.md`), `d_g`
+//! ~0.3-0.6 throughout; `t_g / t_s` is 0.1-0.5 on the paper cube and the 64^3 cavity on a
+//! GPU, 5-15 on the 16^3 and cube-quick grids (a host solve of 4096-11000 cells against a
+//! GPU sweep of 1-8 ms). So every term is measured here, after each sweep, and not guessed:
+//! `t_s` and `t_g` from the clock, `d_s` and `d_g` from the residuals that follow each kind
+//! of update. Either kind of update leaves the fixed point where it is (`super`), so the
+//! choice changes the path and the wall time, never the answer; being made from timings,
+//! it can differ from run to run.
+//!
+//! The policy, in order:
+//! 1. a solve that costs no more than [`CHEAP`] sweeps is always made (the worst it can do
+//!    is cost that fraction where it gains nothing, as at Kn 10);
+//! 2. without a measured `t_g`, the caller measures one: in line, or beside the sweeps
+//!    (on a GPU backend the host is idle during the sweep);
+//! 3. without [`MIN_RATES`] source-iteration rates, source updates measure them;
+//! 4. then the cheaper per decade, switching only past [`HYSTERESIS`] (the rates are noisy:
+//!    the residual is the largest of five, and its ratio swings 0.3-1.4 from sweep to sweep
+//!    at Kn 0.1).
+
+/// The two updates between sweeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Update {
+    /// The synthetic solve's correction (GSIS).
+    Solve,
+    /// The sweep's own moments (source iteration).
+    Source,
+}
+
+/// A solve costing at most this many sweeps is made whatever the rates.
+pub const CHEAP: f64 = 1.0;
+/// The cost per decade of the other update must be this much lower to switch.
+pub const HYSTERESIS: f64 = 1.25;
+/// Residual ratios kept per kind of update (the mean of their logarithms is the rate).
+pub const WINDOW: usize = 3;
+/// Source-iteration rates needed before comparing (the first one after a solve is the
+/// solve's leftover as much as the sweep's).
+pub const MIN_RATES: usize = 2;
+/// Decades per sweep assumed for GSIS before one is measured: 10^-0.45 = 0.35, the
+/// geometric mean of the measured ratios on the 16^3 cavity at Kn 0.01-10 (0.28-0.45).
+pub const PRIOR_SOLVE_DECADES: f64 = 0.45;
+/// A rate at or below zero (a residual that grew) counts as this many decades per sweep.
+const FLOOR_DECADES: f64 = 1e-3;
+
+/// What the choice is made from, updated after every sweep.
+#[derive(Debug, Default, Clone)]
+pub struct Ledger {
+    /// Seconds of the latest sweep.
+    sweep: Option<f64>,
+    /// Seconds a solve update took beyond a source update, last [`WINDOW`].
+    extra: Vec<f64>,
+    /// Seconds of the latest source update (subtracted from a solve update's).
+    source: Option<f64>,
+    /// Decades per sweep after each kind of update, last [`WINDOW`].
+    decades: [Vec<f64>; 2],
+    /// The kind of the previous update and the residual it followed.
+    last: Option<(Update, f64)>,
+    /// The kind chosen last.
+    current: Option<Update>,
+    /// Updates of each kind so far.
+    pub counts: [usize; 2],
+}
+
+fn slot(u: Update) -> usize {
+    match u {
+        Update::Solve => 0,
+        Update::Source => 1,
+    }
+}
+
+fn push(v: &mut Vec<f64>, x: f64) {
+    if v.len() == WINDOW {
+        v.remove(0);
+    }
+    v.push(x);
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+impl Ledger {
+    /// A sweep of `seconds` has left `residual`: the rate of the update before it.
+    pub fn sweep(&mut self, seconds: f64, residual: f64) {
+        self.sweep = Some(seconds);
+        if let Some((kind, before)) = self.last {
+            if before > 0.0 && residual > 0.0 && residual.is_finite() {
+                push(&mut self.decades[slot(kind)], -(residual / before).log10());
+            }
+        }
+    }
+
+    /// An update of `kind` took `seconds`, after a sweep that left `residual`.
+    pub fn update(&mut self, kind: Update, seconds: f64, residual: f64) {
+        match kind {
+            Update::Solve => push(&mut self.extra, (seconds - self.source.unwrap_or(0.0)).max(0.0)),
+            Update::Source => self.source = Some(seconds),
+        }
+        self.counts[slot(kind)] += 1;
+        self.last = Some((kind, residual));
+        self.current = Some(kind);
+    }
+
+    /// A solve's cost measured beside the sweeps (it replaces nothing on the path).
+    pub fn measured_solve(&mut self, seconds: f64) {
+        push(&mut self.extra, seconds);
+    }
+
+    /// Seconds a solve adds to an iteration, if measured.
+    pub fn solve_seconds(&self) -> Option<f64> {
+        mean(&self.extra)
+    }
+
+    fn rate(&self, kind: Update) -> Option<f64> {
+        mean(&self.decades[slot(kind)]).map(|d| d.max(FLOOR_DECADES))
+    }
+
+    /// Seconds per decade of each kind, when both can be told.
+    pub fn costs(&self) -> Option<[f64; 2]> {
+        let (ts, tg) = (self.sweep?, self.solve_seconds()?);
+        if self.decades[slot(Update::Source)].len() < MIN_RATES {
+            return None;
+        }
+        let dg = self.rate(Update::Solve).unwrap_or(PRIOR_SOLVE_DECADES);
+        Some([(ts + tg) / dg, ts / self.rate(Update::Source)?])
+    }
+
+    /// The next update. `inline_trial`: without a measured solve, make one now (else one
+    /// is being measured beside the sweeps, and source updates go on meanwhile).
+    pub fn choose(&self, inline_trial: bool) -> Update {
+        let Some(ts) = self.sweep else { return Update::Solve };
+        let Some(tg) = self.solve_seconds() else {
+            return if inline_trial { Update::Solve } else { Update::Source };
+        };
+        if tg <= CHEAP * ts {
+            return Update::Solve;
+        }
+        let Some([solve, source]) = self.costs() else { return Update::Source };
+        match self.current {
+            Some(Update::Solve) if solve > HYSTERESIS * source => Update::Source,
+            Some(Update::Solve) => Update::Solve,
+            _ if source > HYSTERESIS * solve => Update::Solve,
+            _ => Update::Source,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Run `n` iterations of a model iteration: sweeps of `ts` seconds, solves of `tg`,
+    /// residual ratios `rs` (source) and `rg` (solve); returns the kinds chosen.
+    fn model(ts: f64, tg: f64, rs: f64, rg: f64, inline: bool, n: usize) -> Vec<Update> {
+        let (mut l, mut r, mut kinds) = (Ledger::default(), 1.0, Vec::new());
+        let mut prev: Option<Update> = None;
+        for i in 0..n {
+            r *= match prev {
+                Some(Update::Solve) => rg,
+                Some(Update::Source) => rs,
+                None => 1.0,
+            };
+            l.sweep(ts, r);
+            if !inline && i == 2 {
+                l.measured_solve(tg);
+            }
+            let k = l.choose(inline);
+            l.update(k, if k == Update::Solve { tg } else { 0.0 }, r);
+            kinds.push(k);
+            prev = Some(k);
+        }
+        kinds
+    }
+
+    fn solves(k: &[Update]) -> usize {
+        k.iter().filter(|&&u| u == Update::Solve).count()
+    }
+
+    #[test]
+    fn a_solve_cheaper_than_a_sweep_is_always_made() {
+        // The paper cube on a GPU: t_g / t_s ~ 0.3, and even where it gains nothing.
+        assert_eq!(solves(&model(1.0, 0.3, 0.5, 0.3, true, 20)), 20);
+        assert_eq!(solves(&model(1.0, 0.9, 0.45, 0.45, true, 20)), 20);
+    }
+
+    #[test]
+    fn costly_solves_that_gain_little_stop_after_the_trial() {
+        // cavity-quick on a GPU: a host solve of ~7 sweeps, source ratio 0.49, GSIS 0.28:
+        // c_s = 1 / 0.31 = 3.2 sweeps per decade, c_g = 8 / 0.55 = 14.5.
+        let k = model(1.0, 7.0, 0.49, 0.28, true, 30);
+        assert_eq!(k[0], Update::Solve, "the in-line trial");
+        assert_eq!(solves(&k), 1, "{k:?}");
+        // Measured beside the sweeps instead: no solve at all.
+        assert_eq!(solves(&model(1.0, 7.0, 0.49, 0.28, false, 30)), 0);
+    }
+
+    #[test]
+    fn costly_solves_are_made_where_source_iteration_crawls() {
+        // Kn 0.01 on a GPU: a solve of 3 sweeps, source ratio 0.9 (0.046 decades, 22
+        // sweeps per decade) against (1 + 3) / 0.55 = 7.3 for GSIS.
+        let k = model(1.0, 3.0, 0.9, 0.28, true, 30);
+        assert_eq!(&k[..3], &[Update::Solve, Update::Source, Update::Source], "trial, then two rates");
+        assert!(k[3..].iter().all(|&u| u == Update::Solve), "{k:?}");
+        // Beside the sweeps: source updates until the solve is measured (before the third),
+        // then solves.
+        let k = model(1.0, 3.0, 0.9, 0.28, false, 30);
+        assert!(k[..2].iter().all(|&u| u == Update::Source) && k[2..].iter().all(|&u| u == Update::Solve), "{k:?}");
+    }
+
+    #[test]
+    fn costly_solves_that_gain_nothing_stop_after_the_trial() {
+        // Kn 10: GSIS's ratio is source iteration's (0.7 here); a solve of 1.2 sweeps.
+        let k = model(1.0, 1.2, 0.7, 0.7, true, 20);
+        assert_eq!(solves(&k), 1, "{k:?}");
+        // With the prior instead of the measured rate the solves would go on:
+        // c_s = 1 / 0.155 = 6.5 > 1.25 (1 + 1.2) / 0.45 = 6.1.
+        let mut l = Ledger::default();
+        let mut r = 1.0;
+        for _ in 0..3 {
+            l.sweep(1.0, r);
+            l.update(Update::Source, 0.0, r);
+            r *= 0.7;
+        }
+        l.measured_solve(1.2);
+        l.sweep(1.0, r);
+        assert_eq!(l.choose(true), Update::Solve);
+    }
+
+    #[test]
+    fn a_residual_that_grows_counts_as_no_progress() {
+        let mut l = Ledger::default();
+        l.sweep(1.0, 1.0);
+        l.update(Update::Source, 0.0, 1.0);
+        l.sweep(1.0, 2.0);
+        assert_eq!(l.rate(Update::Source), Some(FLOOR_DECADES));
+    }
+}
