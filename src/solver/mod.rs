@@ -146,9 +146,7 @@ impl<'a> Solver<'a> {
         let strategy: Box<dyn Strategy + 'a> = match problem.config.solver.acceleration {
             Acceleration::None => Box::new(source_iteration::SourceIteration),
             Acceleration::Gsis => Box::new(synthetic::Gsis::for_backend(backend.kind(), backend.wgpu_handles())),
-            Acceleration::Auto => {
-                Box::new(synthetic::Gsis::auto(backend.kind(), backend.wgpu_handles(), problem.grid.cells()))
-            }
+            Acceleration::Auto => Box::new(synthetic::Gsis::auto(backend.kind(), backend.wgpu_handles(), problem)),
         };
         Self { problem, backend, strategy, restart: None, checkpoints: None, stop: None, reduce: None }
     }

@@ -44,10 +44,13 @@ impl Gsis {
     /// GSIS that solves only where it pays. Fewer than [`DEVICE_MIN_CELLS`] cells are
     /// solved on the host with every backend (a first device solve there costs its
     /// start-up, tenths of a second, and the host's solve can be measured beside the sweep).
-    pub fn auto(kind: &str, wgpu: Option<WgpuHandles>, cells: usize) -> Self {
+    /// Source iteration's rate is bounded by the collisions across the domain (`ledger`).
+    pub fn auto(kind: &str, wgpu: Option<WgpuHandles>, p: &Problem) -> Self {
+        let cells = p.grid.cells();
         let mut g = if cells < DEVICE_MIN_CELLS { Self::default() } else { Self::for_backend(kind, wgpu) };
         let beside = kind != "cpu" && matches!(g.device, Device::Host);
-        g.auto = Some(Auto { ledger: Ledger::default(), beside, trial: None, last: None });
+        let d = super::domain_delta(p);
+        g.auto = Some(Auto { ledger: Ledger::new(d / (1.0 + d)), beside, trial: None, last: None });
         g
     }
 
@@ -127,9 +130,10 @@ mod tests {
     fn several_processes_solve_after_every_sweep() {
         // Small grids solve on the host on every backend; with the sweep on a GPU the first
         // solve is measured beside it.
-        let g = Gsis::auto("wgpu", None, DEVICE_MIN_CELLS - 1);
+        let small = Problem::new(&crate::config::walled_box([6, 5, 4], 10));
+        let g = Gsis::auto("wgpu", None, &small);
         assert!(matches!(g.device, Device::Host) && g.auto.as_ref().is_some_and(|a| a.beside));
-        assert!(!Gsis::auto("cpu", None, 8).auto.unwrap().beside);
+        assert!(!Gsis::auto("cpu", None, &small).auto.unwrap().beside);
         let mut g = g;
         g.fix_path();
         assert!(g.auto.is_none(), "a choice from the clock could differ between processes");

@@ -215,12 +215,17 @@ pub fn inner_tolerance(p: &Problem) -> f64 {
     if let Some(t) = std::env::var("KNUDSEN_GSIS_INNER_TOLERANCE").ok().and_then(|v| v.parse::<f64>().ok()) {
         return t;
     }
+    (INNER_SCALE / domain_delta(p)).clamp(INNER_TIGHTEST, INNER_LOOSEST)
+}
+
+/// The rarefaction parameter on the domain's largest extent, delta_D.
+pub fn domain_delta(p: &Problem) -> f64 {
     let axes = [&p.grid.x, &p.grid.y, &p.grid.z];
     let extent = |a: &&crate::grid::Axis| a.faces[a.faces.len() - 1] - a.faces[0];
     // Axes of one cell carry no transport; with none other, the widest cell sets the scale.
     let live = axes.iter().filter(|a| a.widths.len() > 1).map(extent).fold(0.0f64, f64::max);
     let extent = if live > 0.0 { live } else { axes.iter().map(extent).fold(0.0f64, f64::max) };
-    (INNER_SCALE / (p.delta * extent)).clamp(INNER_TIGHTEST, INNER_LOOSEST)
+    p.delta * extent
 }
 
 fn grid_smoother(p: &Problem) -> multigrid::Smoother {
