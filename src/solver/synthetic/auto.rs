@@ -87,7 +87,11 @@ impl Gsis {
             a.trial = Some(std::thread::spawn(move || {
                 // A pool of its own, so that the source updates' parallel loops do not queue
                 // behind the trial's; half the cores (the sweep's host side keeps the rest).
-                let threads = (rayon::current_num_threads() / 2).max(1);
+                let threads = std::env::var("KNUDSEN_GSIS_TRIAL_THREADS")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(rayon::current_num_threads() / 2)
+                    .max(1);
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
                 pool.install(|| trial(config, base, rhs))
             }));
