@@ -6,8 +6,8 @@ set -u
 . tests/device/setup.sh
 R=/tmp/aq; mkdir -p $R
 one() { # name cfg be acc [env]
-  env $5 RUST_LOG=knudsen=debug $K run configs/$2.json --backend $3 --acceleration $4 --tolerance 1e-5 --out $R/$1 > $R/$1.log 2>&1
-  python3 -c "import json,sys; d=json.load(open(sys.argv[1]+'/summary.json')); print('%-34s %3d it %3s solves %.4f s' % (sys.argv[2], d['iterations'], d.get('synthetic_solves'), d['total_seconds']))" $R/$1 "$1 $5"
+  env ${5:-} RUST_LOG=knudsen=debug $K run configs/$2.json --backend $3 --acceleration $4 --tolerance 1e-5 --out $R/$1 > $R/$1.log 2>&1
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1]+'/summary.json')); print('%-34s %3d it %3s solves %.4f s' % (sys.argv[2], d['iterations'], d.get('synthetic_solves'), d['total_seconds']))" $R/$1 "$1 ${5:-}"
 }
 for be in cuda wgpu; do for cfg in cavity-quick cube-quick; do for rep in 1 2 3 4 5; do
   one $cfg-$be-none-$rep $cfg $be none
