@@ -146,7 +146,12 @@ impl<'a> Solver<'a> {
         let strategy: Box<dyn Strategy + 'a> = match problem.config.solver.acceleration {
             Acceleration::None => Box::new(source_iteration::SourceIteration),
             Acceleration::Gsis => Box::new(synthetic::Gsis::for_backend(backend.kind(), backend.wgpu_handles())),
-            Acceleration::Auto => Box::new(synthetic::Gsis::auto(backend.kind(), backend.wgpu_handles(), problem)),
+            Acceleration::Auto => Box::new(synthetic::Gsis::auto(
+                backend.kind(),
+                backend.wgpu_handles(),
+                problem,
+                effective_tolerance(problem.config.solver.tolerance, backend.residual_floor(), backend.kind()),
+            )),
         };
         Self { problem, backend, strategy, restart: None, checkpoints: None, stop: None, reduce: None }
     }

@@ -26,7 +26,15 @@ pub(super) struct Auto {
     trial: Option<Trial>,
     /// The kind of the last update (logs a change).
     last: Option<Update>,
+    /// The run's tolerance (as the backend's floor leaves it).
+    tolerance: f64,
 }
+
+/// A solve is measured beside the sweeps only while source iteration has more sweeps than
+/// this left: the measurement slows the GPU sweep's host side (by 15-25% on cavity-quick,
+/// H100, while it runs), and a solve can save only part of the sweeps left (a fifth to a half
+/// from Kn 1 up, where source iteration needs 15-20 sweeps in all).
+pub const MIN_SWEEPS_LEFT: f64 = 20.0;
 
 /// Build the hierarchy and solve once, on a thread of its own; the seconds it took.
 fn trial(config: Config, base: Vec<Base>, rhs: krylov::Vector) -> anyhow::Result<(Hierarchy, f64)> {
@@ -45,12 +53,12 @@ impl Gsis {
     /// solved on the host with every backend (a first device solve there costs its
     /// start-up, tenths of a second, and the host's solve can be measured beside the sweep).
     /// Source iteration's rate is bounded by the collisions across the domain (`ledger`).
-    pub fn auto(kind: &str, wgpu: Option<WgpuHandles>, p: &Problem) -> Self {
+    pub fn auto(kind: &str, wgpu: Option<WgpuHandles>, p: &Problem, tolerance: f64) -> Self {
         let cells = p.grid.cells();
         let mut g = if cells < DEVICE_MIN_CELLS { Self::default() } else { Self::for_backend(kind, wgpu) };
         let beside = kind != "cpu" && matches!(g.device, Device::Host);
         let d = super::domain_delta(p);
-        g.auto = Some(Auto { ledger: Ledger::new(d / (1.0 + d)), beside, trial: None, last: None });
+        g.auto = Some(Auto { ledger: Ledger::new(d / (1.0 + d)), beside, trial: None, last: None, tolerance });
         g
     }
 
@@ -81,7 +89,12 @@ impl Gsis {
             }
         }
         let update = a.ledger.choose(!a.beside);
-        if update == Update::Source && a.beside && a.trial.is_none() && a.ledger.solve_seconds().is_none() {
+        if update == Update::Source
+            && a.beside
+            && a.trial.is_none()
+            && a.ledger.solve_seconds().is_none()
+            && a.ledger.sweeps_left(sweep.residual, a.tolerance) > MIN_SWEEPS_LEFT
+        {
             let (_, base, rhs) = linearisation(p, out, state);
             let config = p.config.clone();
             a.trial = Some(std::thread::spawn(move || {
@@ -101,7 +114,11 @@ impl Gsis {
                 Some([g, s]) => format!("{g:.3} s per decade with solves, {s:.3} s without"),
                 None => match a.ledger.solve_seconds() {
                     Some(tg) => format!("a solve {tg:.3} s, a sweep {:.3} s", sweep.seconds),
-                    None => "the cost of a solve is being measured".into(),
+                    None if a.trial.is_some() || !a.beside => "the cost of a solve is being measured".into(),
+                    None => format!(
+                        "source iteration has about {:.0} sweeps left, too few to measure a solve beside them",
+                        a.ledger.sweeps_left(sweep.residual, a.tolerance)
+                    ),
                 },
             };
             let what = match update {
@@ -135,9 +152,9 @@ mod tests {
         // Small grids solve on the host on every backend; with the sweep on a GPU the first
         // solve is measured beside it.
         let small = Problem::new(&crate::config::walled_box([6, 5, 4], 10));
-        let g = Gsis::auto("wgpu", None, &small);
+        let g = Gsis::auto("wgpu", None, &small, 1e-6);
         assert!(matches!(g.device, Device::Host) && g.auto.as_ref().is_some_and(|a| a.beside));
-        assert!(!Gsis::auto("cpu", None, &small).auto.unwrap().beside);
+        assert!(!Gsis::auto("cpu", None, &small, 1e-6).auto.unwrap().beside);
         let mut g = g;
         g.fix_path();
         assert!(g.auto.is_none(), "a choice from the clock could differ between processes");

@@ -160,6 +160,13 @@ impl Ledger {
         .max(FLOOR_DECADES)
     }
 
+    /// Sweeps source iteration needs from `residual` to `tolerance`, at its measured rate
+    /// (or its bound's, whichever is slower).
+    pub fn sweeps_left(&self, residual: f64, tolerance: f64) -> f64 {
+        let measured = self.decades[slot(Update::Source)].len() >= MIN_RATES;
+        (residual / tolerance).log10().max(0.0) / self.source_decades(measured)
+    }
+
     /// Seconds per decade with solves and without; `measured`: with source iteration's
     /// measured rate (else its bound's).
     fn costs_with(&self, measured: bool) -> Option<[f64; 2]> {
@@ -268,6 +275,14 @@ mod tests {
         // source iteration's flattering early ratios (0.8) are never asked for.
         let k = bounded(0.986, 1.0, 3.0, 0.8, 0.28, true, 30);
         assert!(k.iter().all(|&u| u == Update::Solve), "{k:?}");
+        let mut l = Ledger::new(0.986);
+        assert!((l.sweeps_left(1e-1, 1e-5) - 4.0 / -(0.986f64).log10()).abs() < 1e-9);
+        // Measured rates slower than the bound count; faster ones do not.
+        for r in [1.0, 0.5, 0.25] {
+            l.sweep(1.0, r);
+            l.update(Update::Source, 0.0, r);
+        }
+        assert!((l.sweeps_left(1e-1, 1e-5) - 4.0 / -(0.986f64).log10()).abs() < 1e-9);
     }
 
     #[test]
