@@ -17,6 +17,7 @@ done; done; done > $OUT/quick.txt
 grep -E "iteration [0-9]+:" $R/cavity-quick-cuda-none-3.log | awk '{print $4, $6, $9}' | tr '\n' ';' >> $OUT/quick.txt; echo >> $OUT/quick.txt
 grep -E "iteration [0-9]+:|auto:" $R/cavity-quick-cuda-auto-3.log | awk '{print $4, $6, $9}' | tr '\n' ';' >> $OUT/quick.txt; echo >> $OUT/quick.txt
 cat $OUT/quick.txt
+[ "${CUBE:-1}" = 0 ] && exit 0
 for be in cuda wgpu; do
   mem=""; [ $be = wgpu ] && mem="--memory-budget-mib 16384"  # as tests/device/gsis.sh
   RUST_LOG=knudsen=debug,info timeout 280 $K run configs/cube-ma2-kn1.json --backend $be --acceleration auto --tolerance 1e-5 $mem --out $R/cube-$be > $R/cube-$be.log 2>&1
