@@ -8,8 +8,8 @@
 //! Elsewhere the first update is a solve, timed in line.
 
 use super::ledger::{Ledger, Update};
-use super::placement::{Device, DEVICE_MIN_CELLS};
-use super::{inner_tolerance, krylov, linearisation, Base, Gsis, Hierarchy, MAX_INNER, RESTART};
+use super::placement::{host_solve, Device, DEVICE_MIN_CELLS};
+use super::{inner_tolerance, krylov, linearisation, Base, Gsis, Hierarchy};
 use crate::backend::{SweepOutput, WgpuHandles};
 use crate::config::Config;
 use crate::problem::Problem;
@@ -24,8 +24,6 @@ pub(super) struct Auto {
     /// The first solve is measured beside the sweeps (else in line).
     beside: bool,
     trial: Option<Trial>,
-    /// The kind of the last update (logs a change).
-    last: Option<Update>,
     /// The run's tolerance (as the backend's floor leaves it).
     tolerance: f64,
 }
@@ -37,14 +35,13 @@ pub(super) struct Auto {
 pub const MIN_SWEEPS_LEFT: f64 = 20.0;
 
 /// Build the hierarchy and solve once, on a thread of its own; the seconds it took.
+/// It owns what it needs (the problem is rebuilt from the config: the solver's borrow
+/// cannot outlive the iteration that spawns it).
 fn trial(config: Config, base: Vec<Base>, rhs: krylov::Vector) -> anyhow::Result<(Hierarchy, f64)> {
     let p = Problem::new(&config);
     let t = std::time::Instant::now();
     let h = Hierarchy::build(&p, base, true)?;
-    let mg = &h.mg;
-    let vcycle = |v: &[[f64; super::flux::NV]], o: &mut krylov::Vector| mg.apply(v, o);
-    let pool = krylov::Pool::default();
-    krylov::gmres(mg.operator(), &rhs, inner_tolerance(&p), RESTART, MAX_INNER, &vcycle, &pool)?;
+    host_solve(&h.mg, &rhs, inner_tolerance(&p), &krylov::Pool::default())?;
     Ok((h, t.elapsed().as_secs_f64()))
 }
 
@@ -58,7 +55,7 @@ impl Gsis {
         let mut g = if cells < DEVICE_MIN_CELLS { Self::default() } else { Self::for_backend(kind, wgpu) };
         let beside = kind != "cpu" && matches!(g.device, Device::Host);
         let d = super::domain_delta(p);
-        g.auto = Some(Auto { ledger: Ledger::new(d / (1.0 + d)), beside, trial: None, last: None, tolerance });
+        g.auto = Some(Auto { ledger: Ledger::new(d / (1.0 + d)), beside, trial: None, tolerance });
         g
     }
 
@@ -109,7 +106,7 @@ impl Gsis {
                 pool.install(|| trial(config, base, rhs))
             }));
         }
-        if a.last != Some(update) {
+        if a.ledger.current() != Some(update) {
             let why = match a.ledger.costs() {
                 Some([g, s]) => format!("{g:.3} s per decade with solves, {s:.3} s without"),
                 None => match a.ledger.solve_seconds() {
@@ -126,7 +123,6 @@ impl Gsis {
                 Update::Source => "source-iteration updates",
             };
             log::info!("gsis auto: {what} from iteration {} ({why})", self.solves[1]);
-            a.last = Some(update);
         }
         update
     }

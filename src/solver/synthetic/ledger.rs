@@ -84,10 +84,6 @@ pub struct Ledger {
     before: Option<Update>,
     /// Source iteration's ratio per sweep is at least this (the collision bound).
     source_bound: f64,
-    /// The kind chosen last.
-    current: Option<Update>,
-    /// Updates of each kind so far.
-    pub counts: [usize; 2],
 }
 
 fn slot(u: Update) -> usize {
@@ -130,15 +126,18 @@ impl Ledger {
             Update::Solve => push(&mut self.extra, (seconds - self.source.unwrap_or(0.0)).max(0.0)),
             Update::Source => self.source = Some(seconds),
         }
-        self.counts[slot(kind)] += 1;
         self.before = self.last.map(|(k, _)| k);
         self.last = Some((kind, residual));
-        self.current = Some(kind);
     }
 
     /// A solve's cost measured beside the sweeps (it replaces nothing on the path).
     pub fn measured_solve(&mut self, seconds: f64) {
         push(&mut self.extra, seconds);
+    }
+
+    /// The kind of the last update.
+    pub fn current(&self) -> Option<Update> {
+        self.last.map(|(k, _)| k)
     }
 
     /// Seconds a solve adds to an iteration, if measured.
@@ -195,7 +194,7 @@ impl Ledger {
             _ => {}
         }
         let Some([solve, source]) = self.costs() else { return Update::Source };
-        match self.current {
+        match self.current() {
             Some(Update::Solve) if solve > HYSTERESIS * source => Update::Source,
             Some(Update::Solve) => Update::Solve,
             _ if source > HYSTERESIS * solve => Update::Solve,

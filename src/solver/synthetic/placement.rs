@@ -149,9 +149,18 @@ impl Gsis {
         let mg = &mut self.hierarchy.as_mut().expect("built before the solve").mg;
         // Built for a device that then could not solve: the host factors its lines now.
         mg.factor_lines();
-        let mg = &*mg;
-        let vcycle = |v: &[[f64; NV]], o: &mut krylov::Vector| mg.apply(v, o);
-        let (x, o) = krylov::gmres(mg.operator(), rhs, rtol, RESTART, MAX_INNER, &vcycle, &self.pool)?;
+        let (x, o) = host_solve(mg, rhs, rtol, &self.pool)?;
         Ok((x, o, "host"))
     }
+}
+
+/// GMRES on the host with the W-cycle of `mg` as preconditioner.
+pub(super) fn host_solve(
+    mg: &super::multigrid::Multigrid,
+    rhs: &krylov::Vector,
+    rtol: f64,
+    pool: &krylov::Pool,
+) -> anyhow::Result<(krylov::Vector, krylov::Outcome)> {
+    let vcycle = |v: &[[f64; NV]], o: &mut krylov::Vector| mg.apply(v, o);
+    krylov::gmres(mg.operator(), rhs, rtol, RESTART, MAX_INNER, &vcycle, pool)
 }
