@@ -3,9 +3,10 @@
 //!
 //! A solve's cost has to be measured before it can be weighed. With the sweep on a GPU and
 //! the solve on the host, the host only waits during the sweep, so the first solve is made
-//! there, on a thread of its own, while source updates go on: it costs the path nothing (on
-//! cavity-quick a host solve takes ~7 sweeps, and source iteration converges in 17).
-//! Elsewhere the first update is a solve, timed in line.
+//! there, on a thread of its own, while source updates go on. It is not free (the sweeps'
+//! host side shares the cores), so it is made only where source iteration's measured rate
+//! leaves enough sweeps for a solve to pay ([`MIN_SWEEPS_LEFT`]). Elsewhere the first
+//! update is a solve, timed in line.
 
 use super::ledger::{Ledger, Update};
 use super::placement::{host_solve, Device, DEVICE_MIN_CELLS};
@@ -28,11 +29,35 @@ pub(super) struct Auto {
     tolerance: f64,
 }
 
-/// A solve is measured beside the sweeps only while source iteration has more sweeps than
-/// this left: the measurement slows the GPU sweep's host side (by 15-25% on cavity-quick,
-/// H100, while it runs), and a solve can save only part of the sweeps left (a fifth to a half
-/// from Kn 1 up, where source iteration needs 15-20 sweeps in all).
+/// A solve is measured beside the sweeps only while source iteration, at its measured rate,
+/// has more sweeps than this left: the measurement slows the GPU sweep's host side (by
+/// 15-25% on cavity-quick, H100, while it runs), and a solve can save only part of the
+/// sweeps left (a fifth to a half from Kn 1 up, where source iteration needs 15-20 sweeps in
+/// all). The collision bound is not used here: on cube-quick it says ~60 sweeps where 17 are
+/// needed. Where source iteration's early ratios flatter it (Kn 0.01), they still say
+/// 40-50 sweeps, and a rate that slows later starts the measurement then.
 pub const MIN_SWEEPS_LEFT: f64 = 20.0;
+
+/// The least core-seconds a host solve takes per cell, build included. Measured: 31 on the
+/// 16^3 cavity (H100 host, 8 threads, build and solve), 9.4 for GMRES alone on the 64^3
+/// cavity (2 cores); this floor lies 2.3 times below the least of them, so that a solve
+/// judged unable to pay at it cannot pay at all.
+pub const HOST_SOLVE_FLOOR_CORE_SECONDS_PER_CELL: f64 = 4e-6;
+
+/// The least seconds a host solve of `cells` cells takes on `threads` threads.
+fn solve_floor(cells: usize, threads: usize) -> f64 {
+    HOST_SOLVE_FLOOR_CORE_SECONDS_PER_CELL * cells as f64 / threads as f64
+}
+
+/// Threads of the solve measured beside the sweeps: half the cores (the sweep's host side
+/// keeps the rest), or `KNUDSEN_GSIS_TRIAL_THREADS`.
+fn trial_threads() -> usize {
+    std::env::var("KNUDSEN_GSIS_TRIAL_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(rayon::current_num_threads() / 2)
+        .max(1)
+}
 
 /// Build the hierarchy and solve once, on a thread of its own; the seconds it took.
 /// It owns what it needs (the problem is rebuilt from the config: the solver's borrow
@@ -90,19 +115,15 @@ impl Gsis {
             && a.beside
             && a.trial.is_none()
             && a.ledger.solve_seconds().is_none()
-            && a.ledger.sweeps_left(sweep.residual, a.tolerance) > MIN_SWEEPS_LEFT
+            && a.ledger.measured_sweeps_left(sweep.residual, a.tolerance).is_some_and(|n| n > MIN_SWEEPS_LEFT)
+            && a.ledger.worth_measuring(solve_floor(p.grid.cells(), trial_threads()))
         {
             let (_, base, rhs) = linearisation(p, out, state);
             let config = p.config.clone();
             a.trial = Some(std::thread::spawn(move || {
                 // A pool of its own, so that the source updates' parallel loops do not queue
                 // behind the trial's; half the cores (the sweep's host side keeps the rest).
-                let threads = std::env::var("KNUDSEN_GSIS_TRIAL_THREADS")
-                    .ok()
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(rayon::current_num_threads() / 2)
-                    .max(1);
-                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(trial_threads()).build()?;
                 pool.install(|| trial(config, base, rhs))
             }));
         }
@@ -112,10 +133,16 @@ impl Gsis {
                 None => match a.ledger.solve_seconds() {
                     Some(tg) => format!("a solve {tg:.3} s, a sweep {:.3} s", sweep.seconds),
                     None if a.trial.is_some() || !a.beside => "the cost of a solve is being measured".into(),
-                    None => format!(
-                        "source iteration has about {:.0} sweeps left, too few to measure a solve beside them",
-                        a.ledger.sweeps_left(sweep.residual, a.tolerance)
-                    ),
+                    None => match a.ledger.measured_sweeps_left(sweep.residual, a.tolerance) {
+                        Some(n) if n <= MIN_SWEEPS_LEFT => format!(
+                            "source iteration has about {n:.0} sweeps left, too few to measure a solve beside them"
+                        ),
+                        Some(_) => format!(
+                            "source iteration's rate is too fast for a solve of at least {:.4} s to pay",
+                            solve_floor(p.grid.cells(), trial_threads())
+                        ),
+                        None => "source iteration's rate is being measured".into(),
+                    },
                 },
             };
             let what = match update {

@@ -166,6 +166,27 @@ impl Ledger {
         (residual / tolerance).log10().max(0.0) / self.source_decades(measured)
     }
 
+    /// Sweeps source iteration needs from `residual` to `tolerance` at its measured rate
+    /// alone, once [`MIN_RATES`] are booked. The bound can overstate its slowness where the
+    /// domain's extent is not what molecules cross (a free stream sweeps them out of an
+    /// 8-unit domain in fewer collisions than its extent says), so a decision that costs
+    /// time when it is wrong, starting a solve beside the sweeps, waits for this.
+    pub fn measured_sweeps_left(&self, residual: f64, tolerance: f64) -> Option<f64> {
+        let d = self.rate(Update::Source).filter(|_| self.decades[slot(Update::Source)].len() >= MIN_RATES)?;
+        Some((residual / tolerance).log10().max(0.0) / d)
+    }
+
+    /// Whether a solve measured beside the sweeps could pay: source iteration at its
+    /// measured rate is [`HYSTERESIS`] times dearer per decade than GSIS at its prior rate
+    /// with a solve of `floor` seconds, the least a solve of this size can take. A measured
+    /// solve that costs more only makes GSIS dearer, so where this is false the measurement
+    /// (which slows the sweeps while it runs) cannot change the choice.
+    pub fn worth_measuring(&self, floor: f64) -> bool {
+        let (Some(ts), Some(ds)) = (self.sweep, self.rate(Update::Source)) else { return false };
+        let booked = self.decades[slot(Update::Source)].len() >= MIN_RATES;
+        booked && ts / ds > HYSTERESIS * (ts + floor) / PRIOR_SOLVE_DECADES
+    }
+
     /// Seconds per decade with solves and without; `measured`: with source iteration's
     /// measured rate (else its bound's).
     fn costs_with(&self, measured: bool) -> Option<[f64; 2]> {
@@ -282,6 +303,34 @@ mod tests {
             l.update(Update::Source, 0.0, r);
         }
         assert!((l.sweeps_left(1e-1, 1e-5) - 4.0 / -(0.986f64).log10()).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_measured_count_of_sweeps_left_ignores_the_bound() {
+        // cube-quick: the bound (0.846) says ~60 sweeps from 1e-1 to 1e-5; the measured
+        // ratio 0.5 says 13.
+        let mut l = Ledger::new(0.846);
+        let mut r = 1.0;
+        for i in 0..4 {
+            l.sweep(1.0, r);
+            // A ratio is booked from the third sweep on (two updates of one kind before it).
+            assert_eq!(l.measured_sweeps_left(r, 1e-5).is_some(), i > MIN_RATES, "sweep {i}");
+            l.update(Update::Source, 0.0, r);
+            r *= 0.5;
+        }
+        let n = l.measured_sweeps_left(1e-1, 1e-5).unwrap();
+        assert!((n - 4.0 / 0.5f64.log10().abs()).abs() < 1e-9, "{n}");
+        assert!(l.sweeps_left(1e-1, 1e-5) > 4.0 * n);
+        // c_s = 1 / 0.30 = 3.3 sweeps per decade; GSIS with a free solve, 1.25 / 0.45 = 2.8:
+        // worth measuring only while the least a solve can cost is below 0.2 sweeps.
+        assert!(l.worth_measuring(0.1) && !l.worth_measuring(0.3));
+        // Ratio 0.9: c_s = 21.9 sweeps per decade, worth measuring up to solves of 6.9.
+        let mut l = Ledger::new(0.986);
+        for i in 0..4 {
+            l.sweep(1.0, 0.9f64.powi(i));
+            l.update(Update::Source, 0.0, 0.9f64.powi(i));
+        }
+        assert!(l.worth_measuring(6.8) && !l.worth_measuring(7.0));
     }
 
     #[test]
