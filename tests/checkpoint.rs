@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 fn case(dir: &Path) -> PathBuf {
     let mut v = cavity_json(10, 16, 4.0, 0.1);
     v["solver"] = serde_json::json!({"tolerance": 1e-10, "max_iterations": 400, "checkpoint_minutes": 1e-6});
+    let v = pinned(&v);
     let path = dir.join("case.json");
     std::fs::write(&path, v.to_string()).unwrap();
     path
@@ -25,6 +26,7 @@ fn hot_case(dir: &Path) -> PathBuf {
     let mut v = cavity_json(10, 16, 4.0, 0.1);
     v["boundaries"]["x_min"]["temperature"] = serde_json::json!(1.5);
     v["solver"] = serde_json::json!({"tolerance": 1e-10, "max_iterations": 400, "checkpoint_minutes": 1e-6});
+    let v = pinned(&v);
     let path = dir.join("hot.json");
     std::fs::write(&path, v.to_string()).unwrap();
     path
@@ -153,7 +155,7 @@ fn a_different_case_is_refused_unless_forced() {
     v["solver"]["tolerance"] = serde_json::json!(1e-3);
     v["gas"]["kn"] = serde_json::json!(0.5);
     let other = dir.path().join("other.json");
-    std::fs::write(&other, v.to_string()).unwrap();
+    std::fs::write(&other, pinned(&v).to_string()).unwrap();
     let o = finish(&other, &out, &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");

@@ -56,7 +56,7 @@ fn assert_close(a: &Path, reference: &Path, tol: f64, what: &str) {
 
 fn write_case(dir: &Path, name: &str, v: &serde_json::Value) -> PathBuf {
     let path = dir.join(format!("{name}.json"));
-    std::fs::write(&path, v.to_string()).unwrap();
+    std::fs::write(&path, pinned(v).to_string()).unwrap();
     path
 }
 

@@ -7,7 +7,7 @@ use std::process::Command;
 
 fn run_cli(cfg: &serde_json::Value, dir: &std::path::Path) -> std::path::PathBuf {
     let path = dir.join("case.json");
-    std::fs::write(&path, cfg.to_string()).unwrap();
+    std::fs::write(&path, pinned(cfg).to_string()).unwrap();
     let out = dir.join("out");
     let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
         .args(["run", path.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--out", out.to_str().unwrap()])
@@ -194,7 +194,7 @@ fn a_damped_run_continues_exactly() {
     let part = run_cli(&v, &dir.path().join("part"));
     v["solver"]["max_iterations"] = serde_json::json!(3);
     let path = dir.path().join("part").join("case.json");
-    std::fs::write(&path, v.to_string()).unwrap();
+    std::fs::write(&path, pinned(&v).to_string()).unwrap();
     continue_cli(&path, &part);
     let read = |d: &std::path::Path, name: &str| -> Vec<f64> {
         hdf5::File::open(d.join("fields.h5")).unwrap().dataset(name).unwrap().read_raw().unwrap()

@@ -3,7 +3,7 @@
 
 use super::args::Overrides;
 use super::failure::Failure;
-use super::load::{check_host_memory, load, mib};
+use super::load::{affordable_acceleration, check_host_memory, load, mib};
 use knudsen::backend::wgpu::schedule::{schedule, GpuLimits};
 use knudsen::backend::{self, cpu::cpu_plan};
 use knudsen::boundary::FaceKind;
@@ -21,6 +21,11 @@ pub fn check(path: &Path, device_memory_mib: Option<f64>, overrides: Overrides) 
     // The least any backend needs (a GPU's solve): `check` plans every backend, and the
     // line above prints the CPU's synthetic-solve need beside it; `run` refuses by the
     // backend it is given.
+    let mut cfg = cfg;
+    if let (a, Some(why)) = affordable_acceleration(&cfg, true) {
+        println!("note: {why}");
+        cfg.solver.acceleration = a;
+    }
     check_host_memory(&cfg, true)?;
     let p = Problem::new(&cfg);
     println!("case {}: valid", cfg.name.as_deref().unwrap_or(&path.display().to_string()));

@@ -3,7 +3,7 @@
 
 use super::args::Overrides;
 use super::failure::Failure;
-use knudsen::config::Config;
+use knudsen::config::{Acceleration, Config};
 use std::path::Path;
 
 /// Load and validate the case, applying the command-line overrides.
@@ -32,25 +32,62 @@ pub fn load(path: &Path, o: Overrides) -> Result<Config, Failure> {
     Ok(cfg)
 }
 
-/// Refuse a case whose host fields cannot fit the memory available now. `gpu_solve`: the
-/// run asked for a GPU backend, where GSIS keeps GMRES's vectors on the device (the
-/// synthetic solve falls back to the host only when the device fails it).
-pub fn check_host_memory(cfg: &Config, gpu_solve: bool) -> Result<(), Failure> {
+/// Host bytes the case needs: its fields, and the synthetic solve's where `synthetic`.
+fn host_need(cfg: &Config, gpu_solve: bool, synthetic: bool) -> u64 {
     let f32_tables = cfg.solver.precision == knudsen::config::Precision::F32;
     let mut need = knudsen::plan::host_bytes(cfg.cell_counts(), cfg.velocity.points, f32_tables);
-    if cfg.solver.acceleration.synthetic() {
+    if synthetic {
         need += if gpu_solve && std::env::var("KNUDSEN_GSIS_DEVICE").map_or(true, |v| v != "host") {
             knudsen::plan::synthetic_host_bytes_beside_device(cfg.cell_counts())
         } else {
             knudsen::plan::synthetic_bytes(cfg.cell_counts())
         };
     }
-    let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+    need
+}
+
+fn available_host_bytes() -> Option<u64> {
+    std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
         m.lines()
             .find(|l| l.starts_with("MemAvailable:"))
             .and_then(|l| l.split_whitespace().nth(1).and_then(|kib| kib.parse::<u64>().ok()).map(|kib| kib * 1024))
-    });
+    })
+}
+
+/// The acceleration the run can afford: `auto` becomes source iteration, with a warning,
+/// where the synthetic solve's host memory does not fit beside the fields but the fields
+/// alone do (a solve that cannot be made cannot pay). `gsis`, asked for by name, is left to
+/// [`check_host_memory`] to refuse.
+pub fn affordable_acceleration(cfg: &Config, gpu_solve: bool) -> (Acceleration, Option<String>) {
+    affordable_with(cfg, gpu_solve, available_host_bytes())
+}
+
+fn affordable_with(cfg: &Config, gpu_solve: bool, available: Option<u64>) -> (Acceleration, Option<String>) {
+    let a = cfg.solver.acceleration;
     match available {
+        Some(avail)
+            if a == Acceleration::Auto
+                && host_need(cfg, gpu_solve, true) > avail
+                && host_need(cfg, gpu_solve, false) <= avail =>
+        {
+            let why = format!(
+                "solver.acceleration = \"auto\": the synthetic solve would need {:.1} GiB of host memory beside the fields' {:.1} GiB, and {:.1} GiB are available; running source iteration (\"none\")",
+                (host_need(cfg, gpu_solve, true) - host_need(cfg, gpu_solve, false)) as f64 / 1073741824.0,
+                host_need(cfg, gpu_solve, false) as f64 / 1073741824.0,
+                avail as f64 / 1073741824.0
+            );
+            (Acceleration::None, Some(why))
+        }
+        _ => (a, None),
+    }
+}
+
+/// Refuse a case whose host fields cannot fit the memory available now. `gpu_solve`: the
+/// run asked for a GPU backend, where GSIS keeps GMRES's vectors on the device (the
+/// synthetic solve falls back to the host only when the device fails it).
+pub fn check_host_memory(cfg: &Config, gpu_solve: bool) -> Result<(), Failure> {
+    let need = host_need(cfg, gpu_solve, cfg.solver.acceleration.synthetic());
+    match available_host_bytes() {
         Some(avail) if need > avail => Err(Failure::BadInput(format!(
             "config error: `grid`/`velocity`: the case needs {:.1} GiB of host memory for its fields; {:.1} GiB are available",
             need as f64 / 1073741824.0,
@@ -62,4 +99,26 @@ pub fn check_host_memory(cfg: &Config, gpu_solve: bool) -> Result<(), Failure> {
 
 pub fn mib(b: u64) -> f64 {
     b as f64 / (1024.0 * 1024.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_runs_source_iteration_where_the_solve_does_not_fit() {
+        let mut cfg = Config::from_json(include_str!("../../configs/cavity-quick.json")).unwrap();
+        let (fields, all) = (host_need(&cfg, false, false), host_need(&cfg, false, true));
+        assert!(all > fields);
+        cfg.solver.acceleration = Acceleration::Auto;
+        assert_eq!(affordable_with(&cfg, false, Some(all)), (Acceleration::Auto, None));
+        let (a, why) = affordable_with(&cfg, false, Some(all - 1));
+        assert_eq!(a, Acceleration::None);
+        assert!(why.unwrap().contains("running source iteration"));
+        // Too little even for the fields: left to check_host_memory to refuse.
+        assert_eq!(affordable_with(&cfg, false, Some(fields - 1)).0, Acceleration::Auto);
+        // GSIS named in the case is never swapped.
+        cfg.solver.acceleration = Acceleration::Gsis;
+        assert_eq!(affordable_with(&cfg, false, Some(all - 1)), (Acceleration::Gsis, None));
+    }
 }

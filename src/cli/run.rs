@@ -2,13 +2,13 @@
 
 use super::args::Overrides;
 use super::failure::Failure;
-use super::load::{check_host_memory, load, mib};
+use super::load::{affordable_acceleration, check_host_memory, load, mib};
 use super::out_dir::{output_dir, probe_output_dir};
 use super::progress::Progress;
 use super::resume::{load_restart, signal_name, stop_on_signals};
 use super::LOG;
 use knudsen::backend::{self, Backend, BackendChoice};
-use knudsen::config::Config;
+use knudsen::config::{Config, SolverConfig};
 use knudsen::output::{write_all, Summary, SummaryInput};
 use knudsen::problem::Problem;
 use knudsen::solver::Solver;
@@ -96,8 +96,22 @@ fn solve(
     resume: &Resume,
     group: Group<'_>,
 ) -> Result<(), Failure> {
-    check_host_memory(cfg, matches!(choice, BackendChoice::Cuda | BackendChoice::Wgpu))?;
+    let gpu_solve = matches!(choice, BackendChoice::Cuda | BackendChoice::Wgpu);
     let root = group.rank == 0;
+    let affordable;
+    // With several processes every one must make the same updates, and the memory each sees
+    // may differ: there a process short of memory refuses (below) and ends them all.
+    let cfg = match affordable_acceleration(cfg, gpu_solve) {
+        (a, Some(why)) if group.ranks == 1 => {
+            if root {
+                log::warn!(target: LOG, "{why}");
+            }
+            affordable = Config { solver: SolverConfig { acceleration: a, ..cfg.solver.clone() }, ..cfg.clone() };
+            &affordable
+        }
+        _ => cfg,
+    };
+    check_host_memory(cfg, gpu_solve)?;
     if root {
         for w in cfg.warnings() {
             log::warn!(target: LOG, "{w}");

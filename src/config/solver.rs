@@ -98,12 +98,14 @@ impl Scheme {
 #[serde(rename_all = "snake_case")]
 pub enum Acceleration {
     /// Source iteration: the next sweep's equilibrium from this sweep's moments.
-    #[default]
     None,
     /// The general synthetic iterative scheme: a macroscopic correction after every sweep.
     Gsis,
     /// GSIS's correction where its measured cost pays, source iteration's update elsewhere
     /// (`solver/synthetic/ledger.rs`); the path depends on timings, the fixed point does not.
+    /// The default: the fastest to the same answer on every shipped case measured
+    /// (`docs/configs.md`, "Choosing `acceleration`").
+    #[default]
     Auto,
 }
 
