@@ -22,7 +22,8 @@
 //! the same solution, GSIS in tens of sweeps where source iteration needs ~delta. The
 //! correction is solved by GMRES with a multigrid W-cycle on the GPU the sweep uses (in f64
 //! with the CUDA backend, in f32 with the wgpu backend from 16384 cells) and on the host in
-//! f64 otherwise.
+//! f64 otherwise. The default, `"auto"`, makes it only where its measured cost pays
+//! (`solver::synthetic::ledger`).
 //!
 //! `solver.scheme = "second_order"` sweeps with the diamond difference
 //! `F_out = 2 f - F_in` per axis, clamped to the range of the cell's inflows and f^S
