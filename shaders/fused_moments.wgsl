@@ -1,5 +1,5 @@
-// fused_moments: one invocation per cell adds the partials of dispatch `diag` of
-// sweep_fused into its moment sums and, on the box faces, into the incident fluxes:
+// fused_moments: one invocation per cell and moment adds the partials of dispatch `diag`
+// of sweep_fused into that moment's sum and, on the box faces, into the incident fluxes:
 // octant by octant in Octant order, block by block in wave order (fixed, so results are
 // deterministic; no atomics). The WGSL form of fused_moments in shaders/cuda/sweep_fused.cu.
 // Launcher: src/backend/wgpu/fused.rs. TX and TY are set by the host as in sweep_fused.wgsl.
@@ -38,13 +38,15 @@ const SOLID: u32 = 0x80000000u;
 
 // A block's wall loads follow from its raw moments, as its face fluxes do: its velocities
 // share their signs, so on a wall side d along axis a that they move into, w f |xi_a| =
-// sign xi_a w f. For each such wall side of a fluid cell, add the octant's number, momentum
-// and energy fluxes (body.rs::add_wall_sums; wall_load_slice.wgsl) to its wall face.
-fn add_wall_sums(word: u32, o: u32, s: array<f32, NPART>) {
+// sign xi_a w f. For each such wall side of a fluid cell, add moment m's share of the
+// octant's number, momentum and energy fluxes (body.rs::add_wall_sums;
+// wall_load_slice.wgsl) to its wall face: number from m = 1 + a, momentum b from the second
+// moment in row a, column b, energy from m = 10 + a.
+fn add_wall_share(word: u32, o: u32, m: u32, s: f32) {
     if (word & SOLID) != 0u || (word & 63u) == 0u {
         return;
     }
-    // Second moments xx yy zz xy xz yz at s[4..9]: row a of the symmetric matrix.
+    // Second moments xx yy zz xy xz yz at 4..9: row a of the symmetric matrix.
     let rows = array<vec3<u32>, 3>(vec3<u32>(4u, 7u, 8u), vec3<u32>(7u, 5u, 9u), vec3<u32>(8u, 9u, 6u));
     for (var d = 0u; d < 6u; d++) {
         let a = d / 2u;
@@ -56,29 +58,35 @@ fn add_wall_sums(word: u32, o: u32, s: array<f32, NPART>) {
         let sign = select(1.0, -1.0, neg);
         let n = (word >> 6u) + countOneBits((word & 63u) & ((1u << d) - 1u));
         let r = rows[a];
-        wall_sums[n * 5u] += sign * s[1u + a];
-        wall_sums[n * 5u + 1u] += sign * s[r.x];
-        wall_sums[n * 5u + 2u] += sign * s[r.y];
-        wall_sums[n * 5u + 3u] += sign * s[r.z];
-        wall_sums[n * 5u + 4u] += sign * 0.5 * s[10u + a];
+        if m == 1u + a { wall_sums[n * 5u] += sign * s; }
+        if m == r.x { wall_sums[n * 5u + 1u] += sign * s; }
+        if m == r.y { wall_sums[n * 5u + 2u] += sign * s; }
+        if m == r.z { wall_sums[n * 5u + 3u] += sign * s; }
+        if m == 10u + a { wall_sums[n * 5u + 4u] += sign * 0.5 * s; }
     }
 }
 
+// One invocation per cell and moment (the CUDA twin says why); invocations run along the
+// cells within one moment, so a subgroup's reads of a tile row coalesce.
 @compute @workgroup_size(128)
 fn fused_moments(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let cell = gid.x + gid.y * nwg.x * 128u;
-    if cell >= NX * NY * NZ {
+    let ncells = NX * NY * NZ;
+    let t = gid.x + gid.y * nwg.x * 128u;
+    if t >= ncells * NPART {
         return;
     }
+    let m = t / ncells;
+    let cell = t % ncells;
     let i = cell % NX;
     let j = (cell / NX) % NY;
     let k = cell / (NX * NY);
     let nty = (NY + TY - 1u) / TY;
     let diag = params.diag;
     let a_lo = select(0u, diag - (nty - 1u), diag >= nty);
-    var acc: array<f32, NPART>;
-    // Fluxes towards x_min, x_max, y_min, y_max, z_min, z_max.
-    var flux: array<f32, 6>;
+    var acc = 0.0;
+    // Momentum moment m = 1 + axis: fluxes towards that axis' min and max faces.
+    var flux_min = 0.0;
+    var flux_max = 0.0;
     var hit = false;
     for (var o = 0u; o < 8u; o++) {
         let lo = ranges[2u * o];
@@ -95,37 +103,31 @@ fn fused_moments(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         }
         hit = true;
         let c = (ju % TY) * TX + iu % TX;
-        var s: array<f32, NPART>;
+        var s = 0.0;
         for (var vb = lo; vb < hi; vb++) {
-            for (var m = 0u; m < NPART; m++) {
-                s[m] += partials[((((a - a_lo) * params.blocks + vb) * NZ + k) * NPART + m) * TXTY + c];
-            }
+            s += partials[((((a - a_lo) * params.blocks + vb) * NZ + k) * NPART + m) * TXTY + c];
         }
-        for (var m = 0u; m < NPART; m++) {
-            acc[m] += s[m];
-        }
+        acc += s;
         // A block's velocities share their signs, so its momentum sums are its face fluxes.
-        if nx && i == 0u { flux[0] -= s[1]; }
-        if !nx && i == NX - 1u { flux[1] += s[1]; }
-        if ny && j == 0u { flux[2] -= s[2]; }
-        if !ny && j == NY - 1u { flux[3] += s[2]; }
-        if nz && k == 0u { flux[4] -= s[3]; }
-        if !nz && k == NZ - 1u { flux[5] += s[3]; }
+        if m == 1u && nx && i == 0u { flux_min -= s; }
+        if m == 1u && !nx && i == NX - 1u { flux_max += s; }
+        if m == 2u && ny && j == 0u { flux_min -= s; }
+        if m == 2u && !ny && j == NY - 1u { flux_max += s; }
+        if m == 3u && nz && k == 0u { flux_min -= s; }
+        if m == 3u && !nz && k == NZ - 1u { flux_max += s; }
         if HAS_WALLS {
-            add_wall_sums(bitcast<u32>(cells[3u * cell].w), o, s);
+            add_wall_share(bitcast<u32>(cells[3u * cell].w), o, m, s);
         }
     }
     if !hit {
         return;
     }
-    for (var m = 0u; m < NPART; m++) {
-        moments[cell * MSTRIDE + m] += acc[m];
-    }
+    moments[cell * MSTRIDE + m] += acc;
     let s = j * NX + i;
-    if i == 0u { incident[face_offset(0u) + k * NY + j] += flux[0]; }
-    if i == NX - 1u { incident[face_offset(1u) + k * NY + j] += flux[1]; }
-    if j == 0u { incident[face_offset(2u) + k * NX + i] += flux[2]; }
-    if j == NY - 1u { incident[face_offset(3u) + k * NX + i] += flux[3]; }
-    if k == 0u { incident[face_offset(4u) + s] += flux[4]; }
-    if k == NZ - 1u { incident[face_offset(5u) + s] += flux[5]; }
+    if m == 1u && i == 0u { incident[face_offset(0u) + k * NY + j] += flux_min; }
+    if m == 1u && i == NX - 1u { incident[face_offset(1u) + k * NY + j] += flux_max; }
+    if m == 2u && j == 0u { incident[face_offset(2u) + k * NX + i] += flux_min; }
+    if m == 2u && j == NY - 1u { incident[face_offset(3u) + k * NX + i] += flux_max; }
+    if m == 3u && k == 0u { incident[face_offset(4u) + s] += flux_min; }
+    if m == 3u && k == NZ - 1u { incident[face_offset(5u) + s] += flux_max; }
 }

@@ -2,7 +2,7 @@
 //! backend/fused.rs): its buffers and, per wave, one `sweep_fused` launch per tile
 //! diagonal followed by the `fused_moments` launch that adds that diagonal's partials.
 
-use super::super::fused::{self, FusedPlan, BLOCK_VELOCITIES};
+use super::super::fused::{self, FusedPlan, BLOCK_VELOCITIES, PARTIALS};
 use super::super::gpu_tables::velocity_table;
 use crate::plan::PlanError;
 use crate::problem::Problem;
@@ -106,7 +106,8 @@ impl Fused {
                 // covers the wave's blocks and the diagonal's tiles, as the kernel assumes.
                 unsafe { l.launch(cfg) }.context("launching sweep_fused")?;
                 let cfg = LaunchConfig {
-                    grid_dim: (ncells.div_ceil(REDUCE_BLOCK), 1, 1),
+                    // One thread per cell and moment (fused_moments.cu).
+                    grid_dim: ((ncells * PARTIALS as u32).div_ceil(REDUCE_BLOCK), 1, 1),
                     block_dim: (REDUCE_BLOCK, 1, 1),
                     shared_mem_bytes: 0,
                 };

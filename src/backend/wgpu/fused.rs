@@ -7,7 +7,7 @@
 use super::kernels::{self, Kernel};
 use super::layout::PARAMS_STRIDE;
 use super::schedule::grid_2d;
-use crate::backend::fused::{self, FusedLimits, FusedPlan, SweepKernel, BLOCK_VELOCITIES};
+use crate::backend::fused::{self, FusedLimits, FusedPlan, SweepKernel, BLOCK_VELOCITIES, PARTIALS};
 use crate::backend::gpu_tables::{shape_rows, velocity_table};
 use crate::plan::PlanError;
 use crate::problem::Problem;
@@ -267,7 +267,9 @@ impl FusedGpu {
     pub fn encode(&self, pass: &mut wgpu::ComputePass) {
         let nd = self.plan.diagonals();
         let cells = self.plan.dims.iter().product::<usize>();
-        let (mx, my) = grid_2d(cells.div_ceil(128), self.max_per_dim).expect("cells fit the dispatch grid");
+        // One invocation per cell and moment (fused_moments.wgsl).
+        let (mx, my) =
+            grid_2d((cells * PARTIALS).div_ceil(128), self.max_per_dim).expect("cells fit the dispatch grid");
         for (w, (sg, mg)) in self.groups.iter().enumerate() {
             let blocks = self.plan.waves[w].blocks() as u32;
             for d in 0..nd {

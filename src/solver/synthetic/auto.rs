@@ -38,10 +38,10 @@ pub(super) struct Auto {
 /// 40-50 sweeps, and a rate that slows later starts the measurement then.
 pub const MIN_SWEEPS_LEFT: f64 = 20.0;
 
-/// The least core-seconds a host solve takes per cell, build included. Measured: 31 on the
-/// 16^3 cavity (H100 host, 8 threads, build and solve), 9.4 for GMRES alone on the 64^3
-/// cavity (2 cores); this floor lies 2.3 times below the least of them, so that a solve
-/// judged unable to pay at it cannot pay at all.
+/// The least core-seconds a host solve takes per cell, build included. Measured: 31e-6 on
+/// the 16^3 cavity (H100 host, 8 threads, build and solve), 9.4e-6 for GMRES alone on the
+/// 64^3 cavity (2 cores); this floor lies 2.3 times below the least of them, so that a
+/// solve judged unable to pay at it cannot pay at all.
 pub const HOST_SOLVE_FLOOR_CORE_SECONDS_PER_CELL: f64 = 4e-6;
 
 /// The least seconds a host solve of `cells` cells takes on `threads` threads.

@@ -35,7 +35,8 @@
 //! 1. a solve that costs no more than [`CHEAP`] sweeps is always made (the worst it can do
 //!    is cost that fraction where it gains nothing, as at Kn 10);
 //! 2. without a measured `t_g`, the caller measures one: in line, or beside the sweeps
-//!    (on a GPU backend the host is idle during the sweep);
+//!    (on a GPU backend the host is idle during the sweep), there only where
+//!    [`Ledger::worth_measuring`] (else source updates throughout: source iteration);
 //! 3. solves, if source iteration at its bound is already [`HYSTERESIS`] times dearer per
 //!    decade (measuring could only make it dearer);
 //! 4. without [`MIN_RATES`] source-iteration rates, source updates measure them;
@@ -187,9 +188,11 @@ impl Ledger {
 
     /// Whether a solve measured beside the sweeps could pay: source iteration at its
     /// measured rate is [`HYSTERESIS`] times dearer per decade than GSIS at its prior rate
-    /// with a solve of `floor` seconds, the least a solve of this size can take. A measured
-    /// solve that costs more only makes GSIS dearer, so where this is false the measurement
-    /// (which slows the sweeps while it runs) cannot change the choice.
+    /// with a solve of `floor` seconds, the least a solve of this size can take. Measured
+    /// rate, not the bound: the bound can overstate source iteration's slowness (cube-quick),
+    /// and there a measurement that slows the sweeps while it runs would be made for a case
+    /// that needs no solve. Where this is false, a solve could pay only if source iteration
+    /// turns slower than measured; the gate is asked again after every sweep.
     pub fn worth_measuring(&self, floor: f64) -> bool {
         let (Some(ts), Some(ds)) = (self.sweep, self.rate(Update::Source)) else { return false };
         let booked = self.decades[slot(Update::Source)].len() >= MIN_RATES;
