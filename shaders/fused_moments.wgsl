@@ -104,8 +104,25 @@ fn fused_moments(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         hit = true;
         let c = (ju % TY) * TX + iu % TX;
         var s = 0.0;
-        for (var vb = lo; vb < hi; vb++) {
-            s += partials[((((a - a_lo) * params.blocks + vb) * NZ + k) * NPART + m) * TXTY + c];
+        // Four loads in flight before their adds, which stay in block order (WGSL has no
+        // unroll attribute; the CUDA twin unrolls by eight).
+        let step = NZ * NPART * TXTY;
+        var at = ((((a - a_lo) * params.blocks + lo) * NZ + k) * NPART + m) * TXTY + c;
+        var vb = lo;
+        for (; vb + 4u <= hi; vb += 4u) {
+            let p0 = partials[at];
+            let p1 = partials[at + step];
+            let p2 = partials[at + 2u * step];
+            let p3 = partials[at + 3u * step];
+            s += p0;
+            s += p1;
+            s += p2;
+            s += p3;
+            at += 4u * step;
+        }
+        for (; vb < hi; vb++) {
+            s += partials[at];
+            at += step;
         }
         acc += s;
         // A block's velocities share their signs, so its momentum sums are its face fluxes.
