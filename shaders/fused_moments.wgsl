@@ -1,5 +1,5 @@
-// fused_moments: one invocation per cell and moment adds the partials of dispatch `diag`
-// of sweep_fused into that moment's sum and, on the box faces, into the incident fluxes:
+// fused_moments: an invocation adds the partials of dispatch `diag` of sweep_fused for MPT
+// moments of one cell into their sums and, on the box faces, into the incident fluxes:
 // octant by octant in Octant order, block by block in wave order (fixed, so results are
 // deterministic; no atomics). The WGSL form of fused_moments in shaders/cuda/sweep_fused.cu.
 // Launcher: src/backend/wgpu/fused.rs. TX and TY are set by the host as in sweep_fused.wgsl.
@@ -23,6 +23,8 @@ override NX: u32;
 override NY: u32;
 override NZ: u32;
 override HAS_WALLS: bool = true;
+// Moments per invocation: 1 or NPART (src/backend/fused.rs::moments_per_thread).
+override MPT: u32 = 13u;
 const SOLID: u32 = 0x80000000u;
 
 @group(0) @binding(0) var<uniform> params: FusedParams;
@@ -38,11 +40,12 @@ const SOLID: u32 = 0x80000000u;
 
 // A block's wall loads follow from its raw moments, as its face fluxes do: its velocities
 // share their signs, so on a wall side d along axis a that they move into, w f |xi_a| =
-// sign xi_a w f. For each such wall side of a fluid cell, add moment m's share of the
-// octant's number, momentum and energy fluxes (body.rs::add_wall_sums;
-// wall_load_slice.wgsl) to its wall face: number from m = 1 + a, momentum b from the second
-// moment in row a, column b, energy from m = 10 + a.
-fn add_wall_share(word: u32, o: u32, m: u32, s: f32) {
+// sign xi_a w f. For each such wall side of a fluid cell, add the octant's number, momentum
+// and energy fluxes (body.rs::add_wall_sums; wall_load_slice.wgsl) to its wall face, as far
+// as they come from the moments m0 .. m0 + MPT - 1 in `s` (s[mm] is moment m0 + mm): number
+// from m = 1 + a, momentum b from the second moment in row a, column b, energy from
+// m = 10 + a.
+fn add_wall_sums(word: u32, o: u32, m0: u32, s: array<f32, NPART>) {
     if (word & SOLID) != 0u || (word & 63u) == 0u {
         return;
     }
@@ -58,42 +61,44 @@ fn add_wall_share(word: u32, o: u32, m: u32, s: f32) {
         let sign = select(1.0, -1.0, neg);
         let n = (word >> 6u) + countOneBits((word & 63u) & ((1u << d) - 1u));
         let r = rows[a];
-        if m == 1u + a { wall_sums[n * 5u] += sign * s; }
-        if m == r.x { wall_sums[n * 5u + 1u] += sign * s; }
-        if m == r.y { wall_sums[n * 5u + 2u] += sign * s; }
-        if m == r.z { wall_sums[n * 5u + 3u] += sign * s; }
-        if m == 10u + a { wall_sums[n * 5u + 4u] += sign * 0.5 * s; }
+        // m - m0 < MPT: moment m is this invocation's (u32: below m0 it wraps).
+        if 1u + a - m0 < MPT { wall_sums[n * 5u] += sign * s[1u + a - m0]; }
+        if r.x - m0 < MPT { wall_sums[n * 5u + 1u] += sign * s[r.x - m0]; }
+        if r.y - m0 < MPT { wall_sums[n * 5u + 2u] += sign * s[r.y - m0]; }
+        if r.z - m0 < MPT { wall_sums[n * 5u + 3u] += sign * s[r.z - m0]; }
+        if 10u + a - m0 < MPT { wall_sums[n * 5u + 4u] += sign * 0.5 * s[10u + a - m0]; }
     }
 }
 
-// One invocation per cell and moment (the CUDA twin says why); invocations run along the
+// An invocation adds MPT moments of one cell (the CUDA twin says why two shapes; the host
+// sets MPT, backend/fused.rs::moments_per_thread). With MPT = 1, invocations run along the
 // cells within one moment, so a subgroup's reads of a tile row coalesce.
 @compute @workgroup_size(128)
 fn fused_moments(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let ncells = NX * NY * NZ;
     let t = gid.x + gid.y * nwg.x * 128u;
-    if t >= ncells * NPART {
+    if t >= ncells * (NPART / MPT) {
         return;
     }
-    let m = t / ncells;
+    let m0 = (t / ncells) * MPT;
     let cell = t % ncells;
     let i = cell % NX;
     let j = (cell / NX) % NY;
     let k = cell / (NX * NY);
+    let here = vec3<u32>(i, j, k);
+    let last = vec3<u32>(NX - 1u, NY - 1u, NZ - 1u);
     let nty = (NY + TY - 1u) / TY;
     let diag = params.diag;
     let a_lo = select(0u, diag - (nty - 1u), diag >= nty);
-    var acc = 0.0;
-    // Momentum moment m = 1 + axis: fluxes towards that axis' min and max faces.
-    var flux_min = 0.0;
-    var flux_max = 0.0;
+    var acc: array<f32, NPART>;
+    // Fluxes towards x_min, x_max, y_min, y_max, z_min, z_max.
+    var flux: array<f32, 6>;
     var hit = false;
     for (var o = 0u; o < 8u; o++) {
         let lo = ranges[2u * o];
         let hi = ranges[2u * o + 1u];
         let nx = (o & 1u) != 0u;
         let ny = (o & 2u) != 0u;
-        let nz = (o & 4u) != 0u;
         let iu = select(i, NX - 1u - i, nx);
         let ju = select(j, NY - 1u - j, ny);
         let a = iu / TX;
@@ -103,48 +108,65 @@ fn fused_moments(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         }
         hit = true;
         let c = (ju % TY) * TX + iu % TX;
-        var s = 0.0;
-        // Four loads in flight before their adds, which stay in block order (WGSL has no
-        // unroll attribute; the CUDA twin unrolls by eight).
+        var s: array<f32, NPART>;
         let step = NZ * NPART * TXTY;
-        var at = ((((a - a_lo) * params.blocks + lo) * NZ + k) * NPART + m) * TXTY + c;
-        var vb = lo;
-        for (; vb + 4u <= hi; vb += 4u) {
-            let p0 = partials[at];
-            let p1 = partials[at + step];
-            let p2 = partials[at + 2u * step];
-            let p3 = partials[at + 3u * step];
-            s += p0;
-            s += p1;
-            s += p2;
-            s += p3;
-            at += 4u * step;
+        var at = ((((a - a_lo) * params.blocks + lo) * NZ + k) * NPART + m0) * TXTY + c;
+        if MPT == 1u {
+            // Four loads in flight before their adds, which stay in block order.
+            var vb = lo;
+            for (; vb + 4u <= hi; vb += 4u) {
+                let p0 = partials[at];
+                let p1 = partials[at + step];
+                let p2 = partials[at + 2u * step];
+                let p3 = partials[at + 3u * step];
+                s[0] += p0;
+                s[0] += p1;
+                s[0] += p2;
+                s[0] += p3;
+                at += 4u * step;
+            }
+            for (; vb < hi; vb++) {
+                s[0] += partials[at];
+                at += step;
+            }
+        } else {
+            for (var vb = lo; vb < hi; vb++) {
+                for (var mm = 0u; mm < MPT; mm++) {
+                    s[mm] += partials[at + mm * TXTY];
+                }
+                at += step;
+            }
         }
-        for (; vb < hi; vb++) {
-            s += partials[at];
-            at += step;
+        for (var mm = 0u; mm < MPT; mm++) {
+            acc[mm] += s[mm];
         }
-        acc += s;
         // A block's velocities share their signs, so its momentum sums are its face fluxes.
-        if m == 1u && nx && i == 0u { flux_min -= s; }
-        if m == 1u && !nx && i == NX - 1u { flux_max += s; }
-        if m == 2u && ny && j == 0u { flux_min -= s; }
-        if m == 2u && !ny && j == NY - 1u { flux_max += s; }
-        if m == 3u && nz && k == 0u { flux_min -= s; }
-        if m == 3u && !nz && k == NZ - 1u { flux_max += s; }
+        for (var ax = 0u; ax < 3u; ax++) {
+            if 1u + ax - m0 >= MPT {
+                continue;
+            }
+            let v = s[1u + ax - m0];
+            if ((o >> ax) & 1u) != 0u {
+                if here[ax] == 0u { flux[2u * ax] -= v; }
+            } else if here[ax] == last[ax] {
+                flux[2u * ax + 1u] += v;
+            }
+        }
         if HAS_WALLS {
-            add_wall_share(bitcast<u32>(cells[3u * cell].w), o, m, s);
+            add_wall_sums(bitcast<u32>(cells[3u * cell].w), o, m0, s);
         }
     }
     if !hit {
         return;
     }
-    moments[cell * MSTRIDE + m] += acc;
+    for (var mm = 0u; mm < MPT; mm++) {
+        moments[cell * MSTRIDE + m0 + mm] += acc[mm];
+    }
     let s = j * NX + i;
-    if m == 1u && i == 0u { incident[face_offset(0u) + k * NY + j] += flux_min; }
-    if m == 1u && i == NX - 1u { incident[face_offset(1u) + k * NY + j] += flux_max; }
-    if m == 2u && j == 0u { incident[face_offset(2u) + k * NX + i] += flux_min; }
-    if m == 2u && j == NY - 1u { incident[face_offset(3u) + k * NX + i] += flux_max; }
-    if m == 3u && k == 0u { incident[face_offset(4u) + s] += flux_min; }
-    if m == 3u && k == NZ - 1u { incident[face_offset(5u) + s] += flux_max; }
+    if 1u - m0 < MPT && i == 0u { incident[face_offset(0u) + k * NY + j] += flux[0]; }
+    if 1u - m0 < MPT && i == NX - 1u { incident[face_offset(1u) + k * NY + j] += flux[1]; }
+    if 2u - m0 < MPT && j == 0u { incident[face_offset(2u) + k * NX + i] += flux[2]; }
+    if 2u - m0 < MPT && j == NY - 1u { incident[face_offset(3u) + k * NX + i] += flux[3]; }
+    if 3u - m0 < MPT && k == 0u { incident[face_offset(4u) + s] += flux[4]; }
+    if 3u - m0 < MPT && k == NZ - 1u { incident[face_offset(5u) + s] += flux[5]; }
 }

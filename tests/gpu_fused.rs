@@ -169,6 +169,31 @@ fn fused_sweep_over_several_waves_repeats_bit_for_bit() {
 }
 
 #[test]
+fn fused_moments_per_cell_and_per_moment_give_the_same_bits() {
+    // Both shapes of fused_moments (shaders/fused_moments.wgsl) add each sum term for term
+    // in the same order, so the fields and the wall loads agree exactly; bodies and partner
+    // faces exercise the wall and incident-flux shares of each moment.
+    let Some(adapter) = gpu_adapter() else { return };
+    let [quarter, channel] = partner_cases();
+    for (name, cfg) in [("body", body_case()), ("specular quarter", quarter), ("periodic channel", channel)] {
+        let p = Arc::new(Problem::new(&cfg));
+        let run = |mpt: usize| {
+            let opts = WgpuOptions {
+                sweep: Some(SweepKernel::Fused),
+                fused_moments_per_thread: Some(mpt),
+                ..Default::default()
+            };
+            run_with(&p, Box::new(WgpuBackend::with_adapter(p.clone(), 64 << 20, &opts, &adapter).unwrap()))
+        };
+        let (split, cell) = (run(1), run(13));
+        for (field, d) in field_differences(&gas(&p, &split), &gas(&p, &cell)) {
+            assert!(d == 0.0, "{name}: {field} differs by {d:e}");
+        }
+        assert!(split.wall == cell.wall, "{name}: the wall loads differ");
+    }
+}
+
+#[test]
 fn cases_outside_the_fused_kernel_say_why_and_refuse_when_it_is_forced() {
     let Some(adapter) = gpu_adapter() else { return };
     // The second-order scheme: the slice kernels run, and the reason is given.

@@ -4,12 +4,13 @@
 
 // A block's wall loads follow from its raw moments, as its face fluxes do: its velocities
 // share their signs, so on a wall side d along axis a that they move into, w f |xi_a| =
-// sign xi_a w f. Add, for each such wall side of a fluid cell's word, moment m's share of
-// the octant's number, momentum and energy fluxes (body.rs::add_wall_sums;
-// wall_load_slice.cu) to its wall face: number from m = 1 + a, momentum b from the second
-// moment in row a, column b, energy from m = 10 + a.
-__device__ __forceinline__ void add_wall_share(float* __restrict__ wall_sums, unsigned word, unsigned o,
-                                               unsigned m, float s) {
+// sign xi_a w f. Add, for each such wall side of a fluid cell's word, the octant's number,
+// momentum and energy fluxes (body.rs::add_wall_sums; wall_load_slice.cu) to its wall face,
+// as far as they come from the moments m0 .. m0 + MPT - 1 in `s`: number from m = 1 + a,
+// momentum b from the second moment in row a, column b, energy from m = 10 + a.
+template <unsigned MPT>
+__device__ __forceinline__ void add_wall_sums(float* __restrict__ wall_sums, unsigned word, unsigned o,
+                                              unsigned m0, const float (&s)[MPT]) {
     if ((word & SOLID) != 0u || (word & 63u) == 0u) {
         return;
     }
@@ -24,44 +25,52 @@ __device__ __forceinline__ void add_wall_share(float* __restrict__ wall_sums, un
         // Second moments xx yy zz xy xz yz at 4..9: row a of the symmetric matrix.
         const unsigned row[3][3] = {{4u, 7u, 8u}, {7u, 5u, 9u}, {8u, 9u, 6u}};
         const unsigned n = (word >> 6u) + __popc((word & 63u) & ((1u << d) - 1u));
-        if (m == 1u + a) wall_sums[n * 5u] += sign * s;
+        // m - m0 < MPT: moment m is this thread's (unsigned: below m0 it wraps).
+        if (1u + a - m0 < MPT) wall_sums[n * 5u] += sign * s[1u + a - m0];
         for (unsigned b = 0u; b < 3u; b++) {
-            if (row[a][b] == m) wall_sums[n * 5u + 1u + b] += sign * s;
+            if (row[a][b] - m0 < MPT) wall_sums[n * 5u + 1u + b] += sign * s[row[a][b] - m0];
         }
-        if (m == 10u + a) wall_sums[n * 5u + 4u] += sign * 0.5f * s;
+        if (10u + a - m0 < MPT) wall_sums[n * 5u + 4u] += sign * 0.5f * s[10u + a - m0];
     }
 }
 
-// fused_moments: one thread per cell and moment adds the partials of launch `diag` into
-// that moment's sum and, on the box faces, the momentum moments into the incident fluxes:
-// octant by octant in Octant order, block by block in wave order (fixed, so results are
-// deterministic; no atomics; each sum is the one a thread per cell made, term for term).
-// Threads run along the cells within one moment, so a warp's reads of a tile row coalesce;
-// thirteen threads per cell instead of one keep enough loads in flight (one per cell left
-// the H100 at ~8 warps per SM: 1.4 ms per iteration at 32^3 x 32^3, 10 times the partials'
-// bytes over the bandwidth). `ranges`: per octant its blocks [start, end) in the wave
-// (fused.rs::FusedWave::ranges).
-extern "C" __global__ void fused_moments(unsigned diag, unsigned blocks, const unsigned* __restrict__ ranges,
-                                         const float* __restrict__ partials, const float4* __restrict__ cells,
-                                         float* __restrict__ moments, float* __restrict__ incident,
-                                         float* __restrict__ wall_sums) {
+// fused_moments: a thread adds the partials of launch `diag` for MPT moments of one cell
+// (m0 .. m0 + MPT - 1) into their sums and, on the box faces, the momentum moments among
+// them into the incident fluxes: octant by octant in Octant order, block by block in wave
+// order (fixed, so results are deterministic; no atomics; each sum is the same, term for
+// term, whatever MPT). MPT = NPART (`fused_moments`, one thread per cell) keeps thirteen
+// loads in flight per thread; MPT = 1 (`fused_moments_split`, one thread per cell and
+// moment, threads along the cells within a moment so a warp's reads of a tile row
+// coalesce) has thirteen times the threads, for grids too small to fill the GPU with one
+// per cell (backend/fused.rs::moments_per_thread). `ranges`: per octant its blocks
+// [start, end) in the wave (fused.rs::FusedWave::ranges).
+template <unsigned MPT>
+__device__ __forceinline__ void fused_moments_impl(unsigned diag, unsigned blocks, const unsigned* __restrict__ ranges,
+                                                   const float* __restrict__ partials,
+                                                   const float4* __restrict__ cells, float* __restrict__ moments,
+                                                   float* __restrict__ incident, float* __restrict__ wall_sums) {
     const unsigned ncells = NX * NY * NZ;
     const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= ncells * NPART) {
+    if (t >= ncells * (NPART / MPT)) {
         return;
     }
-    const unsigned m = t / ncells, cell = t % ncells;
+    const unsigned m0 = (t / ncells) * MPT, cell = t % ncells;
     const unsigned i = cell % NX;
     const unsigned j = (cell / NX) % NY;
     const unsigned k = cell / (NX * NY);
+    const unsigned at[3] = {i, j, k};
+    const unsigned n_at[3] = {NX, NY, NZ};
     const unsigned a_lo = diag >= NTY ? diag - (NTY - 1u) : 0u;
-    float acc = 0.0f;
-    // Momentum moment m = 1 + axis: fluxes towards that axis' min and max faces.
-    float flux_min = 0.0f, flux_max = 0.0f;
+    float acc[MPT];
+    for (unsigned mm = 0u; mm < MPT; mm++) {
+        acc[mm] = 0.0f;
+    }
+    // Fluxes towards x_min, x_max, y_min, y_max, z_min, z_max.
+    float flux[6] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
     bool any = false;
     for (unsigned o = 0u; o < 8u; o++) {
         const unsigned lo = ranges[2u * o], hi = ranges[2u * o + 1u];
-        const bool nx = (o & 1u) != 0u, ny = (o & 2u) != 0u, nz = (o & 4u) != 0u;
+        const bool nx = (o & 1u) != 0u, ny = (o & 2u) != 0u;
         const unsigned iu = nx ? NX - 1u - i : i;
         const unsigned ju = ny ? NY - 1u - j : j;
         const unsigned a = iu / TX, b = ju / TY;
@@ -70,34 +79,68 @@ extern "C" __global__ void fused_moments(unsigned diag, unsigned blocks, const u
         }
         any = true;
         const unsigned c = (ju % TY) * TX + iu % TX;
-        float s = 0.0f;
-        // Unrolled so that eight loads are in flight before their adds, which stay in
-        // block order (one thread per cell had its thirteen moments' loads in flight).
-#pragma unroll 8
-        for (unsigned vb = lo; vb < hi; vb++) {
-            s += partials[partial_at(a - a_lo, vb, blocks, k, m, c)];
+        float s[MPT];
+        for (unsigned mm = 0u; mm < MPT; mm++) {
+            s[mm] = 0.0f;
         }
-        acc += s;
+        if (MPT == 1u) {
+            // Eight loads in flight before their adds, which stay in block order.
+#pragma unroll 8
+            for (unsigned vb = lo; vb < hi; vb++) {
+                s[0] += partials[partial_at(a - a_lo, vb, blocks, k, m0, c)];
+            }
+        } else {
+            for (unsigned vb = lo; vb < hi; vb++) {
+#pragma unroll
+                for (unsigned mm = 0u; mm < MPT; mm++) {
+                    s[mm] += partials[partial_at(a - a_lo, vb, blocks, k, m0 + mm, c)];
+                }
+            }
+        }
+        for (unsigned mm = 0u; mm < MPT; mm++) {
+            acc[mm] += s[mm];
+        }
         // A block's velocities share their signs, so its momentum sums are its face fluxes.
-        if (m == 1u && nx && i == 0u) flux_min -= s;
-        if (m == 1u && !nx && i == NX - 1u) flux_max += s;
-        if (m == 2u && ny && j == 0u) flux_min -= s;
-        if (m == 2u && !ny && j == NY - 1u) flux_max += s;
-        if (m == 3u && nz && k == 0u) flux_min -= s;
-        if (m == 3u && !nz && k == NZ - 1u) flux_max += s;
+        for (unsigned ax = 0u; ax < 3u; ax++) {
+            if (1u + ax - m0 >= MPT) {
+                continue;
+            }
+            const float v = s[1u + ax - m0];
+            if (((o >> ax) & 1u) != 0u) {
+                if (at[ax] == 0u) flux[2u * ax] -= v;
+            } else if (at[ax] == n_at[ax] - 1u) {
+                flux[2u * ax + 1u] += v;
+            }
+        }
         if (HAS_WALLS) {
-            add_wall_share(wall_sums, __float_as_uint(cells[3u * cell].w), o, m, s);
+            add_wall_sums<MPT>(wall_sums, __float_as_uint(cells[3u * cell].w), o, m0, s);
         }
     }
     if (!any) {
         return;
     }
-    moments[cell * MSTRIDE + m] += acc;
+    for (unsigned mm = 0u; mm < MPT; mm++) {
+        moments[cell * MSTRIDE + m0 + mm] += acc[mm];
+    }
     const unsigned s = j * NX + i;
-    if (m == 1u && i == 0u) incident[face_offset(0u) + k * NY + j] += flux_min;
-    if (m == 1u && i == NX - 1u) incident[face_offset(1u) + k * NY + j] += flux_max;
-    if (m == 2u && j == 0u) incident[face_offset(2u) + k * NX + i] += flux_min;
-    if (m == 2u && j == NY - 1u) incident[face_offset(3u) + k * NX + i] += flux_max;
-    if (m == 3u && k == 0u) incident[face_offset(4u) + s] += flux_min;
-    if (m == 3u && k == NZ - 1u) incident[face_offset(5u) + s] += flux_max;
+    if (1u - m0 < MPT && i == 0u) incident[face_offset(0u) + k * NY + j] += flux[0];
+    if (1u - m0 < MPT && i == NX - 1u) incident[face_offset(1u) + k * NY + j] += flux[1];
+    if (2u - m0 < MPT && j == 0u) incident[face_offset(2u) + k * NX + i] += flux[2];
+    if (2u - m0 < MPT && j == NY - 1u) incident[face_offset(3u) + k * NX + i] += flux[3];
+    if (3u - m0 < MPT && k == 0u) incident[face_offset(4u) + s] += flux[4];
+    if (3u - m0 < MPT && k == NZ - 1u) incident[face_offset(5u) + s] += flux[5];
+}
+
+extern "C" __global__ void fused_moments(unsigned diag, unsigned blocks, const unsigned* __restrict__ ranges,
+                                         const float* __restrict__ partials, const float4* __restrict__ cells,
+                                         float* __restrict__ moments, float* __restrict__ incident,
+                                         float* __restrict__ wall_sums) {
+    fused_moments_impl<NPART>(diag, blocks, ranges, partials, cells, moments, incident, wall_sums);
+}
+
+extern "C" __global__ void fused_moments_split(unsigned diag, unsigned blocks, const unsigned* __restrict__ ranges,
+                                               const float* __restrict__ partials, const float4* __restrict__ cells,
+                                               float* __restrict__ moments, float* __restrict__ incident,
+                                               float* __restrict__ wall_sums) {
+    fused_moments_impl<1u>(diag, blocks, ranges, partials, cells, moments, incident, wall_sums);
 }

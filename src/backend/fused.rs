@@ -25,6 +25,25 @@ pub const BLOCK_VELOCITIES: usize = 128;
 /// momentum sums, as a block never mixes signs).
 pub const PARTIALS: usize = 13;
 
+/// Grids of fewer cells add their partials with one thread per cell and moment
+/// (`fused_moments_split`), larger ones with one per cell (`fused_moments`); the sums are
+/// the same, term for term. Measured on the H100 (`tests/device/fused_moments.sh`,
+/// docs/performance.md): per cell and moment 10% faster per sweep at 32^3 cells, where one
+/// thread per cell leaves ~8 warps per SM; 1-3.5% slower at 64^3, where one per cell already
+/// fills it and keeps thirteen loads in flight per thread. Sizes in between are not measured.
+pub const SPLIT_MOMENTS_BELOW_CELLS: usize = 1 << 17;
+
+/// Moments each fused_moments thread adds: 1 or [`PARTIALS`] ([`SPLIT_MOMENTS_BELOW_CELLS`];
+/// `KNUDSEN_FUSED_MOMENTS=split|cell` forces one, to compare them on one grid).
+pub fn moments_per_thread(cells: usize) -> usize {
+    match std::env::var("KNUDSEN_FUSED_MOMENTS").as_deref() {
+        Ok("split") => 1,
+        Ok("cell") => PARTIALS,
+        _ if cells < SPLIT_MOMENTS_BELOW_CELLS => 1,
+        _ => PARTIALS,
+    }
+}
+
 /// Which sweep kernel a GPU backend runs, when asked for one (`KNUDSEN_SWEEP=slices|fused`,
 /// or the wgpu backend's options); unasked, the fused kernel wherever it applies and fits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +93,8 @@ pub struct FusedPlan {
     /// Velocity stride of the face buffers: the largest wave.
     pub stride: usize,
     pub dims: [usize; 3],
+    /// Moments each fused_moments thread adds ([`moments_per_thread`]).
+    pub moments_per_thread: usize,
 }
 
 impl FusedPlan {
@@ -256,7 +277,7 @@ pub fn plan(
             vs.chunks(bv).map(move |c| (o, c.iter().copied().chain(std::iter::repeat(GHOST)).take(bv).collect()))
         })
         .collect();
-    let probe = |stride: usize| FusedPlan { tile, waves: Vec::new(), stride, dims };
+    let probe = |stride: usize| FusedPlan { tile, waves: Vec::new(), stride, dims, moments_per_thread: PARTIALS };
     let per_block = probe(bv).bytes();
     let fit = (budget_bytes / per_block) as usize;
     if fit == 0 {
@@ -292,7 +313,7 @@ pub fn plan(
         waves.push(FusedWave { velocities, ranges });
     }
     let stride = waves.iter().map(|w| w.velocities.len()).max().unwrap_or(bv);
-    Ok(FusedPlan { tile, waves, stride, dims })
+    Ok(FusedPlan { tile, waves, stride, dims, moments_per_thread: moments_per_thread(dims.iter().product()) })
 }
 
 #[cfg(test)]

@@ -62,7 +62,10 @@ impl Fused {
         };
         Ok(Self {
             sweep,
-            moments: load("fused_moments")?,
+            moments: load(match plan.moments_per_thread {
+                1 => "fused_moments_split",
+                _ => "fused_moments",
+            })?,
             tables,
             ranges,
             xface: alloc(x, "x-face buffer")?,
@@ -89,6 +92,8 @@ impl Fused {
     ) -> anyhow::Result<()> {
         let ncells = self.plan.dims.iter().product::<usize>() as u32;
         const REDUCE_BLOCK: u32 = 128;
+        // fused_moments.cu: PARTIALS / MPT threads per cell.
+        let threads_per_cell = (PARTIALS / self.plan.moments_per_thread) as u32;
         for (w, wave) in self.plan.waves.iter().enumerate() {
             let blocks = wave.blocks() as u32;
             for d in 0..self.plan.diagonals() {
@@ -106,8 +111,7 @@ impl Fused {
                 // covers the wave's blocks and the diagonal's tiles, as the kernel assumes.
                 unsafe { l.launch(cfg) }.context("launching sweep_fused")?;
                 let cfg = LaunchConfig {
-                    // One thread per cell and moment (fused_moments.cu).
-                    grid_dim: ((ncells * PARTIALS as u32).div_ceil(REDUCE_BLOCK), 1, 1),
+                    grid_dim: ((ncells * threads_per_cell).div_ceil(REDUCE_BLOCK), 1, 1),
                     block_dim: (REDUCE_BLOCK, 1, 1),
                     shared_mem_bytes: 0,
                 };

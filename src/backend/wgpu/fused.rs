@@ -177,6 +177,7 @@ impl FusedGpu {
     ) -> Self {
         let [nx, ny, nz] = plan.dims.map(|n| n as f64);
         let walls = f64::from(u8::from(p.bodies.solids.any()));
+        let mpt = plan.moments_per_thread;
         let mut sweep_constants = vec![
             ("NX", nx),
             ("NY", ny),
@@ -212,7 +213,7 @@ impl FusedGpu {
             "fused_moments",
             &source("fused_moments", plan.tile),
             &[kernels::params_entry(), e(1, true), e(2, true), e(3, true), e(4, false), e(5, false), e(6, false)],
-            &[("NX", nx), ("NY", ny), ("NZ", nz), ("HAS_WALLS", walls)],
+            &[("NX", nx), ("NY", ny), ("NZ", nz), ("HAS_WALLS", walls), ("MPT", mpt as f64)],
         );
         let storage = wgpu::BufferUsages::STORAGE;
         let make = |label: &str, floats: usize| {
@@ -267,9 +268,10 @@ impl FusedGpu {
     pub fn encode(&self, pass: &mut wgpu::ComputePass) {
         let nd = self.plan.diagonals();
         let cells = self.plan.dims.iter().product::<usize>();
-        // One invocation per cell and moment (fused_moments.wgsl).
+        // PARTIALS / MPT invocations per cell (fused_moments.wgsl).
+        let per_cell = PARTIALS / self.plan.moments_per_thread;
         let (mx, my) =
-            grid_2d((cells * PARTIALS).div_ceil(128), self.max_per_dim).expect("cells fit the dispatch grid");
+            grid_2d((cells * per_cell).div_ceil(128), self.max_per_dim).expect("cells fit the dispatch grid");
         for (w, (sg, mg)) in self.groups.iter().enumerate() {
             let blocks = self.plan.waves[w].blocks() as u32;
             for d in 0..nd {

@@ -49,6 +49,9 @@ pub struct WgpuOptions {
     /// wherever it applies), and the fused kernel's tile (otherwise the largest that fits).
     pub sweep: Option<crate::backend::fused::SweepKernel>,
     pub fused_tile: Option<[usize; 2]>,
+    /// Moments per fused_moments invocation, 1 or 13 (tests; otherwise by grid size,
+    /// backend/fused.rs::moments_per_thread).
+    pub fused_moments_per_thread: Option<usize>,
 }
 
 /// Default slice budget: wgpu does not report device memory, so a budget that fits
@@ -135,7 +138,10 @@ impl WgpuBackend {
                 max_binding >> 20
             );
         }
-        let fused_plan = fused::choose(p, budget_bytes, &requested, opts.sweep, opts.fused_tile)?;
+        let mut fused_plan = fused::choose(p, budget_bytes, &requested, opts.sweep, opts.fused_tile)?;
+        if let (Ok(plan), Some(n)) = (&mut fused_plan, opts.fused_moments_per_thread) {
+            plan.moments_per_thread = n;
+        }
         let (device, queue) =
             device::open(adapter, Some(requested.clone()), !opts.no_subgroups).map_err(|e| anyhow!(e))?;
         let subgroups = device.features().contains(wgpu::Features::SUBGROUP);
