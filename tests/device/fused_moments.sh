@@ -9,16 +9,16 @@ set -u
 . tests/device/setup.sh
 exec > >(tee -a "$OUT/moments.txt") 2>&1
 R=/tmp/fm; mkdir -p $R
-# A 64^3-cell cavity with 8^3 velocities: above SPLIT_MOMENTS_BELOW_CELLS.
+# A 64^3-cell cavity with 10^3 velocities: above SPLIT_MOMENTS_BELOW_CELLS.
 python3 - <<'PY'
 import json
 c = json.load(open("configs/cavity-quick.json")); c["name"] = "c64"
 for a in "xyz": c["grid"][a]["cells"] = 64
-c["velocity"]["points"] = 8
+c["velocity"]["points"] = 10
 json.dump(c, open("/tmp/c64.json", "w"))
 PY
 for be in cuda wgpu; do
-  for cfg in configs/cavity-quick.json configs/cube-quick.json tests/device/fused/body.json tests/device/fused/partner.json /tmp/c64.json; do
+  for cfg in ${CASES:-configs/cavity-quick.json configs/cube-quick.json tests/device/fused/body.json tests/device/fused/partner.json /tmp/c64.json}; do
     n=$be-$(basename $cfg .json)
     KNUDSEN_SWEEP=fused carry/knudsen-old run $cfg --backend $be --acceleration none --max-iterations 5 --tolerance 1e-30 --out $R/$n-old > $R/$n-old.log 2>&1 || tail -3 $R/$n-old.log
     for mpt in split cell; do
@@ -27,6 +27,7 @@ for be in cuda wgpu; do
     done
   done
 done
+[ "${BENCH:-1}" = 0 ] && exit 0
 for b in knudsen-old knudsen; do
   echo "== bench $b"
   carry/$b bench --backend cuda,wgpu --rows ${ROWS:-32x32,64x64,128x64} --out $R/bench-$b 2>&1 | grep -vE '^\[|^$'
