@@ -299,6 +299,7 @@ impl Backend for CudaBackend {
         stream.memset_zeros(&mut self.moments)?;
         stream.memset_zeros(&mut self.incident)?;
         stream.memset_zeros(&mut self.wall_sums)?;
+        let t_prep = t0.elapsed().as_secs_f64();
         match &mut self.fused {
             Ok(f) => f.launch_all(
                 &stream,
@@ -314,8 +315,14 @@ impl Backend for CudaBackend {
         let incident = stream.clone_dtoh(&self.incident)?;
         let wall_sums = stream.clone_dtoh(&self.wall_sums)?;
         stream.synchronize().context("waiting for the GPU")?;
+        let t_gpu = t0.elapsed().as_secs_f64();
         gpu_io::unpack(out, &moments, &incident, &wall_sums, &self.layout);
-        log::debug!("cuda sweep: {:.4} s", t0.elapsed().as_secs_f64());
+        let t = t0.elapsed().as_secs_f64();
+        log::debug!(
+            "cuda sweep: {t:.4} s (records and uploads {t_prep:.4} s, kernels and read-back {:.4} s, unpack {:.4} s)",
+            t_gpu - t_prep,
+            t - t_gpu
+        );
         Ok(())
     }
 }
