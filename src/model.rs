@@ -197,6 +197,49 @@ pub fn gaussian_moments(nodes: &[f64], w1: &[f64], u: f64, t: f64) -> [f64; 4] {
     m
 }
 
+/// [`gaussian_moments`] of the three axes at once: the same terms in the same order per axis
+/// (the same bits), with the axes' recurrences interleaved, so that three independent
+/// chains of multiplications are in flight instead of one (the host's field update spends
+/// most of its time here: ~0.36 of 0.40 us per cell at 32 points per axis).
+pub fn gaussian_moments3(nodes: &[f64], w1: &[f64], u: [f64; 3], t: f64) -> [[f64; 4]; 3] {
+    let n = nodes.len();
+    if n < 2 {
+        return std::array::from_fn(|a| gaussian_moments(nodes, w1, u[a], t));
+    }
+    let h = nodes[1] - nodes[0];
+    let c = (-2.0 * h * h / t).exp();
+    let k: [usize; 3] = std::array::from_fn(|a| (((u[a] - nodes[0]) / h).round().max(0.0) as usize).min(n - 1));
+    let mut m = [[0.0; 4]; 3];
+    // The runs of gaussian_moments, outward from node k: up (k..n), then down (k-1..0).
+    for (dir, first, count) in [(1isize, k, k.map(|k| n - k)), (-1, k.map(|k| k.max(1) - 1), k)] {
+        let dh = dir as f64 * h;
+        let mut g = [0.0; 3];
+        let mut r = [0.0; 3];
+        for a in 0..3 {
+            let d = nodes[first[a]] - u[a];
+            g[a] = (-d * d / t).exp();
+            r[a] = (-(2.0 * d * dh + h * h) / t).exp();
+        }
+        let steps = count.iter().copied().max().unwrap_or(0);
+        for step in 0..steps {
+            for a in 0..3 {
+                if step < count[a] {
+                    let i = (first[a] as isize + dir * step as isize) as usize;
+                    let (w, x) = (w1[i], nodes[i] - u[a]);
+                    let wg = w * g[a];
+                    m[a][0] += wg;
+                    m[a][1] += wg * x;
+                    m[a][2] += wg * x * x;
+                    m[a][3] += wg * x * x * x;
+                    g[a] *= r[a];
+                    r[a] *= c;
+                }
+            }
+        }
+    }
+    m
+}
+
 /// Per-cell coefficients of the sweep: everything f^S and the collision term need, computed
 /// once per cell and iteration instead of once per velocity.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -244,7 +287,7 @@ impl EqCoeffs {
     /// ```
     pub fn new_on_grid(m: &Macro, prandtl: f64, delta: f64, omega: f64, nodes: &[f64], w1: &[f64]) -> Self {
         let mut e = Self::new(m, prandtl, delta, omega);
-        let g: [[f64; 4]; 3] = std::array::from_fn(|a| gaussian_moments(nodes, w1, m.u[a], m.t));
+        let g = gaussian_moments3(nodes, w1, m.u, m.t);
         let z = g[0][0] * g[1][0] * g[2][0];
         e.pref = m.rho / z;
         if e.s != [0.0; 3] {
@@ -284,6 +327,21 @@ mod tests {
             // The i-th term carries ~i^2/2 ulps from the recurrence; weighted by the Gaussian
             // that averages to (sigma / h)^2 / 2 ~ 15-30 ulps for these grids: 64 ulps bound it.
             assert!((fast - direct).abs() < 64.0 * f64::EPSILON * direct, "u {u}, t {t}: {fast} vs {direct}");
+        }
+    }
+
+    #[test]
+    fn three_axes_at_once_give_each_axis_bits() {
+        // Nearest nodes at both ends, in the middle and past the grid, odd and even counts.
+        for m in [2, 7, 12, 33] {
+            let g = crate::grid::VelocityGrid::new(m, 4.0, crate::config::Quadrature::Trapezoid);
+            for (u, t) in [([0.0, 0.3, -0.45], 1.0), ([-4.5, 4.5, 3.9], 0.7), ([0.1, -3.99, 2.0], 1.6)] {
+                let three = gaussian_moments3(&g.nodes, &g.weights_1d, u, t);
+                for a in 0..3 {
+                    let one = gaussian_moments(&g.nodes, &g.weights_1d, u[a], t);
+                    assert_eq!(three[a].map(f64::to_bits), one.map(f64::to_bits), "m {m}, u {u:?}, axis {a}");
+                }
+            }
         }
     }
 
