@@ -170,7 +170,9 @@ impl Ledger {
     }
 
     /// Sweeps source iteration needs from `residual` to `tolerance`, at its measured rate
-    /// (or its bound's, whichever is slower).
+    /// (or its bound's, whichever is slower). The tests of the bound use it; the strategy
+    /// asks [`Ledger::measured_sweeps_left`].
+    #[cfg(test)]
     pub fn sweeps_left(&self, residual: f64, tolerance: f64) -> f64 {
         let measured = self.decades[slot(Update::Source)].len() >= MIN_RATES;
         (residual / tolerance).log10().max(0.0) / self.source_decades(measured)
