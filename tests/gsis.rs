@@ -74,15 +74,20 @@ fn a_single_cell_between_walls_converges_to_the_source_iteration_answer() {
 #[test]
 fn planar_couette_and_fourier_at_delta_100_converge_within_50_iterations() {
     // Source iteration needs about 11,000 sweeps here (1 - O(1/delta) per sweep); the
-    // issue's target for GSIS is 50, at the validation suites' tolerance 1e-10.
+    // issue's target for GSIS is 50, at the validation suites' tolerance 1e-10. On 2000
+    // cells (20 per mean free path) the closed-domain shift must be capped by the domain's
+    // scale, not the cell's (`operator::closed_shift`): with 1e-3 of the mass diagonal the
+    // Couette case had not converged after 60 sweeps there.
     let wall =
         |t: f64, u: f64| serde_json::json!({"type": "diffuse_wall", "temperature": t, "velocity": [u, 0.0, 0.0]});
-    for (name, walls) in
-        [("couette", [wall(1.0, -0.005), wall(1.0, 0.005)]), ("fourier", [wall(0.995, 0.0), wall(1.005, 0.0)])]
-    {
-        let (_, r) = run(&config(&planar(100.0, 200, walls)), BackendChoice::Cpu, 2);
-        eprintln!("{name}: {} iterations, residual {:.2e}", r.iterations(), r.final_residual());
-        assert!(r.converged && r.iterations() <= 50, "{name}: {} iterations", r.iterations());
+    for cells in [200, 2000] {
+        for (name, walls) in
+            [("couette", [wall(1.0, -0.005), wall(1.0, 0.005)]), ("fourier", [wall(0.995, 0.0), wall(1.005, 0.0)])]
+        {
+            let (_, r) = run(&config(&planar(100.0, cells, walls)), BackendChoice::Cpu, 2);
+            eprintln!("{name}, {cells} cells: {} iterations, residual {:.2e}", r.iterations(), r.final_residual());
+            assert!(r.converged && r.iterations() <= 50, "{name}, {cells} cells: {} iterations", r.iterations());
+        }
     }
 }
 

@@ -78,12 +78,6 @@ pub const INNER_LOOSEST: f64 = 0.1;
 /// GMRES restart length and iteration cap per outer iteration.
 const RESTART: usize = 30;
 const MAX_INNER: usize = 2000;
-/// Diagonal shift of the mass rows of closed domains, relative to their mean diagonal per
-/// volume. Whatever its size the correction keeps the total mass (the shifted rows sum to
-/// shift times the mass change, and their right-hand side sums to zero; to the f32 rounding
-/// of the stored neighbour blocks); it only perturbs the other equations by about this
-/// fraction, while keeping GMRES clear of the null mode.
-const CLOSED_SHIFT: f64 = 1e-3;
 /// The operator is linearised about the sweep's state; any nonsingular operator leaves the
 /// fixed point as it is, so it is rebuilt only when some fluid cell's density, temperature
 /// or velocity (in thermal speeds) has moved by more than this since it was built. Measured
@@ -128,18 +122,9 @@ impl Hierarchy {
         let mut op = operator::Operator::assemble(p, &base, 0.0);
         let t_assemble = t.elapsed().as_secs_f64();
         if p.bounds.closed() {
-            let mean_diag = |k: usize| {
-                (0..n).filter(|&c| fluid(c)).map(|c| op.diag[c][k][k].abs() / volumes[c]).sum::<f64>()
-                    / p.fluid_cells() as f64
-            };
-            // Mass crosses only faces between fluid cells; with none (a single cell between
-            // walls) the mass rows are empty, and the scale is taken from the other rows.
-            let diag_per_volume = match mean_diag(0) {
-                d if d > 0.0 => d,
-                _ => (1..NV).map(mean_diag).fold(0.0, f64::max).max(f64::MIN_POSITIVE),
-            };
+            let shift = operator::closed_shift(p, &op, &base, &volumes);
             for c in (0..n).filter(|&c| fluid(c)) {
-                op.diag[c][0][0] += CLOSED_SHIFT * diag_per_volume * volumes[c];
+                op.diag[c][0][0] += shift * volumes[c];
             }
         }
         let active: Vec<bool> = (0..n).map(fluid).collect();

@@ -188,6 +188,59 @@ impl Operator {
     }
 }
 
+/// Diagonal shift of the mass rows of a closed domain, per unit volume. A closed domain
+/// conserves mass, so its mass rows sum to zero and a uniform density change is a null mode
+/// of L. The shift pins it: the shifted rows sum to the shift times the mass change, whose
+/// right-hand side is projected to zero, so the correction keeps the total mass whatever
+/// the shift. Elsewhere it stiffens the density, and through it an isobaric temperature
+/// error spanning the domain.
+///
+/// It is [`CLOSED_SHIFT`] times the mass rows' mean diagonal per volume (about
+/// sum_a s / h_a, s = sqrt(T / pi)), capped at `sigma(N) sum_a s / L_a` (L_a the extent of
+/// each axis with more than one cell, N the most cells along one), with
+/// `sigma(N) = CLOSED_SHIFT_DOMAIN (N / 400)^(1/3)`. Below 400 cells per axis the per-cell
+/// rule is the smaller and applies (every 3D case shipped; the 16^3 cavity at Kn 0.1 and
+/// 0.01 takes 20 and 17 sweeps with any shift from 1e-4 to 1e-2 of the diagonal).
+///
+/// Why a cap, and why this one (planar Couette, BGK, and heat transfer, S-model, at delta =
+/// 100, 16^3 velocities, sweeps to 1e-10, CPU). The diagonal grows as 1 / h, while the
+/// smooth modes GSIS must remove pass through the mass rows at the rate s / L, so on fine
+/// grids the per-cell rule swamped them: 29 and 35 sweeps on 400 cells, 179 and 158 on
+/// 4000. The shift cannot be small either: below a threshold an isobaric temperature mode
+/// grows, alternating in sign (the walls' alternation damping of `crate::damping` takes
+/// part in it), and that threshold rises with N: unstable at sigma = 0.04 on 400 cells, at
+/// 0.2 on 4000 and at 0.4 on 8000. sigma(N) keeps 2-6 times above it: 4000 cells 53 and 36
+/// sweeps, 8000 cells 59 and 45.
+pub fn closed_shift(p: &Problem, op: &Operator, base: &[Base], volumes: &[f64]) -> f64 {
+    let fluid: Vec<usize> = (0..p.grid.cells()).filter(|&c| !p.bodies.solids.is_solid(c)).collect();
+    let mean_diag =
+        |k: usize| fluid.iter().map(|&c| op.diag[c][k][k].abs() / volumes[c]).sum::<f64>() / fluid.len() as f64;
+    let g = &p.grid;
+    let axes: Vec<_> = [&g.x, &g.y, &g.z].into_iter().filter(|a| a.len() > 1).collect();
+    let inverse_extents: f64 = axes.iter().map(|a| 1.0 / (a.faces[a.len()] - a.faces[0])).sum();
+    let most_cells = axes.iter().map(|a| a.len()).max().unwrap_or(1) as f64;
+    match mean_diag(0) {
+        d if d > 0.0 => {
+            let s = fluid.iter().map(|&c| (base[c].t / std::f64::consts::PI).sqrt()).sum::<f64>() / fluid.len() as f64;
+            let sigma = closed_shift_domain() * (most_cells / 400.0).cbrt();
+            (CLOSED_SHIFT * d).min(sigma * s * inverse_extents)
+        }
+        // Mass crosses only faces between fluid cells; with none (a single cell between
+        // walls) the mass rows are empty, and the scale is taken from the other rows.
+        _ => CLOSED_SHIFT * (1..NV).map(mean_diag).fold(0.0, f64::max).max(f64::MIN_POSITIVE),
+    }
+}
+
+/// The shift of [`closed_shift`] relative to the mass rows' mean diagonal per volume.
+pub const CLOSED_SHIFT: f64 = 1e-3;
+/// Its cap at 400 cells across, relative to the domain's rate sum_a s / L_a.
+pub const CLOSED_SHIFT_DOMAIN: f64 = 0.4;
+
+/// [`CLOSED_SHIFT_DOMAIN`], or `KNUDSEN_GSIS_CLOSED_SHIFT` (measurements).
+fn closed_shift_domain() -> f64 {
+    std::env::var("KNUDSEN_GSIS_CLOSED_SHIFT").ok().and_then(|v| v.parse().ok()).unwrap_or(CLOSED_SHIFT_DOMAIN)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
