@@ -232,9 +232,9 @@ pub fn closed_shift(p: &Problem, op: &Operator, base: &[Base], volumes: &[f64]) 
 }
 
 /// The shift of [`closed_shift`] relative to the mass rows' mean diagonal per volume.
-pub const CLOSED_SHIFT: f64 = 1e-3;
+const CLOSED_SHIFT: f64 = 1e-3;
 /// Its cap at 400 cells across, relative to the domain's rate sum_a s / L_a.
-pub const CLOSED_SHIFT_DOMAIN: f64 = 0.4;
+const CLOSED_SHIFT_DOMAIN: f64 = 0.4;
 
 /// [`CLOSED_SHIFT_DOMAIN`], or `KNUDSEN_GSIS_CLOSED_SHIFT` (measurements).
 fn closed_shift_domain() -> f64 {
