@@ -26,7 +26,13 @@ fn knudsen_cmd(ranks: usize) -> Command {
 
 /// `knudsen run` on `ranks` processes (0: no launcher at all).
 fn run(ranks: usize, case: &Path, out: &Path, extra: &[&str]) -> Output {
+    run_with(ranks, case, out, extra, &[])
+}
+
+/// [`run`] with environment variables set.
+fn run_with(ranks: usize, case: &Path, out: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
     let o = knudsen_cmd(ranks)
+        .envs(env.iter().copied())
         .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "1", "--out", out.to_str().unwrap()])
         .args(extra)
         .output()
@@ -130,6 +136,39 @@ fn a_rerun_on_the_same_ranks_gives_the_same_bits() {
     for name in FIELDS {
         assert!(read(&a, name) == read(&b, name), "{name}: two 3-rank runs differ");
     }
+}
+
+#[test]
+fn the_shared_memory_and_collective_sums_give_the_same_bits() {
+    // On one machine the sum goes through a shared window (src/parallel/shared.rs) unless
+    // told otherwise; it must add the same chunks in the same rank order as the library's
+    // collectives. The partner case also sums the exits, which fill most of its buffer.
+    let dir = scratch("sums");
+    for (name, v) in [("gsis", cavity("gsis")), ("partners", partners())] {
+        let case = write_case(&dir, name, &v);
+        for ranks in [2, 3] {
+            let out = |sum: &str| dir.join(format!("{name}-{ranks}-{sum}"));
+            let o = run_with(ranks, &case, &out("default"), &[], &[("RUST_LOG", "info")]);
+            let log = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                log.contains("shared memory: pack"),
+                "{name}, {ranks} ranks: the default sum is not the shared one: {log}"
+            );
+            run_with(ranks, &case, &out("collective"), &[], &[("KNUDSEN_MPI_SUM", "collective")]);
+            for f in FIELDS {
+                assert!(read(&out("default"), f) == read(&out("collective"), f), "{name}, {ranks} ranks: {f} differs");
+            }
+        }
+    }
+    let case = write_case(&dir, "bad", &cavity("none"));
+    let o = knudsen_cmd(2)
+        .env("KNUDSEN_MPI_SUM", "ring")
+        .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "1", "--out"])
+        .arg(dir.join("bad"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("KNUDSEN_MPI_SUM=ring"), "{err}");
 }
 
 #[test]

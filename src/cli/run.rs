@@ -59,7 +59,14 @@ pub fn run(
                 // One voice: rank 0 logs, draws the progress and writes; the others warn.
                 log::set_max_level(log::LevelFilter::Warn);
             }
-            let group = Group { rank: m.rank, ranks: m.ranks, reduce: Some(Box::new(m.reducer())) };
+            let reduce = match m.reducer() {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("rank {} of {} failed: {e:#}", m.rank, m.ranks);
+                    m.abort(1)
+                }
+            };
+            let group = Group { rank: m.rank, ranks: m.ranks, reduce: Some(reduce) };
             return match solve(path, &cfg, choice, &dir, &resume, group) {
                 Err(f @ Failure::Interrupted { .. }) => Err(f),
                 Err(f) => {

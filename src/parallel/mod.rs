@@ -14,6 +14,8 @@
 
 #[cfg(feature = "mpi")]
 pub mod mpi;
+#[cfg(feature = "mpi")]
+pub mod shared;
 
 use crate::backend::SweepOutput;
 use crate::grid::VelocityGrid;
@@ -67,44 +69,117 @@ pub fn packed_len(out: &SweepOutput) -> usize {
         + 1
 }
 
-/// `out` and `stop` as one buffer (resized to [`packed_len`]). Plain copies of contiguous
-/// arrays: at 128^3 cells the buffer is 218 MB, and it is packed every iteration.
+/// Values copied or added per rayon task: large enough that a task's overhead is small
+/// against its copy, small enough to spread one 218 MB buffer (128^3 cells) over every
+/// thread. One thread packed that buffer in 0.05 s (2-GPU run, `docs/benchmarks.md`, "MPI").
+const PIECE: usize = 1 << 15;
+
+/// The arrays of `out` in packed order.
+fn parts(out: &SweepOutput) -> Vec<&[f64]> {
+    let mut v = vec![out.raw.as_flattened()];
+    v.extend(out.incident.iter().map(Vec::as_slice));
+    v.push(out.wall.as_flattened());
+    v.extend(out.exits.iter().map(Vec::as_slice));
+    v
+}
+
+fn parts_mut(out: &mut SweepOutput) -> Vec<&mut [f64]> {
+    let mut v = vec![out.raw.as_flattened_mut()];
+    v.extend(out.incident.iter_mut().map(Vec::as_mut_slice));
+    v.push(out.wall.as_flattened_mut());
+    v.extend(out.exits.iter_mut().map(Vec::as_mut_slice));
+    v
+}
+
+/// Pairs two sequences of slices with the same total length into pieces of equal length
+/// (at most `piece` values) that together cover both in order.
+fn pair_pieces<'a, 'b>(dst: Vec<&'a mut [f64]>, src: Vec<&'b [f64]>, piece: usize) -> Vec<(&'a mut [f64], &'b [f64])> {
+    let mut pairs = Vec::new();
+    let (mut dst, mut src) = (dst.into_iter(), src.into_iter());
+    let (mut d, mut s): (&'a mut [f64], &'b [f64]) = (&mut [], &[]);
+    loop {
+        if d.is_empty() {
+            match dst.next() {
+                Some(x) => d = x,
+                None => break,
+            }
+            continue;
+        }
+        if s.is_empty() {
+            s = src.next().expect("the sources end before the destinations");
+            continue;
+        }
+        let n = d.len().min(s.len()).min(piece);
+        let (d0, d1) = std::mem::take(&mut d).split_at_mut(n);
+        let (s0, s1) = s.split_at(n);
+        pairs.push((d0, s0));
+        (d, s) = (d1, s1);
+    }
+    assert!(s.is_empty() && src.all(|x| x.is_empty()), "the destinations end before the sources");
+    pairs
+}
+
+/// Copies `src` (concatenated) into `dst` (concatenated) on the rayon threads.
+fn copy_pieces(dst: Vec<&mut [f64]>, src: Vec<&[f64]>, piece: usize) {
+    use rayon::prelude::*;
+    pair_pieces(dst, src, piece).into_par_iter().for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+/// `out` and `stop` as one buffer of [`packed_len`] values.
+pub fn pack_into(out: &SweepOutput, stop: usize, buf: &mut [f64]) {
+    assert_eq!(buf.len(), packed_len(out), "packed length");
+    let (body, last) = buf.split_at_mut(buf.len() - 1);
+    copy_pieces(vec![body], parts(out), PIECE);
+    last[0] = stop as f64;
+}
+
+/// [`pack_into`] a vector resized to fit.
 pub fn pack(out: &SweepOutput, stop: usize, buf: &mut Vec<f64>) {
-    buf.clear();
-    buf.extend_from_slice(out.raw.as_flattened());
-    out.incident.iter().for_each(|f| buf.extend_from_slice(f));
-    buf.extend_from_slice(out.wall.as_flattened());
-    out.exits.iter().for_each(|f| buf.extend_from_slice(f));
-    buf.push(stop as f64);
+    buf.resize(packed_len(out), 0.0);
+    pack_into(out, stop, buf);
 }
 
 /// The inverse of [`pack`]; returns the stop request.
 pub fn unpack(buf: &[f64], out: &mut SweepOutput) -> usize {
-    let mut at = 0;
-    let mut take = |dst: &mut [f64]| {
-        dst.copy_from_slice(&buf[at..at + dst.len()]);
-        at += dst.len();
-    };
-    take(out.raw.as_flattened_mut());
-    out.incident.iter_mut().for_each(|f| take(f));
-    take(out.wall.as_flattened_mut());
-    out.exits.iter_mut().for_each(|f| take(f));
-    assert_eq!(at + 1, buf.len(), "packed length");
-    buf[at] as usize
+    unpack_segments(&[buf], out)
+}
+
+/// [`unpack`] from a packed buffer held in consecutive segments (each process's summed
+/// chunk, where the sum leaves them in place).
+pub fn unpack_segments(segments: &[&[f64]], out: &mut SweepOutput) -> usize {
+    let len = packed_len(out);
+    assert_eq!(segments.iter().map(|s| s.len()).sum::<usize>(), len, "packed length");
+    let (mut body, mut left) = (Vec::new(), len - 1);
+    for s in segments {
+        let n = s.len().min(left);
+        body.push(&s[..n]);
+        left -= n;
+    }
+    let stop = segments.iter().rev().find(|s| !s.is_empty()).map_or(0.0, |s| s[s.len() - 1]);
+    copy_pieces(parts_mut(out), body, PIECE);
+    stop as usize
 }
 
 /// `parts` holds `ranks` runs of `sum.len()` values, one per process in rank order; `sum`
 /// receives their elementwise sum, each element added in rank order (the same bits
 /// whatever the timing or the threads).
 pub fn sum_in_rank_order(parts: &[f64], ranks: usize, sum: &mut [f64]) {
-    use rayon::prelude::*;
     let len = sum.len();
     assert_eq!(parts.len(), ranks * len);
-    sum.par_chunks_mut(1 << 14).enumerate().for_each(|(k, s)| {
-        let at = k << 14;
-        s.copy_from_slice(&parts[at..at + s.len()]);
-        for r in 1..ranks {
-            s.iter_mut().zip(&parts[r * len + at..]).for_each(|(a, x)| *a += x);
+    let runs: Vec<&[f64]> = parts.chunks(len.max(1)).collect();
+    sum_runs_in_rank_order(&runs, sum);
+}
+
+/// [`sum_in_rank_order`] of runs that need not be adjacent in memory: `sum[i] = runs[0][i]
+/// + runs[1][i] + ...`, added left to right.
+pub fn sum_runs_in_rank_order(runs: &[&[f64]], sum: &mut [f64]) {
+    use rayon::prelude::*;
+    assert!(runs.iter().all(|r| r.len() == sum.len()), "every run as long as the sum");
+    sum.par_chunks_mut(PIECE).enumerate().for_each(|(k, s)| {
+        let at = k * PIECE;
+        s.copy_from_slice(&runs[0][at..at + s.len()]);
+        for r in &runs[1..] {
+            s.iter_mut().zip(&r[at..]).for_each(|(a, x)| *a += x);
         }
     });
 }
@@ -133,6 +208,37 @@ mod tests {
         assert_eq!(buf.len(), packed_len(&out));
         let mut back = SweepOutput::zeros(&p);
         assert_eq!(unpack(&buf, &mut back), 15);
+        assert_eq!(back, out);
+    }
+
+    #[test]
+    fn pieces_cover_both_sides_across_every_boundary() {
+        // Boundaries of the two sides fall at different places, and pieces of 3 cut both.
+        let src: Vec<f64> = (0..17).map(f64::from).collect();
+        let (a, b) = src.split_at(5);
+        let (b, c) = b.split_at(1);
+        let mut dst = vec![0.0; 17];
+        let (x, y) = dst.split_at_mut(8);
+        copy_pieces(vec![x, y], vec![a, b, &[], c], 3);
+        assert_eq!(dst, src);
+        let pairs_len: Vec<usize> =
+            pair_pieces(vec![&mut [0.0; 7][..]], vec![&src[..4], &src[4..7]], 3).iter().map(|p| p.0.len()).collect();
+        assert_eq!(pairs_len, [3, 1, 3]);
+    }
+
+    #[test]
+    fn a_packed_output_unpacks_from_segments() {
+        let p = Problem::new(&walled_box([3, 4, 2], 10));
+        let mut out = SweepOutput::zeros(&p);
+        out.raw.iter_mut().flatten().enumerate().for_each(|(i, x)| *x = i as f64 + 0.5);
+        out.incident.iter_mut().flatten().for_each(|x| *x = -1.0);
+        let mut buf = Vec::new();
+        pack(&out, 9, &mut buf);
+        // Cut as a 4-process sum leaves it: chunks of ceil(len / 4), the last one short.
+        let c = buf.len().div_ceil(4);
+        let segments: Vec<&[f64]> = buf.chunks(c).collect();
+        let mut back = SweepOutput::zeros(&p);
+        assert_eq!(unpack_segments(&segments, &mut back), 9);
         assert_eq!(back, out);
     }
 

@@ -20,6 +20,8 @@ pub struct Mpi {
     pub ranks: usize,
     /// Rank among the processes on this machine (the GPU it takes).
     pub local_rank: usize,
+    /// Processes on this machine.
+    pub local_ranks: usize,
     // Dropped last: finalises MPI.
     _universe: mpi::environment::Universe,
 }
@@ -38,6 +40,7 @@ impl Mpi {
             rank: world.rank() as usize,
             ranks: world.size() as usize,
             local_rank: local.rank() as usize,
+            local_ranks: local.size() as usize,
             world,
             _universe: universe,
         }))
@@ -48,7 +51,26 @@ impl Mpi {
         self.world.abort(code)
     }
 
-    pub fn reducer(&self) -> MpiReduce<'_> {
+    /// The sum for this job: through shared memory when every process runs on this
+    /// machine, through the library's collectives otherwise; `KNUDSEN_MPI_SUM=collective`
+    /// (or `shared`, refused across machines) chooses (measurements, `docs/parallel.md`).
+    pub fn reducer(&self) -> anyhow::Result<Box<dyn Reduce + '_>> {
+        let one_machine = self.local_ranks == self.ranks;
+        match std::env::var("KNUDSEN_MPI_SUM").as_deref() {
+            Ok("collective") => Ok(Box::new(self.collective())),
+            Ok("shared") if !one_machine => anyhow::bail!(
+                "KNUDSEN_MPI_SUM=shared, but the {} processes run on more than one machine ({} on this one)",
+                self.ranks,
+                self.local_ranks
+            ),
+            Ok("shared") | Err(_) if one_machine => Ok(Box::new(super::shared::SharedReduce::new(&self.world))),
+            Err(_) => Ok(Box::new(self.collective())),
+            Ok(other) => anyhow::bail!("KNUDSEN_MPI_SUM={other}: expected \"shared\" or \"collective\""),
+        }
+    }
+
+    /// The sum through the library's all-to-all and all-gather.
+    pub fn collective(&self) -> MpiReduce<'_> {
         MpiReduce {
             world: &self.world,
             send: Vec::new(),

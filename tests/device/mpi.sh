@@ -8,7 +8,8 @@
 #           with GSIS (each process solving the correction on its GPU).
 #   strong: 64^3 x 64^3 and 128^3 x 64^3, 5 source iterations, on 1, 2 and 4 processes
 #           (one GPU each on nvidia-h200-x2/-x4): seconds per iteration and in the sum.
-#   weak:   64^3 cells and about 64^3 velocities per process (64, 81, 102 points per axis).
+#   weak:   64^3 cells and about 64^3 velocities per process (64, 81, 102 points per axis;
+#           PAIRS="0:64 2:81" picks processes:points pairs).
 # Writes $OUT/log.txt.
 set -u
 . tests/device/setup.sh
@@ -54,7 +55,7 @@ case "${1:-check}" in
 check)
   cavity c64 64 64 100
   run c64-np0 /tmp/c64.json 0
-  for np in 2 4; do
+  for np in ${CHECK_NPS:-2 4}; do
     run c64-np$np /tmp/c64.json $np
     $K compare $R/c64-np$np $R/c64-np0 | tail -8
   done
@@ -66,7 +67,7 @@ strong)
   done
   ;;
 weak)
-  for pair in 0:64 2:81 4:102; do
+  for pair in ${PAIRS:-0:64 2:81 4:102}; do
     np=${pair%%:*}; m=${pair##*:}
     cavity w$m 64 $m 5
     run w$m-np$np /tmp/w$m.json $np
