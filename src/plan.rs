@@ -37,13 +37,14 @@ pub const GAUSS_TABLE_MAX_BYTES: u64 = 1 << 30;
 /// coefficients 10, macroscopic state 16, conserved 5, volumes 1) and output buffers (~16);
 /// per velocity its node and weight and the six faces' emission shapes; and the CPU
 /// backend's per-cell Gaussian tables (3 m per cell): in f64 when it builds them (below
-/// [`GAUSS_TABLE_MAX_BYTES`]), in f32 always under `precision = "f32"` (cpu/lanes.rs).
+/// [`GAUSS_TABLE_MAX_BYTES`]), in f32 always under `precision = "f32"` (cpu/lanes.rs), with
+/// the cell's f32 coefficients beside them (one 64-byte line per cell).
 pub fn host_bytes(cells: [usize; 3], m: usize, f32_tables: bool) -> u64 {
     let cells = cells.iter().product::<usize>() as u64;
     let m = m as u64;
     let tables = 3 * m * cells * 8;
     let tables = if f32_tables {
-        3 * m * cells * 4
+        3 * m * cells * 4 + 64 * cells
     } else if tables <= GAUSS_TABLE_MAX_BYTES {
         tables
     } else {

@@ -154,7 +154,15 @@ fn the_shared_memory_and_collective_sums_give_the_same_bits() {
                 log.contains("shared memory: pack"),
                 "{name}, {ranks} ranks: the default sum is not the shared one: {log}"
             );
-            run_with(ranks, &case, &out("collective"), &[], &[("KNUDSEN_MPI_SUM", "collective")]);
+            let o = run_with(
+                ranks,
+                &case,
+                &out("collective"),
+                &[],
+                &[("KNUDSEN_MPI_SUM", "collective"), ("RUST_LOG", "info")],
+            );
+            let log = String::from_utf8_lossy(&o.stderr);
+            assert!(log.contains("all-to-all"), "{name}, {ranks} ranks: the collective sum was not taken: {log}");
             for f in FIELDS {
                 assert!(read(&out("default"), f) == read(&out("collective"), f), "{name}, {ranks} ranks: {f} differs");
             }
@@ -203,4 +211,39 @@ fn a_failing_rank_ends_the_whole_job_with_its_error() {
     assert!(!o.status.success(), "the job succeeded: {err}");
     assert!(err.contains("rank 0 of 3 failed"), "{err}");
     assert!(t0.elapsed() < Duration::from_secs(60), "the job took {:?} to end", t0.elapsed());
+}
+
+#[test]
+fn a_rank_failing_after_the_sums_began_ends_the_whole_job() {
+    // Rank 0 alone writes checkpoints; here its first one (after iteration 1, with a
+    // checkpoint every 1e-6 minutes) cannot replace the directory in its way. The other
+    // ranks are then waiting in the next sum, and the shared window must not be freed on
+    // the failing rank's way out (that free waits for them): the job must end, not hang.
+    let dir = scratch("fail-late");
+    let mut v = cavity("none");
+    v["solver"]["checkpoint_minutes"] = serde_json::json!(1e-6);
+    let case = write_case(&dir, "case", &v);
+    let out = dir.join("out");
+    std::fs::create_dir_all(out.join("checkpoint.h5").join("in-the-way")).unwrap();
+    let mut child = knudsen_cmd(3)
+        .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "1", "--out", out.to_str().unwrap()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t0.elapsed() > Duration::from_secs(90) {
+            let _ = child.kill();
+            panic!("the job still ran after {:?}: a failing rank left the others waiting", t0.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(!status.success(), "the job succeeded: {err}");
+    assert!(err.contains("rank 0 of 3 failed"), "{err}");
+    assert!(err.contains("checkpoint"), "the error does not name the checkpoint: {err}");
 }

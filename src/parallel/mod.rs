@@ -52,6 +52,13 @@ pub trait Reduce {
     fn waiting(&self) -> f64 {
         0.0
     }
+    /// Called by every process after the last sum of a run that ends normally (converged,
+    /// out of iterations or stopped by a signal): releases what the processes share, which
+    /// takes all of them. Never called after an error: a failing process must not wait for
+    /// the others, whom it is about to abort (`cli/run.rs`).
+    fn finish(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
     /// Where the time went, for the log.
     fn detail(&self) -> String {
         String::new()

@@ -56,16 +56,34 @@ impl Mpi {
     /// (or `shared`, refused across machines) chooses (measurements, `docs/parallel.md`).
     pub fn reducer(&self) -> anyhow::Result<Box<dyn Reduce + '_>> {
         let one_machine = self.local_ranks == self.ranks;
-        match std::env::var("KNUDSEN_MPI_SUM").as_deref() {
-            Ok("collective") => Ok(Box::new(self.collective())),
-            Ok("shared") if !one_machine => anyhow::bail!(
-                "KNUDSEN_MPI_SUM=shared, but the {} processes run on more than one machine ({} on this one)",
-                self.ranks,
-                self.local_ranks
-            ),
-            Ok("shared") | Err(_) if one_machine => Ok(Box::new(super::shared::SharedReduce::new(&self.world))),
-            Err(_) => Ok(Box::new(self.collective())),
-            Ok(other) => anyhow::bail!("KNUDSEN_MPI_SUM={other}: expected \"shared\" or \"collective\""),
+        let asked = std::env::var("KNUDSEN_MPI_SUM");
+        // 0: shared, 1: collective, 2: refused. Every process must take the same path (a
+        // mix would deadlock), so they agree on the largest code before taking one.
+        let code: i32 = match asked.as_deref() {
+            Ok("collective") => 1,
+            Ok("shared") if one_machine => 0,
+            Err(std::env::VarError::NotPresent) => i32::from(!one_machine),
+            _ => 2,
+        };
+        let mut agreed = 0;
+        self.world.all_reduce_into(&code, &mut agreed, mpi::collective::SystemOperation::max());
+        match agreed {
+            0 => Ok(Box::new(super::shared::SharedReduce::new(&self.world))),
+            1 => Ok(Box::new(self.collective())),
+            _ => match asked {
+                Ok(v) if v == "shared" => anyhow::bail!(
+                    "KNUDSEN_MPI_SUM=shared, but the {} processes run on more than one machine ({} on this one)",
+                    self.ranks,
+                    self.local_ranks
+                ),
+                Ok(v) if v != "collective" => {
+                    anyhow::bail!("KNUDSEN_MPI_SUM={v}: expected \"shared\" or \"collective\"")
+                }
+                Err(std::env::VarError::NotUnicode(v)) => {
+                    anyhow::bail!("KNUDSEN_MPI_SUM={v:?}: expected \"shared\" or \"collective\"")
+                }
+                _ => anyhow::bail!("another process refused its KNUDSEN_MPI_SUM"),
+            },
         }
     }
 

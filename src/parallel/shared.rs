@@ -165,6 +165,18 @@ impl Reduce for SharedReduce<'_> {
         Ok(stop)
     }
 
+    fn finish(&mut self) -> anyhow::Result<()> {
+        if let Some(mut w) = self.window.take() {
+            // SAFETY: every process calls this once, after the same last sum; no slice into
+            // the window outlives `reduce`.
+            unsafe {
+                ffi::MPI_Win_unlock_all(w.win);
+                ffi::MPI_Win_free(&mut w.win);
+            }
+        }
+        Ok(())
+    }
+
     fn seconds(&self) -> f64 {
         self.seconds
     }
@@ -184,12 +196,11 @@ impl Reduce for SharedReduce<'_> {
 
 impl Drop for SharedReduce<'_> {
     fn drop(&mut self) {
-        if let Some(mut w) = self.window.take() {
-            // SAFETY: collective; every process drops its reducer at the end of the run.
-            unsafe {
-                ffi::MPI_Win_unlock_all(w.win);
-                ffi::MPI_Win_free(&mut w.win);
-            }
+        // Without `finish` the run failed on this process, which will abort the job: freeing
+        // the window here would wait for processes that wait in the next sum for this one.
+        // The memory goes with the job.
+        if self.window.is_some() {
+            log::debug!("the shared sum's window is left to the job's end (the run did not finish)");
         }
     }
 }

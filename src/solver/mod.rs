@@ -313,6 +313,9 @@ impl<'a> Solver<'a> {
                 }
             }
         }
+        if let Some(r) = &mut self.reduce {
+            r.finish()?;
+        }
         let seconds = elapsed0 + start.elapsed().as_secs_f64();
         let r = result(state, out, history, [converged, interrupted], seconds, self.strategy.saved());
         let synthetic_solves = self.strategy.solves().map(|s| s[0]);
