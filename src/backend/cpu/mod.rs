@@ -20,6 +20,7 @@
 
 pub mod context;
 pub mod gauss;
+pub mod lane_tables;
 pub mod lanes;
 pub mod sweep2;
 
