@@ -46,12 +46,6 @@ pub fn share_velocities(v: &VelocityGrid, rank: usize, ranks: usize) -> Result<V
 /// returned, so that every process stops after the same iteration.
 pub trait Reduce {
     fn reduce(&mut self, out: &mut SweepOutput, stop: usize) -> anyhow::Result<usize>;
-    /// Seconds spent adding up so far, not counting [`Reduce::waiting`].
-    fn seconds(&self) -> f64;
-    /// Seconds spent waiting for the slowest process before the sums.
-    fn waiting(&self) -> f64 {
-        0.0
-    }
     /// Called by every process after the last sum of a run that ends normally (converged,
     /// out of iterations or stopped by a signal): releases what the processes share, which
     /// takes all of them. Never called after an error: a failing process must not wait for
@@ -59,9 +53,46 @@ pub trait Reduce {
     fn finish(&mut self) -> anyhow::Result<()> {
         Ok(())
     }
+    /// Where the time of the sums went so far.
+    fn clock(&self) -> &SumClock;
+}
+
+/// The time of a sum's five phases, and the waiting for the slowest process before them.
+#[derive(Debug, Clone)]
+pub struct SumClock {
+    label: &'static str,
+    names: [&'static str; 5],
+    phases: [f64; 5],
+    /// Seconds spent adding up, not counting `waiting`.
+    pub seconds: f64,
+    /// Seconds spent waiting for the slowest process before the sums.
+    pub waiting: f64,
+}
+
+impl SumClock {
+    pub fn new(label: &'static str, names: [&'static str; 5]) -> Self {
+        Self { label, names, phases: [0.0; 5], seconds: 0.0, waiting: 0.0 }
+    }
+
+    /// Runs `barrier` and books its time as waiting.
+    pub fn wait(&mut self, barrier: impl FnOnce()) {
+        let t = std::time::Instant::now();
+        barrier();
+        self.waiting += t.elapsed().as_secs_f64();
+    }
+
+    /// Books the phases between six instants: phase k from `t[k]` to `t[k + 1]`.
+    pub fn book(&mut self, t: [std::time::Instant; 6]) {
+        for k in 0..5 {
+            self.phases[k] += (t[k + 1] - t[k]).as_secs_f64();
+        }
+        self.seconds += (t[5] - t[0]).as_secs_f64();
+    }
+
     /// Where the time went, for the log.
-    fn detail(&self) -> String {
-        String::new()
+    pub fn detail(&self) -> String {
+        let phases: Vec<String> = self.names.iter().zip(self.phases).map(|(n, s)| format!("{n} {s:.3} s")).collect();
+        format!("{}{}", self.label, phases.join(", "))
     }
 }
 

@@ -7,7 +7,7 @@
 //! packed output, as a ring all-reduce would, but the bits do not depend on the library's
 //! choice of algorithm.
 
-use super::{pack, sum_in_rank_order, unpack, Reduce};
+use super::{pack, sum_in_rank_order, unpack, Reduce, SumClock};
 use crate::backend::SweepOutput;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
@@ -95,9 +95,7 @@ impl Mpi {
             recv: Vec::new(),
             full: Vec::new(),
             chunk: Vec::new(),
-            phases: [0.0; 5],
-            seconds: 0.0,
-            waiting: 0.0,
+            clock: SumClock::new("", ["pack", "all-to-all", "sum", "all-gather", "unpack"]),
         }
     }
 }
@@ -108,18 +106,13 @@ pub struct MpiReduce<'a> {
     recv: Vec<f64>,
     full: Vec<f64>,
     chunk: Vec<f64>,
-    /// Seconds in packing, the all-to-all, the sum, the all-gather and unpacking.
-    phases: [f64; 5],
-    seconds: f64,
-    waiting: f64,
+    clock: SumClock,
 }
 
 impl Reduce for MpiReduce<'_> {
     fn reduce(&mut self, out: &mut SweepOutput, stop: usize) -> anyhow::Result<usize> {
         // The barrier separates waiting for the slowest process from the sum itself.
-        let t_wait = Instant::now();
-        self.world.barrier();
-        self.waiting += t_wait.elapsed().as_secs_f64();
+        self.clock.wait(|| self.world.barrier());
         let t0 = Instant::now();
         let (n, r) = (self.world.size() as usize, self.world.rank() as usize);
         pack(out, stop, &mut self.send);
@@ -143,27 +136,11 @@ impl Reduce for MpiReduce<'_> {
         self.world.all_gather_into(&self.chunk[..], &mut self.full[..]);
         let t4 = Instant::now();
         let stop = unpack(&self.full[..len], out);
-        let t5 = Instant::now();
-        for (k, (a, b)) in [(t0, t1), (t1, t2), (t2, t3), (t3, t4), (t4, t5)].into_iter().enumerate() {
-            self.phases[k] += (b - a).as_secs_f64();
-        }
-        self.seconds += t0.elapsed().as_secs_f64();
+        self.clock.book([t0, t1, t2, t3, t4, Instant::now()]);
         Ok(stop)
     }
 
-    fn seconds(&self) -> f64 {
-        self.seconds
-    }
-
-    fn waiting(&self) -> f64 {
-        self.waiting
-    }
-
-    fn detail(&self) -> String {
-        let p = self.phases;
-        format!(
-            "pack {:.3} s, all-to-all {:.3} s, sum {:.3} s, all-gather {:.3} s, unpack {:.3} s",
-            p[0], p[1], p[2], p[3], p[4]
-        )
+    fn clock(&self) -> &SumClock {
+        &self.clock
     }
 }

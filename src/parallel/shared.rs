@@ -11,7 +11,7 @@
 //! twice, by all threads of every process. The additions are those of the collective sum
 //! (same chunks, same rank order), so both give the same bits.
 
-use super::{pack_into, packed_len, sum_runs_in_rank_order, unpack_segments, Reduce};
+use super::{pack_into, packed_len, sum_runs_in_rank_order, unpack_segments, Reduce, SumClock};
 use crate::backend::SweepOutput;
 use mpi::ffi;
 use mpi::raw::AsRaw;
@@ -48,16 +48,14 @@ impl Window {
 pub struct SharedReduce<'a> {
     world: &'a SimpleCommunicator,
     window: Option<Window>,
-    /// Seconds in packing, the first barrier, the sum, the second barrier and unpacking.
-    phases: [f64; 5],
-    seconds: f64,
-    waiting: f64,
+    clock: SumClock,
 }
 
 impl<'a> SharedReduce<'a> {
     /// Only for a communicator whose processes share one machine's memory.
     pub fn new(world: &'a SimpleCommunicator) -> Self {
-        Self { world, window: None, phases: [0.0; 5], seconds: 0.0, waiting: 0.0 }
+        let clock = SumClock::new("shared memory: ", ["pack", "barrier", "sum", "barrier", "unpack"]);
+        Self { world, window: None, clock }
     }
 
     /// The window for a packed output of `len` values (allocated once; collective).
@@ -121,9 +119,7 @@ impl Reduce for SharedReduce<'_> {
     fn reduce(&mut self, out: &mut SweepOutput, stop: usize) -> anyhow::Result<usize> {
         // Also keeps a fast process from writing its next output while a slow one still
         // reads the previous results.
-        let t_wait = Instant::now();
-        self.world.barrier();
-        self.waiting += t_wait.elapsed().as_secs_f64();
+        self.clock.wait(|| self.world.barrier());
         let t0 = Instant::now();
         let (n, r) = (self.world.size() as usize, self.world.rank() as usize);
         let world = self.world;
@@ -157,11 +153,7 @@ impl Reduce for SharedReduce<'_> {
             .collect();
         debug_assert!(w.part_len() >= n * c);
         let stop = unpack_segments(&segments, out);
-        let t5 = Instant::now();
-        for (k, (a, b)) in [(t0, t1), (t1, t2), (t2, t3), (t3, t4), (t4, t5)].into_iter().enumerate() {
-            self.phases[k] += (b - a).as_secs_f64();
-        }
-        self.seconds += t0.elapsed().as_secs_f64();
+        self.clock.book([t0, t1, t2, t3, t4, Instant::now()]);
         Ok(stop)
     }
 
@@ -177,20 +169,8 @@ impl Reduce for SharedReduce<'_> {
         Ok(())
     }
 
-    fn seconds(&self) -> f64 {
-        self.seconds
-    }
-
-    fn waiting(&self) -> f64 {
-        self.waiting
-    }
-
-    fn detail(&self) -> String {
-        let p = self.phases;
-        format!(
-            "shared memory: pack {:.3} s, barrier {:.3} s, sum {:.3} s, barrier {:.3} s, unpack {:.3} s",
-            p[0], p[1], p[2], p[3], p[4]
-        )
+    fn clock(&self) -> &SumClock {
+        &self.clock
     }
 }
 

@@ -176,7 +176,7 @@ impl<'a> Solver<'a> {
     /// Seconds spent adding up the processes' outputs, and waiting for the slowest one
     /// first (None in a single process).
     pub fn reduce_seconds(&self) -> Option<(f64, f64, String)> {
-        self.reduce.as_ref().map(|r| (r.seconds(), r.waiting(), r.detail()))
+        self.reduce.as_ref().map(|r| (r.clock().seconds, r.clock().waiting, r.clock().detail()))
     }
 
     pub fn with_stop(mut self, flag: Arc<AtomicUsize>) -> Self {
