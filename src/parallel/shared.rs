@@ -31,8 +31,9 @@ struct Window {
 }
 
 impl Window {
-    fn part_len(&self) -> usize {
-        self.bases.len() * self.chunk + self.chunk
+    /// Values of chunk `r` within the packed output (the last may be short, later ones empty).
+    fn chunk_len(&self, r: usize) -> usize {
+        self.chunk.min(self.len.saturating_sub(r * self.chunk))
     }
     /// Process `r`'s packed output (padded).
     fn input(&self, r: usize) -> *mut f64 {
@@ -40,7 +41,7 @@ impl Window {
     }
     /// Process `r`'s summed chunk.
     fn result(&self, r: usize) -> *mut f64 {
-        // SAFETY: within process r's part, which holds part_len values.
+        // SAFETY: within process r's part, which holds (ranks + 1) chunks.
         unsafe { self.bases[r].add(self.bases.len() * self.chunk) }
     }
 }
@@ -132,7 +133,7 @@ impl Reduce for SharedReduce<'_> {
         let t1 = Instant::now();
         Self::fence(world, w);
         let t2 = Instant::now();
-        let here = c.min(len.saturating_sub(r * c));
+        let here = w.chunk_len(r);
         // SAFETY: between the fences every input part is only read, and this process alone
         // writes its result part.
         let runs: Vec<&[f64]> =
@@ -148,10 +149,8 @@ impl Reduce for SharedReduce<'_> {
         Self::fence(world, w);
         let t4 = Instant::now();
         // SAFETY: until the next call's first barrier no process writes a result part.
-        let segments: Vec<&[f64]> = (0..n)
-            .map(|s| unsafe { std::slice::from_raw_parts(w.result(s) as *const f64, c.min(len.saturating_sub(s * c))) })
-            .collect();
-        debug_assert!(w.part_len() >= n * c);
+        let segments: Vec<&[f64]> =
+            (0..n).map(|s| unsafe { std::slice::from_raw_parts(w.result(s) as *const f64, w.chunk_len(s)) }).collect();
         let stop = unpack_segments(&segments, out);
         self.clock.book([t0, t1, t2, t3, t4, Instant::now()]);
         Ok(stop)
