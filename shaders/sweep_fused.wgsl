@@ -77,6 +77,8 @@ override HAS_WALLS: bool = true;
 // fall in distinct banks.
 var<workgroup> red: array<f32, BV * (TXTY + 1u)>;
 var<workgroup> xs: array<vec4<f32>, BV>;
+// Per velocity (w, w x, w x^2, w x^3): the reduction's factors.
+var<workgroup> wpow: array<vec4<f32>, BV>;
 // Runs of equal (y, z) in the workgroup's velocities, cut at the shares' bounds.
 var<workgroup> runs: array<u32, BV + PARTS + 1u>;
 var<workgroup> part_runs: array<u32, PARTS + 1u>;
@@ -89,6 +91,10 @@ var<workgroup> inv_w: array<f32, TX + TY>;
 // appended by the host.
 
 // Entry e of the tile's coefficients at level k, or zero outside the domain (never read).
+// The first entry of a cell (layout.rs::CellCoeffs: rho / (pi T)^{3/2}, 1/T, nu, wall) is
+// returned with the update's per-cell constants in place, so that no invocation recomputes
+// them per velocity: x = nu rho / (pi T)^{3/2}, y = -log2(e) / T (as sweep_fused.cu's
+// fused_coeffs).
 fn coef_load(e: u32, a: u32, b: u32, k: u32, neg_x: bool, neg_y: bool) -> vec4<f32> {
     let c = e / 3u;
     let iu = a * TX + c % TX;
@@ -98,7 +104,13 @@ fn coef_load(e: u32, a: u32, b: u32, k: u32, neg_x: bool, neg_y: bool) -> vec4<f
     }
     let i = select(iu, NX - 1u - iu, neg_x);
     let j = select(ju, NY - 1u - ju, neg_y);
-    return cells[3u * ((k * NY + j) * NX + i) + e % 3u];
+    let at = 3u * ((k * NY + j) * NX + i);
+    var r = cells[at + e % 3u];
+    if e % 3u == 0u {
+        r.x = r.x * r.z;
+        r.y = -cells[at + 2u].w;
+    }
+    return r;
 }
 
 fn exit_at(face: u32) -> u32 {
@@ -128,6 +140,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
     let vel = table[v * (SROW + 1u)];
     let shape = table[v * (SROW + 1u) + 1u];
     xs[lid] = vel;
+    wpow[lid] = vec4<f32>(vel.w, vel.w * vel.x, vel.w * vel.x * vel.x, vel.w * vel.x * vel.x * vel.x);
     let neg_x = vel.x < 0.0;
     let neg_y = vel.y < 0.0;
     let neg_z = vel.z < 0.0;
@@ -204,6 +217,8 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
             if full || ju < NY {
                 let j = select(ju, NY - 1u - ju, neg_y);
                 let by = uy * inv_w[TX + jj];
+                // The denominator's terms shared by the row.
+                let byz = by + cz;
                 var fx: f32;
                 if a == 0u {
                     if x_part != NONE {
@@ -272,9 +287,14 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                         let c = vel.xyz - e1.xyz;
                         let c2 = dot(c, c);
                         let sc = dot(e2.xyz, c);
-                        // e2.w: log2(e)/T (layout.rs::CellCoeffs), for exp2.
-                        let fs = e0.x * exp2(-c2 * e2.w) * (e1.w + sc * (2.0 * c2 * e0.y - 5.0));
-                        var f = (ax * fx + by * fy + cz * fz + e0.z * fs) / (ax + by + cz + e0.z);
+                        // The exponent of f^S in base 2, L = -|c|^2 log2(e) / T (e0.y:
+                        // coef_load), and the Shakhov factor's 2 |c|^2 / T = -2 ln(2) L.
+                        let ell = c2 * e0.y;
+                        let shakhov = fma(sc, fma(ell, -1.38629436, -5.0), e1.w);
+                        // e0.x: nu rho / (pi T)^{3/2}, the collision term's nu f^S without its nu.
+                        let gain = exp2(ell) * shakhov;
+                        let num = fma(ax, fx, fma(e0.x, gain, fma(by, fy, cz * fz)));
+                        var f = num / (ax + byz + e0.z);
                         if solid {
                             f = 0.0;
                         }
@@ -323,7 +343,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
         }
         // @unroll
         for (var c = 0u; c < TXTY; c++) {
-            red[lid * (TXTY + 1u) + c] = vel.w * carry[c];
+            red[lid * (TXTY + 1u) + c] = carry[c];
         }
         workgroupBarrier();
         var acc: array<f32, NPART>;
@@ -334,15 +354,14 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
             var s1 = 0.0;
             var s2 = 0.0;
             var s3 = 0.0;
+            // The sums of w x^p f (p = 0..3) along the run.
             for (var u = u0; u < u1; u++) {
-                let wf = red[u * (TXTY + 1u) + rc];
-                let x = xs[u].x;
-                let t1 = wf * x;
-                let t2 = t1 * x;
-                s0 += wf;
-                s1 += t1;
-                s2 += t2;
-                s3 = fma(t2, x, s3);
+                let f = red[u * (TXTY + 1u) + rc];
+                let w = wpow[u];
+                s0 = fma(w.x, f, s0);
+                s1 = fma(w.y, f, s1);
+                s2 = fma(w.z, f, s2);
+                s3 = fma(w.w, f, s3);
             }
             let y = xs[u0].y;
             let z = xs[u0].z;

@@ -108,6 +108,8 @@ __device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r
         }
         const unsigned j = r.neg_y ? NY - 1u - ju : ju;
         const float by = uy * inv_w[TX + jj];
+        // The denominator's terms shared by the row.
+        const float byz = by + cz;
         float fx = fin[jj * BV + lid];
         if (a == 0u) {
             fx = r.x_part != NONE ? partner(bnd, r.x_part, k * NY + j, r.x_slot) : bnd[r.x_face + k * NY + j] * r.shape.x;
@@ -154,10 +156,15 @@ __device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r
             const float cx = r.vel.x - e1.x, cy = r.vel.y - e1.y, cw = r.vel.z - e1.z;
             const float c2 = cx * cx + cy * cy + cw * cw;
             const float sc = e2.x * cx + e2.y * cy + e2.z * cw;
-            // e2.w: 1/T log2(e) (layout.rs::CellCoeffs), for 2^x.
-            const float fs = e0.x * ex2_ftz(-c2 * e2.w) * (e1.w + sc * (2.0f * c2 * e0.y - 5.0f));
+            // The exponent of f^S in base 2, L = -|c|^2 log2(e) / T (e0.y: fused_coeffs), and
+            // the Shakhov factor's 2 |c|^2 / T = -2 ln(2) L.
+            const float ell = c2 * e0.y;
+            const float shakhov = fmaf(sc, fmaf(ell, -1.38629436f, -5.0f), e1.w);
+            // e0.x: nu rho / (pi T)^{3/2}, the collision term's nu f^S without its nu.
+            const float gain = ex2_ftz(ell) * shakhov;
+            const float num = fmaf(ax, fx, fmaf(e0.x, gain, fmaf(by, fy, cz * fz)));
             // No gas in a solid cell (it adds nothing to any moment).
-            const float f = solid ? 0.0f : (ax * fx + by * fy + cz * fz + e0.z * fs) * rcp_ftz(ax + by + cz + e0.z);
+            const float f = solid ? 0.0f : num * rcp_ftz(ax + byz + e0.z);
             carry[jj][ii] = f;
             fx = f;
             if (iu == NX - 1u) record_exit(incident, r.x_exit, k * NY + j, r.x_slot, r, f);
@@ -172,6 +179,20 @@ __device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r
         if (FULL || iu < NX) {
             yface[face_at(k * NX + (r.neg_x ? NX - 1u - iu : iu), r.v)] = carry[TY - 1u][ii];
         }
+    }
+}
+
+// The update's per-cell constants, rewritten in place in shared memory once the level's
+// records (layout.rs::CellCoeffs: (rho / (pi T)^{3/2}, 1/T, nu, wall), (U, base),
+// (s, log2(e) / T)) have landed, so that no thread recomputes them per velocity:
+// e0.x = nu rho / (pi T)^{3/2} and e0.y = -log2(e) / T. One thread per cell.
+__device__ __forceinline__ void fused_coeffs(float4* cf) {
+    const unsigned lid = threadIdx.x;
+    for (unsigned c = lid; c < TXTY; c += BV) {
+        float4 e0 = cf[3u * c];
+        e0.x = e0.x * e0.z;
+        e0.y = -cf[3u * c + 2u].w;
+        cf[3u * c] = e0;
     }
 }
 
@@ -239,6 +260,150 @@ __device__ __forceinline__ void prefetch_level(float4* cf, float* fin, const flo
     }
 }
 
+// The block's shared memory, as the levels use it.
+struct Shared {
+    // [BV][TXTY + 1]: this level's values, velocities by cells; then the shares' sums.
+    float (*red)[TXTY + 1u];
+    // Per velocity (w, w x, w x^2, w x^3) and its (x, y, z, w): the reduction's factors.
+    const float4* wpow;
+    const float4* xs;
+    const unsigned* runs;
+    const unsigned* part_runs;
+    float4 (*coef)[3u * TXTY];
+    const float* inv_w;
+    float (*fin)[(TX + TY) * BV];
+};
+
+// This level's 13 raw moments per cell of the tile, summed over the block's velocities into
+// one partial per cell. Each thread sums one cell (rc) over one share (rh) of the velocities,
+// run by run of equal (y, z): the sums of w x^p f (p = 0..3) along a run, then the 13
+// moments once per run; the shares are then added in share order (deterministic).
+__device__ __forceinline__ void reduce_level(const Shared& sh, float* __restrict__ partials, unsigned k, unsigned rc,
+                                             unsigned rh, bool rc_in) {
+    float acc[NPART];
+#pragma unroll
+    for (unsigned m = 0u; m < NPART; m++) {
+        acc[m] = 0.0f;
+    }
+    for (unsigned r = sh.part_runs[rh]; r < sh.part_runs[rh + 1u]; r++) {
+        const unsigned u0 = sh.runs[r], u1 = sh.runs[r + 1u] < (rh + 1u) * TXTY ? sh.runs[r + 1u] : (rh + 1u) * TXTY;
+        float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+        // Pointers stepped by a constant stride, so the unrolled loads take immediate offsets
+        // instead of an address computation each.
+        const float* fp = &sh.red[u0][rc];
+        const float4* wp = &sh.wpow[u0];
+        for (unsigned u = u0; u < u1; u++, fp += TXTY + 1u, wp++) {
+            const float f = *fp;
+            const float4 w = *wp;
+            s0 = fmaf(w.x, f, s0);
+            s1 = fmaf(w.y, f, s1);
+            s2 = fmaf(w.z, f, s2);
+            s3 = fmaf(w.w, f, s3);
+        }
+        const float y = sh.xs[u0].y, z = sh.xs[u0].z;
+        const float r2 = y * y + z * z;
+        const float q = fmaf(r2, s0, s2);
+        acc[0] += s0;
+        acc[1] += s1;
+        acc[2] += y * s0;
+        acc[3] += z * s0;
+        acc[4] += s2;
+        acc[5] += y * y * s0;
+        acc[6] += z * z * s0;
+        acc[7] += y * s1;
+        acc[8] += z * s1;
+        acc[9] += y * z * s0;
+        acc[10] += fmaf(r2, s1, s3);
+        acc[11] += y * q;
+        acc[12] += z * q;
+    }
+    if (PARTS > 1u) {
+        // The shares of each cell added in share order (deterministic), through `red`.
+        float* flat = &sh.red[0][0];
+        __syncthreads();
+        if (rh > 0u) {
+#pragma unroll
+            for (unsigned m = 0u; m < NPART; m++) {
+                flat[((rh - 1u) * NPART + m) * TXTY + rc] = acc[m];
+            }
+        }
+        __syncthreads();
+        if (rh == 0u) {
+            for (unsigned h = 1u; h < PARTS; h++) {
+#pragma unroll
+                for (unsigned m = 0u; m < NPART; m++) {
+                    acc[m] += flat[((h - 1u) * NPART + m) * TXTY + rc];
+                }
+            }
+        }
+    }
+    if (rh == 0u && rc_in) {
+#pragma unroll
+        for (unsigned m = 0u; m < NPART; m++) {
+            partials[partial_at(blockIdx.y, blockIdx.x, gridDim.x, k, m, rc)] = acc[m];
+        }
+    }
+}
+
+// Level kk of the march (k = its z index): start copying the next level's data, sweep this
+// one, then reduce it. One instantiation per (tile shape, first level), so the z-loop body
+// is a single variant and `carry` keeps its registers from level to level.
+template <bool FULL, bool FIRST>
+__device__ __forceinline__ void march_level(float (&carry)[TY][TX], const Ray& ray, const Shared& sh,
+                                            const float4* __restrict__ cells, const float* __restrict__ bnd,
+                                            const float4* __restrict__ table, float* __restrict__ xface,
+                                            float* __restrict__ yface, float* __restrict__ partials,
+                                            float* __restrict__ incident, unsigned a, unsigned b, unsigned kk,
+                                            unsigned rc, unsigned rh, bool rc_in) {
+    const bool neg_z = ray.vel.z < 0.0f;
+    const unsigned k = neg_z ? NZ - 1u - kk : kk;
+    if (kk + 1u < NZ) {
+        prefetch_level(sh.coef[(kk + 1u) & 1u], sh.fin[(kk + 1u) & 1u], cells, xface, yface, ray, a, b,
+                       neg_z ? k - 1u : k + 1u);
+    }
+    const float cz = fabsf(ray.vel.z) * bnd[NX + NY + k];
+    sweep_level<FULL, FIRST>(carry, ray, sh.coef[kk & 1u], sh.fin[kk & 1u], sh.inv_w, cells, bnd, table, xface,
+                             yface, incident, a, b, k, kk, cz);
+    // The next level's copies have landed; after the barrier the previous level's readers
+    // of `red` are done too.
+    copy_async_wait();
+    __syncthreads();
+    // The next level's constants, ready after the reduction's barriers (below, or its own).
+    if (kk + 1u < NZ) {
+        fused_coeffs(sh.coef[(kk + 1u) & 1u]);
+    }
+    const unsigned lid = threadIdx.x;
+#pragma unroll
+    for (unsigned jj = 0u; jj < TY; jj++) {
+#pragma unroll
+        for (unsigned ii = 0u; ii < TX; ii++) {
+            sh.red[lid][jj * TX + ii] = carry[jj][ii];
+        }
+    }
+    __syncthreads();
+    reduce_level(sh, partials, k, rc, rh, rc_in);
+    if (PARTS == 1u) {
+        __syncthreads();
+    }
+}
+
+// The whole z-march of one tile shape: the first level (z-inflow from the box face), then
+// the others.
+template <bool FULL>
+__device__ __forceinline__ void march(float (&carry)[TY][TX], const Ray& ray, const Shared& sh,
+                                      const float4* __restrict__ cells, const float* __restrict__ bnd,
+                                      const float4* __restrict__ table, float* __restrict__ xface,
+                                      float* __restrict__ yface, float* __restrict__ partials,
+                                      float* __restrict__ incident, unsigned a, unsigned b, unsigned rc, unsigned rh,
+                                      bool rc_in) {
+    march_level<FULL, true>(carry, ray, sh, cells, bnd, table, xface, yface, partials, incident, a, b, 0u, rc, rh,
+                            rc_in);
+    for (unsigned kk = 1u; kk < NZ; kk++) {
+        march_level<FULL, false>(carry, ray, sh, cells, bnd, table, xface, yface, partials, incident, a, b, kk, rc,
+                                 rh, rc_in);
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     sweep_fused(unsigned diag, unsigned a_lo, const float4* __restrict__ cells, const float* __restrict__ bnd,
                 const float4* __restrict__ table, float* __restrict__ xface, float* __restrict__ yface,
@@ -248,10 +413,11 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     // Dynamic (its size is set at launch): with it the block's shared memory exceeds the
     // 48 KiB a static declaration may hold (fused.rs::shared_bytes).
     extern __shared__ float dyn_shared[];
-    float(*red)[TXTY + 1u] = reinterpret_cast<float(*)[TXTY + 1u]>(dyn_shared);
-    // The block's velocities, and its runs of equal (y, z) cut at the shares' bounds: the
-    // reduction sums 1, x, x^2, x^3 along a run and expands the 13 moments once per run.
+    // The block's velocities and their weighted powers of x, and its runs of equal (y, z)
+    // cut at the shares' bounds: the reduction sums w x^p f along a run and expands the 13
+    // moments once per run.
     __shared__ float4 xs[BV];
+    __shared__ float4 wpow[BV];
     __shared__ unsigned runs[BV + PARTS + 1u];
     __shared__ unsigned part_runs[PARTS + 1u];
     // The tile's cell coefficients, this level's and the next's (loaded one level ahead),
@@ -260,6 +426,7 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     __shared__ float inv_w[TX + TY];
     // This thread's x-inflows (TY rows) and y-inflows (TX columns), this level's and the next's.
     __shared__ float fin[2][(TX + TY) * BV];
+    const Shared sh = {reinterpret_cast<float(*)[TXTY + 1u]>(dyn_shared), wpow, xs, runs, part_runs, coef, inv_w, fin};
     const unsigned lid = threadIdx.x;
     const unsigned v = blockIdx.x * BV + lid;
     const unsigned a = a_lo + blockIdx.y;
@@ -267,6 +434,7 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     const float4 vel = table[v * (SROW + 1u)];
     const float4 shape = table[v * (SROW + 1u) + 1u];
     xs[lid] = vel;
+    wpow[lid] = make_float4(vel.w, vel.w * vel.x, vel.w * vel.x * vel.x, vel.w * vel.x * vel.x * vel.x);
     const bool neg_x = vel.x < 0.0f;
     const bool neg_y = vel.y < 0.0f;
     const bool neg_z = vel.z < 0.0f;
@@ -314,7 +482,6 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
         part_runs[PARTS] = n;
         runs[n] = BV;
     }
-    const float uz = fabsf(vel.z);
     // The reduction's cell and share of the velocities (each share is TXTY velocities).
     const unsigned rc = lid % TXTY;
     const unsigned rh = lid / TXTY;
@@ -327,96 +494,12 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
             carry[jj][ii] = 0.0f;
         }
     }
-    for (unsigned kk = 0u; kk < NZ; kk++) {
-        const unsigned k = neg_z ? NZ - 1u - kk : kk;
-        const float4* cf = coef[kk & 1u];
-        if (kk + 1u < NZ) {
-            prefetch_level(coef[(kk + 1u) & 1u], fin[(kk + 1u) & 1u], cells, xface, yface, ray, a, b,
-                           neg_z ? k - 1u : k + 1u);
-        }
-        const float cz = uz * bnd[NX + NY + k];
-        // Specialised for interior tiles (no edge tests) and for the first level (z-inflow
-        // from the face); the branch is uniform across the block.
-        const bool full = a * TX + TX <= NX && b * TY + TY <= NY;
-        if (kk == 0u) {
-            if (full) sweep_level<true, true>(carry, ray, cf, fin[kk & 1u], inv_w, cells, bnd, table, xface, yface, incident, a, b, k, kk, cz);
-            else sweep_level<false, true>(carry, ray, cf, fin[kk & 1u], inv_w, cells, bnd, table, xface, yface, incident, a, b, k, kk, cz);
-        } else {
-            if (full) sweep_level<true, false>(carry, ray, cf, fin[kk & 1u], inv_w, cells, bnd, table, xface, yface, incident, a, b, k, kk, cz);
-            else sweep_level<false, false>(carry, ray, cf, fin[kk & 1u], inv_w, cells, bnd, table, xface, yface, incident, a, b, k, kk, cz);
-        }
-        // The next level's copies have landed; after the barrier the previous level's
-        // readers of `red` are done too.
-        copy_async_wait();
-        __syncthreads();
-#pragma unroll
-        for (unsigned jj = 0u; jj < TY; jj++) {
-#pragma unroll
-            for (unsigned ii = 0u; ii < TX; ii++) {
-                red[lid][jj * TX + ii] = vel.w * carry[jj][ii];
-            }
-        }
-        __syncthreads();
-        float acc[NPART];
-#pragma unroll
-        for (unsigned m = 0u; m < NPART; m++) {
-            acc[m] = 0.0f;
-        }
-        for (unsigned r = part_runs[rh]; r < part_runs[rh + 1u]; r++) {
-            const unsigned u0 = runs[r], u1 = runs[r + 1u] < (rh + 1u) * TXTY ? runs[r + 1u] : (rh + 1u) * TXTY;
-            float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-            for (unsigned u = u0; u < u1; u++) {
-                const float wf = red[u][rc];
-                const float x = xs[u].x;
-                const float t1 = wf * x;
-                const float t2 = t1 * x;
-                s0 += wf;
-                s1 += t1;
-                s2 += t2;
-                s3 = fmaf(t2, x, s3);
-            }
-            const float y = xs[u0].y, z = xs[u0].z;
-            const float r2 = y * y + z * z;
-            const float q = fmaf(r2, s0, s2);
-            acc[0] += s0;
-            acc[1] += s1;
-            acc[2] += y * s0;
-            acc[3] += z * s0;
-            acc[4] += s2;
-            acc[5] += y * y * s0;
-            acc[6] += z * z * s0;
-            acc[7] += y * s1;
-            acc[8] += z * s1;
-            acc[9] += y * z * s0;
-            acc[10] += fmaf(r2, s1, s3);
-            acc[11] += y * q;
-            acc[12] += z * q;
-        }
-        if (PARTS > 1u) {
-            // The shares of each cell added in share order (deterministic), through `red`.
-            float* flat = &red[0][0];
-            __syncthreads();
-            if (rh > 0u) {
-#pragma unroll
-                for (unsigned m = 0u; m < NPART; m++) {
-                    flat[((rh - 1u) * NPART + m) * TXTY + rc] = acc[m];
-                }
-            }
-            __syncthreads();
-            if (rh == 0u) {
-                for (unsigned h = 1u; h < PARTS; h++) {
-#pragma unroll
-                    for (unsigned m = 0u; m < NPART; m++) {
-                        acc[m] += flat[((h - 1u) * NPART + m) * TXTY + rc];
-                    }
-                }
-            }
-        }
-        if (rh == 0u && rc_in) {
-#pragma unroll
-            for (unsigned m = 0u; m < NPART; m++) {
-                partials[partial_at(blockIdx.y, blockIdx.x, gridDim.x, k, m, rc)] = acc[m];
-            }
-        }
+    fused_coeffs(coef[0]);
+    __syncthreads();
+    // Interior tiles (no edge tests) and edge tiles: a branch uniform across the block.
+    if (a * TX + TX <= NX && b * TY + TY <= NY) {
+        march<true>(carry, ray, sh, cells, bnd, table, xface, yface, partials, incident, a, b, rc, rh, rc_in);
+    } else {
+        march<false>(carry, ray, sh, cells, bnd, table, xface, yface, partials, incident, a, b, rc, rh, rc_in);
     }
 }

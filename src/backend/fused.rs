@@ -155,13 +155,14 @@ pub fn shared_bytes(tile: [usize; 2]) -> u32 {
 
 /// Resident blocks per SM that sweep_fused's `__launch_bounds__` asks for, which caps its
 /// registers at 65536 / (128 x n): `KNUDSEN_FUSED_MIN_BLOCKS` (1-16) for experiments, else
-/// the measured best (docs/performance.md).
+/// the measured best (docs/performance.md, "v6"): 2, where the kernel runs without spills;
+/// at 3 its 168 registers spill the carry around each level's reduction.
 pub fn min_blocks_from_env() -> u32 {
     std::env::var("KNUDSEN_FUSED_MIN_BLOCKS")
         .ok()
         .and_then(|s| s.parse().ok())
         .filter(|n| (1..=16).contains(n))
-        .unwrap_or(3)
+        .unwrap_or(2)
 }
 
 /// What a GPU backend runs: the plan `fused` makes, unless `asked` (else `KNUDSEN_SWEEP`)

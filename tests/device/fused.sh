@@ -26,7 +26,7 @@ if [ "$what" = check ] || [ "$what" = all ]; then
     n=$be-$(basename "$cfg" .json)
     echo "== $n"
     run5 $R/$n-slices "$cfg" KNUDSEN_SWEEP=slices RUST_LOG=knudsen=info
-    for tile in 8x8 4x4 16x8 2x8; do
+    for tile in ${TILES:-8x8 4x4 16x8 2x8}; do
       run5 $R/$n-fused-$tile "$cfg" KNUDSEN_SWEEP=fused KNUDSEN_FUSED_TILE=$tile RUST_LOG=knudsen=info
       $K compare $R/$n-fused-$tile $R/$n-slices | sed "s/^/  $tile: /"
     done

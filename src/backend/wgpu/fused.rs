@@ -96,12 +96,12 @@ pub fn unroll(src: &str, bounds: &[(&str, usize)]) -> String {
     out
 }
 
-/// Workgroup memory of sweep_fused with `tile`: red, xs, runs, part_runs, coef, inv_w.
+/// Workgroup memory of sweep_fused with `tile`: red, xs, wpow, runs, part_runs, coef, inv_w.
 /// Keep in sync with the `var<workgroup>` declarations there.
 pub fn workgroup_bytes(tile: [usize; 2]) -> u32 {
     let (n, bv) = (tile[0] * tile[1], BLOCK_VELOCITIES);
     let parts = bv / n;
-    (4 * bv * (n + 1) + 16 * bv + 4 * (bv + parts + 1) + 4 * (parts + 1) + 16 * 2 * 3 * n + 4 * (tile[0] + tile[1]))
+    (4 * bv * (n + 1) + 2 * 16 * bv + 4 * (bv + parts + 1) + 4 * (parts + 1) + 16 * 2 * 3 * n + 4 * (tile[0] + tile[1]))
         as u32
 }
 
