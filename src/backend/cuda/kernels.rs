@@ -156,10 +156,11 @@ pub fn compile_synthetic_ptx(source: &str, arch: Option<&'static str>) -> Result
     nvrtc(source, vec!["--fmad=false".into()], arch)
 }
 
-/// [`SYNTHETIC`] compiled for `ctx`'s device, loaded.
-pub fn compile_synthetic(ctx: &Arc<CudaContext>) -> anyhow::Result<Arc<CudaModule>> {
-    let ptx = compile_synthetic_ptx(SYNTHETIC, arch_of(ctx)?).map_err(|e| anyhow::anyhow!(e))?;
-    Ok(ctx.load_module(ptx)?)
+/// [`SYNTHETIC`] compiled for the device of `ordinal` (NVRTC only, no module loaded): a job
+/// for a thread of its own (`synthetic::cuda::PtxJob`).
+pub fn compile_synthetic_for(ordinal: usize) -> anyhow::Result<Ptx> {
+    let ctx = CudaContext::new(ordinal)?;
+    compile_synthetic_ptx(SYNTHETIC, arch_of(&ctx)?).map_err(|e| anyhow::anyhow!(e))
 }
 
 /// Representative constants for compile checks: the paper's cube (large indices, one body)

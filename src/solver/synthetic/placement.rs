@@ -25,9 +25,9 @@ pub(super) const DEVICE_MIN_CELLS: usize = 16384;
 pub(super) enum Device {
     #[default]
     Host,
-    /// Wanted, not started yet.
+    /// Wanted, not started yet; its kernels compiling.
     #[cfg(feature = "cuda-driver")]
-    CudaPending,
+    CudaPending(super::cuda::PtxJob),
     /// On the CUDA device, with the hierarchy of the generation it holds.
     #[cfg(feature = "cuda-driver")]
     Cuda(Box<super::cuda::CudaSynthetic>, u64),
@@ -45,7 +45,7 @@ impl Gsis {
         let device = match (kind, wgpu) {
             _ if host => Device::Host,
             #[cfg(feature = "cuda-driver")]
-            ("cuda", _) => Device::CudaPending,
+            ("cuda", _) => Device::CudaPending(super::cuda::PtxJob::start()),
             ("wgpu", Some(h)) => Device::WgpuPending(Box::new(h)),
             _ => Device::Host,
         };
@@ -56,7 +56,7 @@ impl Gsis {
     /// not solve, the host factors them before its solve).
     pub(super) fn host_factors(&self) -> bool {
         #[cfg(feature = "cuda-driver")]
-        if matches!(self.device, Device::CudaPending | Device::Cuda(..)) {
+        if matches!(self.device, Device::CudaPending(_) | Device::Cuda(..)) {
             return false;
         }
         !matches!(self.device, Device::WgpuPending(..) | Device::Wgpu(..))
@@ -68,12 +68,15 @@ impl Gsis {
         let t = std::time::Instant::now();
         match std::mem::take(&mut self.device) {
             #[cfg(feature = "cuda-driver")]
-            Device::CudaPending => {
-                self.device = match super::cuda::CudaSynthetic::new(RESTART) {
+            Device::CudaPending(ptx) => {
+                self.device = match super::cuda::CudaSynthetic::new(RESTART, ptx) {
                     Ok(d) => {
                         let s = t.elapsed().as_secs_f64();
                         self.start_up += s;
-                        log::info!("gsis: the synthetic solve runs on {} (CUDA; kernels ready in {s:.2} s)", d.device);
+                        log::info!(
+                            "gsis: the synthetic solve runs on {} (CUDA; kernels ready {s:.2} s after the first solve asked)",
+                            d.device
+                        );
                         Device::Cuda(Box::new(d), 0)
                     }
                     Err(e) => {

@@ -16,7 +16,7 @@ fn the_device_cycle_and_solve_match_the_hosts() {
         // (kernels::compile_synthetic_ptx) it rounds as the host does: the same bits.
         let unfactored =
             Multigrid::new(Operator::assemble(&p, &base, 1e-3), p.grid.dims(), &active, smoother, false).unwrap();
-        let mut dev = CudaSynthetic::new(30).unwrap();
+        let mut dev = CudaSynthetic::new(30, super::PtxJob::start()).unwrap();
         dev.upload(&unfactored).unwrap();
         for l in 0..mg.levels() {
             for (host, d) in mg.level(l).lines.iter().zip(&dev.hierarchy.as_ref().unwrap().levels[l].lines) {
