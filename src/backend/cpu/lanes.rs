@@ -218,29 +218,37 @@ pub fn moment_weights(p: &Problem, g: &[Option<u32>; L]) -> [[f32; L]; NRAW] {
     out
 }
 
-/// Add slice `k` of every group to the raw moments of its cells: rows in parallel; within
-/// a row, lane-wise f32 sums over blocks of 32 groups in order (vectorised like the sweep),
-/// then each cell's lanes summed and added in f64. f32 sums of 256 terms keep the moments to
+/// Add slice `k` of every group to the raw moments of its cells: runs of [`MOMENT_CELLS`]
+/// cells in parallel (not rows: 32 rows on 16 cores of unequal speed left the slowest with
+/// the last ones); within a run, lane-wise f32 sums over blocks of 32 groups in order
+/// (vectorised like the sweep), then each cell's lanes summed and added in f64. Each cell's
+/// sums are the same, term for term, whatever the runs. f32 sums of 256 terms keep the moments to
 /// a relative 1e-6 or better, the GPU backends' level, and the f64 sums add no more.
 pub fn moment_slice_lanes(
-    nx: usize,
     weights: &[[[f32; L]; NRAW]],
     slices: &[f32],
     nxy: usize,
     raw_slab: &mut [[f64; NRAW]],
 ) {
-    raw_slab.par_chunks_mut(nx).enumerate().for_each(|(j, row)| simd!(moment_row(nx, weights, slices, nxy, j, row)));
+    debug_assert_eq!(raw_slab.len(), nxy);
+    raw_slab
+        .par_chunks_mut(MOMENT_CELLS)
+        .enumerate()
+        .for_each(|(r, run)| simd!(moment_run(weights, slices, nxy, r * MOMENT_CELLS, run)));
 }
 
+/// Cells per parallel task of the moment stage.
+const MOMENT_CELLS: usize = 16;
+
 #[inline(always)]
-fn moment_row(nx: usize, weights: &[[[f32; L]; NRAW]], slices: &[f32], nxy: usize, j: usize, row: &mut [[f64; NRAW]]) {
+fn moment_run(weights: &[[[f32; L]; NRAW]], slices: &[f32], nxy: usize, start: usize, run: &mut [[f64; NRAW]]) {
     // Groups in blocks of GROUP_BLOCK; within a block, cell by cell, the 13 lane-wise sums stay
     // in registers while the block's groups stream by. A group's row is 4 KiB or less, each in
     // another page: a block's pages stay in the TLB across the row, all of a batch's would not.
     for (b, block) in weights.chunks(GROUP_BLOCK).enumerate() {
         let first = b * GROUP_BLOCK;
-        for (i, out) in row.iter_mut().enumerate() {
-            let at = (j * nx + i) * L;
+        for (i, out) in run.iter_mut().enumerate() {
+            let at = (start + i) * L;
             let mut acc = [[0.0f32; L]; NRAW];
             for (gi, wt) in block.iter().enumerate() {
                 let base = (first + gi) * nxy * L + at;
@@ -352,7 +360,7 @@ pub fn sweep_all(
                 sweep_slice_lanes(p, input, tables, g, batch.octant, k, step == 0, f);
             });
             lap(0, &mut t0);
-            moment_slice_lanes(p.grid.nx(), &weights, store, nxy, &mut out.raw[k * nxy..(k + 1) * nxy]);
+            moment_slice_lanes(&weights, store, nxy, &mut out.raw[k * nxy..(k + 1) * nxy]);
             lap(1, &mut t0);
             incident_slice_lanes(p, batch.octant, k, &flux, store, &mut out.incident);
             let stored = LaneSlots { data: store, nxy };
