@@ -222,14 +222,10 @@ pub fn moment_weights(p: &Problem, g: &[Option<u32>; L]) -> [[f32; L]; NRAW] {
 /// cells in parallel (not rows: 32 rows on 16 cores of unequal speed left the slowest with
 /// the last ones); within a run, lane-wise f32 sums over blocks of 32 groups in order
 /// (vectorised like the sweep), then each cell's lanes summed and added in f64. Each cell's
-/// sums are the same, term for term, whatever the runs. f32 sums of 256 terms keep the moments to
-/// a relative 1e-6 or better, the GPU backends' level, and the f64 sums add no more.
-pub fn moment_slice_lanes(
-    weights: &[[[f32; L]; NRAW]],
-    slices: &[f32],
-    nxy: usize,
-    raw_slab: &mut [[f64; NRAW]],
-) {
+/// sums are the same, term for term, whatever the runs. f32 sums of 256 terms keep the
+/// moments to a relative 1e-6 or better, the GPU backends' level, and the f64 sums add no
+/// more.
+pub fn moment_slice_lanes(weights: &[[[f32; L]; NRAW]], slices: &[f32], nxy: usize, raw_slab: &mut [[f64; NRAW]]) {
     debug_assert_eq!(raw_slab.len(), nxy);
     raw_slab
         .par_chunks_mut(MOMENT_CELLS)
