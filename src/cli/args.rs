@@ -65,6 +65,17 @@ pub enum Command {
         #[arg(long, default_value = "compute_90")]
         arch: String,
     },
+    /// What the Vulkan driver compiled the fused sweep's WGSL to: registers, spills and the
+    /// other statistics of VK_KHR_pipeline_executable_properties, per tile, for a bench row.
+    #[command(hide = true)]
+    VkStats {
+        /// A `knudsen bench` row (CxV, or cube).
+        #[arg(long, default_value = "64x64")]
+        row: String,
+        /// Tiles, TXxTY, comma-separated.
+        #[arg(long, default_value = "4x4,8x4,4x8,8x8")]
+        tiles: String,
+    },
     /// Run the validation suite (configs/validation/*.json, or the files given) and write
     /// measured against reference for every case to OUT/results-<subset>.json. Exit 1 if
     /// any case fails its tolerance.

@@ -1,5 +1,5 @@
 //! The `knudsen` commands, one file each: [`run`], [`check`], [`validate`], [`bench`], [`info`],
-//! [`compare`], [`slice`] and the hidden [`nvrtc`] check. The pieces they share: [`args`]
+//! [`compare`], [`slice`] and the hidden [`nvrtc`] and [`vk_stats`] diagnostics. The pieces they share: [`args`]
 //! (what clap parses), [`load`] (the case with its command-line overrides),
 //! [`out_dir`] (where results go), [`progress`] (what a run shows) and [`failure`] (the
 //! error and its exit code). A new command is a new file here and one arm in `main.rs`.
@@ -18,6 +18,15 @@ pub mod resume;
 pub mod run;
 pub mod slice;
 pub mod validate;
+#[cfg(any(target_os = "linux", target_os = "windows"))]
+pub mod vk_stats;
+/// The Vulkan statistics need wgpu's Vulkan backend (Linux, Windows).
+#[cfg(not(any(target_os = "linux", target_os = "windows")))]
+pub mod vk_stats {
+    pub fn vk_stats(_: &str, _: &str) -> Result<(), super::failure::Failure> {
+        Err(super::failure::Failure::BadInput("vk-stats needs the Vulkan backend (Linux or Windows)".into()))
+    }
+}
 
 /// The log target of the commands' own lines: `knudsen`, as the command line has always
 /// printed them (the modules here would otherwise show as `knudsen::cli::...`).
