@@ -2,8 +2,9 @@
 //! counterpart of `ptxas -v` for the CUDA kernels. The wgpu backend cannot see it: wgpu
 //! creates its pipelines without VK_KHR_pipeline_executable_properties. This opens a device
 //! of its own through wgpu-hal with that extension, builds `sweep_fused` as the wgpu backend
-//! would (the same WGSL, tile, unrolling and override constants, translated by naga without
-//! runtime checks, as the backend's trusted modules are) and prints each executable's
+//! would (the same WGSL, tile, unrolling and override constants, translated by naga with the
+//! options wgpu-hal uses for the backend's trusted modules on a Vulkan 1.3 device) and
+//! prints each executable's
 //! statistics: on NVIDIA, registers per thread, spills, shared memory, instruction counts.
 
 use super::failure::Failure;
@@ -44,7 +45,10 @@ pub fn vk_stats(row: &str, tiles: &str) -> Result<(), Failure> {
 }
 
 /// `sweep_fused`'s SPIR-V with `tile` and `p`'s override constants (those of
-/// `wgpu::fused::FusedGpu::new`; no partner faces, the stride one wave of every velocity).
+/// `wgpu::fused::FusedGpu::new`; no partner faces, the stride one wave of every velocity),
+/// written with the options wgpu-hal 30 derives for it (`vulkan/device.rs`): no bounds
+/// checks, loop bounding, integer-division guards or workgroup zeroing (`kernels::kernel_with`
+/// creates the module unchecked and asks for no zeroing), SPIR-V 1.6 for a Vulkan 1.3 device.
 fn spirv(p: &Problem, tile: [usize; 2]) -> anyhow::Result<Vec<u32>> {
     use naga::back::spv;
     let src = fused::source("sweep_fused", tile);
@@ -74,6 +78,9 @@ fn spirv(p: &Problem, tile: [usize; 2]) -> anyhow::Result<Vec<u32>> {
             binding_array: naga::proc::BoundsCheckPolicy::Unchecked,
         },
         force_loop_bounding: false,
+        emit_int_div_checks: false,
+        zero_initialize_workgroup_memory: spv::ZeroInitializeWorkgroupMemoryMode::None,
+        lang_version: (1, 6),
         ..Default::default()
     };
     let pipeline = spv::PipelineOptions { shader_stage: entry.0, entry_point: entry.1.to_string() };
@@ -147,7 +154,33 @@ impl Device {
     unsafe fn statistics(&self, words: &[u32], entry: &str) -> anyhow::Result<Vec<(String, Vec<String>)>> {
         use ash::vk;
         let dev = self.open.device.raw_device();
-        let module = dev.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(words), None)?;
+        // Every object made here, destroyed on every way out: none may outlive the device.
+        struct Made<'d> {
+            dev: &'d ash::Device,
+            module: vk::ShaderModule,
+            set: vk::DescriptorSetLayout,
+            layout: vk::PipelineLayout,
+            pipeline: vk::Pipeline,
+        }
+        impl Drop for Made<'_> {
+            fn drop(&mut self) {
+                // SAFETY: each handle is null or was made on `dev`, and nothing uses it now.
+                unsafe {
+                    self.dev.destroy_pipeline(self.pipeline, None);
+                    self.dev.destroy_pipeline_layout(self.layout, None);
+                    self.dev.destroy_descriptor_set_layout(self.set, None);
+                    self.dev.destroy_shader_module(self.module, None);
+                }
+            }
+        }
+        let mut made = Made {
+            dev,
+            module: vk::ShaderModule::null(),
+            set: vk::DescriptorSetLayout::null(),
+            layout: vk::PipelineLayout::null(),
+            pipeline: vk::Pipeline::null(),
+        };
+        made.module = dev.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(words), None)?;
         let bindings: Vec<_> = (0..8u32)
             .map(|b| {
                 vk::DescriptorSetLayoutBinding::default()
@@ -161,22 +194,23 @@ impl Device {
                     .stage_flags(vk::ShaderStageFlags::COMPUTE)
             })
             .collect();
-        let set =
+        made.set =
             dev.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None)?;
-        let sets = [set];
-        let layout = dev.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&sets), None)?;
+        let sets = [made.set];
+        made.layout = dev.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&sets), None)?;
         let name = std::ffi::CString::new(entry)?;
         let stage = vk::PipelineShaderStageCreateInfo::default()
             .stage(vk::ShaderStageFlags::COMPUTE)
-            .module(module)
+            .module(made.module)
             .name(&name);
         let info = vk::ComputePipelineCreateInfo::default()
             .stage(stage)
-            .layout(layout)
+            .layout(made.layout)
             .flags(vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR);
-        let pipeline = dev
+        made.pipeline = dev
             .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
             .map_err(|(_, e)| anyhow::anyhow!("creating the pipeline: {e}"))?[0];
+        let pipeline = made.pipeline;
         let ext = ash::khr::pipeline_executable_properties::Device::new(&self.instance, dev);
         let mut out = Vec::new();
         let exes = ext.get_pipeline_executable_properties(&vk::PipelineInfoKHR::default().pipeline(pipeline))?;
@@ -200,10 +234,6 @@ impl Device {
                 .collect();
             out.push((label, lines));
         }
-        dev.destroy_pipeline(pipeline, None);
-        dev.destroy_pipeline_layout(layout, None);
-        dev.destroy_descriptor_set_layout(set, None);
-        dev.destroy_shader_module(module, None);
         Ok(out)
     }
 }

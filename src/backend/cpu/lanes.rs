@@ -240,7 +240,7 @@ const MOMENT_CELLS: usize = 16;
 fn moment_run(weights: &[[[f32; L]; NRAW]], slices: &[f32], nxy: usize, start: usize, run: &mut [[f64; NRAW]]) {
     // Groups in blocks of GROUP_BLOCK; within a block, cell by cell, the 13 lane-wise sums stay
     // in registers while the block's groups stream by. A group's row is 4 KiB or less, each in
-    // another page: a block's pages stay in the TLB across the row, all of a batch's would not.
+    // another page: a block's pages stay in the TLB across the run, all of a batch's would not.
     for (b, block) in weights.chunks(GROUP_BLOCK).enumerate() {
         let first = b * GROUP_BLOCK;
         for (i, out) in run.iter_mut().enumerate() {
@@ -262,7 +262,7 @@ fn moment_run(weights: &[[[f32; L]; NRAW]], slices: &[f32], nxy: usize, start: u
     }
 }
 
-/// Groups per block of the moment stage (`moment_row`).
+/// Groups per block of the moment stage (`moment_run`).
 const GROUP_BLOCK: usize = 32;
 
 /// Each lane's weight in the incident flux of each downwind face of the batch (axis order):

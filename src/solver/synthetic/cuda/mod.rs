@@ -150,15 +150,27 @@ fn ordinal() -> anyhow::Result<usize> {
 /// NVRTC's compile of `shaders/cuda/synthetic.cu`, started on a thread of its own when the
 /// solver is set up, so that it runs beside the first sweep instead of after it: on the
 /// H100's host it takes 0.3-0.65 s, the length of two to three 64^3 x 64^3 sweeps.
-pub struct PtxJob(std::thread::JoinHandle<anyhow::Result<cudarc::nvrtc::Ptx>>);
+/// A job never waited for (a run that ends before its first synthetic solve) is joined
+/// when dropped, so that the process never exits with NVRTC or the driver mid-call.
+pub struct PtxJob(Option<std::thread::JoinHandle<anyhow::Result<cudarc::nvrtc::Ptx>>>);
 
 impl PtxJob {
     pub fn start() -> Self {
-        Self(std::thread::spawn(|| kernels::compile_synthetic_for(ordinal()?)))
+        Self(Some(std::thread::spawn(|| kernels::compile_synthetic_for(ordinal()?))))
     }
 
-    fn wait(self) -> anyhow::Result<cudarc::nvrtc::Ptx> {
-        self.0.join().map_err(|_| anyhow::anyhow!("the NVRTC thread panicked"))?
+    fn wait(mut self) -> anyhow::Result<cudarc::nvrtc::Ptx> {
+        let handle = self.0.take().expect("a job is waited for once");
+        handle.join().map_err(|_| anyhow::anyhow!("the NVRTC thread panicked"))?
+    }
+}
+
+impl Drop for PtxJob {
+    fn drop(&mut self) {
+        if let Some(h) = self.0.take() {
+            // Its result is of no use now; only its end is.
+            let _ = h.join();
+        }
     }
 }
 
