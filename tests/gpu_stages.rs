@@ -91,7 +91,7 @@ fn check_stages(partner_faces: bool, scheme: Scheme, max_slice_binding: Option<u
         }
     });
     assert_eq!(partner.iter().filter(|d| !d.is_empty()).count(), if partner_faces { 2 } else { 0 });
-    let input = SweepInput { eq: &eq, face_density: &dens, wall_density: &wall_dens, partner: &partner };
+    let input = SweepInput { eq: &eq, fields: &[], face_density: &dens, wall_density: &wall_dens, partner: &partner };
     // The stages of the slice kernels.
     let opts = WgpuOptions {
         max_slice_binding,

@@ -19,7 +19,7 @@ pub mod wgpu;
 
 use crate::body::WALL_SUMS;
 use crate::boundary::{face_zeros, FaceData};
-use crate::model::{EqCoeffs, NRAW};
+use crate::model::{EqCoeffs, Macro, NRAW};
 use crate::plan::BatchPlan;
 use serde::Serialize;
 
@@ -56,7 +56,11 @@ use crate::problem::Problem;
 /// per specular or periodic face, its partner data (`[face cell][slot]`, empty for other
 /// faces; crate::boundary).
 pub struct SweepInput<'a> {
+    /// The sweep coefficients of `fields`; stale where the backend derives them itself
+    /// ([`Backend::derives_coefficients`]).
     pub eq: &'a [EqCoeffs],
+    /// The macroscopic fields the coefficients come from (NaN in solid cells).
+    pub fields: &'a [Macro],
     pub face_density: &'a FaceData,
     pub wall_density: &'a [f64],
     pub partner: &'a FaceData,
@@ -103,6 +107,11 @@ pub trait Backend {
     /// raised to it (f32 storage cannot show relative changes much below 1e-6).
     fn residual_floor(&self) -> f64 {
         0.0
+    }
+    /// Whether the backend computes the sweep coefficients from `SweepInput::fields` itself,
+    /// so the solver need not keep `SweepInput::eq` up to date.
+    fn derives_coefficients(&self) -> bool {
+        false
     }
     /// One iteration of eq. (iter_outer): f^{n+1} from f^{S,n}, reduced to moments.
     fn sweep(&mut self, input: &SweepInput, out: &mut SweepOutput) -> anyhow::Result<()>;

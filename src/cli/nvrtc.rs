@@ -22,7 +22,7 @@ pub fn nvrtc_check(source: Option<&Path>, arch: String) -> Result<(), Failure> {
             let path = Path::new(&dir).join(format!("knudsen-{arch}-nx{}.ptx", sizes.nx));
             std::fs::write(&path, &text).map_err(|e| Failure::Run(anyhow::anyhow!("{}: {e}", path.display())))?;
         }
-        for k in ["sweep_slice", "moment_slice", "wall_load_slice", "sweep_fused", "fused_moments"] {
+        for k in ["sweep_slice", "moment_slice", "wall_load_slice", "sweep_fused", "fused_moments", "cell_records"] {
             if source.is_none() && !text.contains(&format!(".entry {k}")) {
                 return Err(Failure::Run(anyhow::anyhow!("NVRTC output has no entry {k}")));
             }

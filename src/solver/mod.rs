@@ -217,6 +217,7 @@ impl<'a> Solver<'a> {
             }
             None => (State::initial(p), Vec::new()),
         };
+        state.host_eq = !self.backend.derives_coefficients();
         let elapsed0 = history.last().map_or(0.0, |h: &IterationRecord| h.elapsed);
         let volumes = p.grid.volumes();
         let mass0: f64 = volumes.iter().map(|v| v * p.initial_macro().rho).sum();
@@ -229,6 +230,7 @@ impl<'a> Solver<'a> {
             let t0 = Instant::now();
             let input = SweepInput {
                 eq: &state.eq,
+                fields: &state.fields,
                 face_density: &state.face_density,
                 wall_density: &state.wall_density,
                 partner: &state.partner,

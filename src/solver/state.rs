@@ -30,7 +30,11 @@ pub struct Restart {
 #[derive(Clone)]
 pub struct State {
     pub fields: Vec<Macro>,
+    /// The sweep coefficients of `fields`, kept up to date only while `host_eq`.
     pub eq: Vec<EqCoeffs>,
+    /// Whether the host computes `eq` after each update; false where the backend derives
+    /// the coefficients from the fields itself (`Backend::derives_coefficients`).
+    pub host_eq: bool,
     /// The densities the next sweep emits with.
     pub face_density: FaceData,
     pub wall_density: Vec<f64>,
@@ -64,6 +68,7 @@ impl State {
             used_wall_density: wall_density.clone(),
             fields,
             eq,
+            host_eq: true,
             face_density,
             wall_density,
             partner,
@@ -86,6 +91,7 @@ impl State {
             used_wall_density: r.wall_density.clone(),
             fields: r.fields,
             eq,
+            host_eq: true,
             face_density: r.face_density,
             wall_density: r.wall_density,
             partner: r.partner,

@@ -380,7 +380,7 @@ mod tests {
         }
         let mut f = vec![0.0; 4];
         let partner = face_zeros(&p.grid).map(|_| Vec::new());
-        let inp = SweepInput { eq: &eq, face_density: &dens, wall_density: &[], partner: &partner };
+        let inp = SweepInput { eq: &eq, fields: &[], face_density: &dens, wall_density: &[], partner: &partner };
         sweep_slice(&p, &inp, None, v, oct, 0, true, &mut f);
         // The Gaussian tables give the same update to round-off.
         let mut tables = GaussTables::default();

@@ -132,7 +132,7 @@ mod tests {
                 *d = if j < n / 2 { 1.0 / shape(Face::XMin) } else { 0.0 };
             }
             dens[Face::ZMin.id()].iter_mut().for_each(|d| *d = 0.5 / shape(Face::ZMin));
-            let inp = SweepInput { eq: &eq, face_density: &dens, wall_density: &[], partner: &partner };
+            let inp = SweepInput { eq: &eq, fields: &[], face_density: &dens, wall_density: &[], partner: &partner };
             let mut stored = vec![0.0; SLOTS * n * n];
             sweep_slice2(&p, &inp, None, v, Octant::of(*xi), 0, true, &mut stored);
             let fs = e.shakhov(*xi);

@@ -11,6 +11,7 @@ const MOMENT: &str = include_str!("../../../shaders/cuda/moment_slice.cu");
 const WALL_LOAD: &str = include_str!("../../../shaders/cuda/wall_load_slice.cu");
 const FUSED: &str = include_str!("../../../shaders/cuda/sweep_fused.cu");
 const FUSED_MOMENTS: &str = include_str!("../../../shaders/cuda/fused_moments.cu");
+const CELL_RECORDS: &str = include_str!("../../../shaders/cuda/cell_records.cu");
 /// The synthetic (GSIS) solve's kernels: a module of their own, without size constants
 /// (src/solver/synthetic/cuda/ launches them).
 pub const SYNTHETIC: &str = concat!(
@@ -90,9 +91,10 @@ impl Sizes {
     }
 }
 
-/// The whole program: the shared header, then the slice kernels, then the fused sweep.
+/// The whole program: the shared header, then the slice kernels, then the fused sweep, then
+/// the cell records.
 pub fn program() -> String {
-    format!("{COMMON}\n{SWEEP}\n{MOMENT}\n{WALL_LOAD}\n{FUSED}\n{FUSED_MOMENTS}")
+    format!("{COMMON}\n{SWEEP}\n{MOMENT}\n{WALL_LOAD}\n{FUSED}\n{FUSED_MOMENTS}\n{CELL_RECORDS}")
 }
 
 /// Compile `source` (normally [`program`]) to PTX. `arch`: e.g. "compute_90"; None lets

@@ -12,6 +12,7 @@
 mod bandwidth;
 mod fused;
 pub mod kernels;
+mod records;
 
 use super::gpu_tables::{moment_index, velocity_table};
 use super::wgpu::layout::{CellCoeffs, MSTRIDE};
@@ -77,6 +78,12 @@ pub struct CudaBackend {
     /// The fused on-chip sweep, where the case allows it (then no slices are allocated);
     /// else why not.
     fused: Result<fused::Fused, String>,
+    /// The cell records from the fields on the device; None: from `SweepInput::eq` on the
+    /// host (`KNUDSEN_CELL_RECORDS=host`).
+    records: Option<records::CellRecords>,
+    /// Read-back buffers in page-locked host memory, kept across iterations: a copy into
+    /// fresh pageable memory pays its page faults and a staging copy each time.
+    host: [records::Pinned<f32>; 3],
 }
 
 /// Threads per block: the WGSL workgroup sizes (layout.rs).
@@ -140,6 +147,10 @@ impl CudaBackend {
         let load = |n: &str| module.load_function(n).with_context(|| format!("loading kernel {n}"));
         let (sweep, moment, wall_load) = (load("sweep_slice")?, load("moment_slice")?, load("wall_load_slice")?);
         let stream = ctx.default_stream();
+        let records = match records::on_device_from_env()? {
+            true => Some(records::CellRecords::new(p, &module, &stream)?),
+            false => None,
+        };
 
         let g = &p.grid;
         let nwalls = p.bodies.solids.walls.len();
@@ -163,6 +174,7 @@ impl CudaBackend {
             tables.push(t);
             vidx.push(v);
         }
+        let incident_len = t.incident_len;
         let backend = Self {
             cells: alloc(g.cells() * 12).context("allocating the cell coefficients")?,
             bnd: stream.clone_htod(&t.bnd)?,
@@ -183,6 +195,12 @@ impl CudaBackend {
                 Ok(plan) => Ok(fused::Fused::new(p, plan, &module, &stream)?),
                 Err(why) => Err(why),
             },
+            records,
+            host: [
+                records::Pinned::readable(&ctx, g.cells() * MSTRIDE)?,
+                records::Pinned::readable(&ctx, incident_len)?,
+                records::Pinned::readable(&ctx, nwalls * WALL_SUMS)?,
+            ],
             problem,
             name,
             stream,
@@ -276,11 +294,16 @@ impl Backend for CudaBackend {
         let fixed: usize =
             f32s.into_iter().chain(&self.slices).chain(self.tables.iter().flatten()).map(|b| b.num_bytes()).sum();
         let ints: usize = std::iter::once(&self.walls).chain(self.vidx.iter().flatten()).map(|b| b.num_bytes()).sum();
-        Some((fixed + ints + self.fused.as_ref().map_or(0, |f| f.device_bytes())) as u64)
+        let records = self.records.as_ref().map_or(0, |r| r.device_bytes());
+        Some((fixed + ints + records + self.fused.as_ref().map_or(0, |f| f.device_bytes())) as u64)
     }
 
     fn copy_bandwidth(&mut self) -> anyhow::Result<f64> {
         bandwidth::copy_bandwidth(&self.stream)
+    }
+
+    fn derives_coefficients(&self) -> bool {
+        self.records.is_some()
     }
 
     fn residual_floor(&self) -> f64 {
@@ -290,9 +313,14 @@ impl Backend for CudaBackend {
 
     fn sweep(&mut self, input: &SweepInput, out: &mut SweepOutput) -> anyhow::Result<()> {
         let t0 = std::time::Instant::now();
-        let cells = gpu_io::cell_records(&self.problem, input);
         let stream = self.stream.clone();
-        stream.memcpy_htod(bytemuck::cast_slice::<CellCoeffs, f32>(&cells), &mut self.cells)?;
+        match &mut self.records {
+            Some(r) => r.launch(&stream, input.fields, &mut self.cells)?,
+            None => {
+                let cells = gpu_io::cell_records(&self.problem, input);
+                stream.memcpy_htod(bytemuck::cast_slice::<CellCoeffs, f32>(&cells), &mut self.cells)?;
+            }
+        }
         let dens = gpu_io::densities(input);
         let mut tail = self.bnd.slice_mut(self.dens_at..);
         stream.memcpy_htod(&dens, &mut tail)?;
@@ -311,12 +339,13 @@ impl Backend for CudaBackend {
             )?,
             Err(_) => self.launch_all()?,
         }
-        let moments = stream.clone_dtoh(&self.moments)?;
-        let incident = stream.clone_dtoh(&self.incident)?;
-        let wall_sums = stream.clone_dtoh(&self.wall_sums)?;
+        let [moments, incident, wall_sums] = &mut self.host;
+        moments.read(&stream, &self.moments)?;
+        incident.read(&stream, &self.incident)?;
+        wall_sums.read(&stream, &self.wall_sums)?;
         stream.synchronize().context("waiting for the GPU")?;
         let t_gpu = t0.elapsed().as_secs_f64();
-        gpu_io::unpack(out, &moments, &incident, &wall_sums, &self.layout);
+        gpu_io::unpack(out, moments.get()?, incident.get()?, wall_sums.get()?, &self.layout);
         let t = t0.elapsed().as_secs_f64();
         log::debug!(
             "cuda sweep: {t:.4} s (records and uploads {t_prep:.4} s, kernels and read-back {:.4} s, unpack {:.4} s)",

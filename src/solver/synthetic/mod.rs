@@ -50,7 +50,7 @@ pub mod wgpu;
 use super::state::State;
 use super::{source_iteration, Strategy, Sweep};
 use crate::backend::SweepOutput;
-use crate::model::Macro;
+use crate::model::{collision_frequency, Macro};
 use crate::problem::Problem;
 use flux::{Base, NV};
 use ledger::Update;
@@ -308,7 +308,8 @@ fn linearisation(p: &Problem, out: &SweepOutput, state: &State) -> (Vec<Macro>, 
             }
             let (n, s) = (&state.fields[c], &star[c]);
             let (cn, cs) = (conserved(n.rho, n.u, n.t), conserved(s.rho, s.u, s.t));
-            let k = -volumes[c] * state.eq[c].nu;
+            // The sweep's collision frequency (EqCoeffs::nu of these fields).
+            let k = -volumes[c] * collision_frequency(p.delta, p.omega, n.rho, n.t);
             std::array::from_fn(|i| k * (cn[i] - cs[i]))
         })
         .collect();
@@ -376,12 +377,15 @@ impl Gsis {
         let t_post = std::time::Instant::now();
         let change: Vec<[f64; NV]> = dw.par_iter().map(|d| d.map(|x| scale * x)).collect();
         walls::predict_incident(p, &base, &change, out);
+        let host_eq = state.host_eq;
         state.fields.par_iter_mut().zip(state.eq.par_iter_mut()).enumerate().for_each(|(c, (f, e))| {
             if fluid(c) {
                 let (b, d) = (&base[c], &dw[c]);
                 let u = std::array::from_fn(|i| b.u[i] + scale * d[1 + i]);
                 *f = Macro { rho: b.rho + scale * d[0], u, t: b.t + scale * d[4], q: star[c].q, p: star[c].p };
-                *e = p.eq_coeffs(f);
+                if host_eq {
+                    *e = p.eq_coeffs(f);
+                }
             }
         });
         log::debug!(

@@ -1,0 +1,92 @@
+// The sweep's per-cell records from the macroscopic fields, on the device: the twin of
+// src/backend/gpu_io.rs::cell_records, which takes them from the host's
+// src/model.rs::EqCoeffs::new_on_grid (same formulas, same order of terms; f64 throughout,
+// rounded to f32 only in the record). One thread per cell. The host used to spend ~0.4 us of
+// one core per cell on the grid sums below, every iteration; here a 64^3 grid takes
+// microseconds, and the host uploads the fields instead of the records.
+//
+// fields: CELL_FIELDS doubles per cell, (rho, U_x, U_y, U_z, T, q_x, q_y, q_z)
+//   (src/backend/cuda/records.rs::pack_fields);
+// vgrid:  the M velocity nodes of one axis, then their M 1D weights;
+// words:  the wall word of each cell (src/grid/solid.rs), read only when HAS_WALLS;
+// cells:  12 floats per cell, the layout of src/backend/wgpu/layout.rs::CellCoeffs:
+//   (pref, 1/T, nu, wall word), (U, base), (s, log2(e)/T).
+// Keep in sync with those three.
+
+#define CELL_FIELDS 8u
+
+// sum_i w_i g_i (x_i - u)^n, n = 0..3, g_i = exp(-(x_i - u)^2 / t), by the recurrence of
+// src/model.rs::gaussian_moments_of: outward from the node nearest u, up then down.
+__device__ void gaussian_moments(const double* __restrict__ nodes, const double* __restrict__ w1, double u,
+                                 double t, double m[4]) {
+    m[0] = 0.0; m[1] = 0.0; m[2] = 0.0; m[3] = 0.0;
+    if (M < 2u) {
+        for (unsigned i = 0u; i < M; ++i) {
+            const double x = nodes[i] - u;
+            const double wg = w1[i] * exp(-(x * x) / t);
+            m[0] += wg; m[1] += wg * x; m[2] += wg * x * x; m[3] += wg * x * x * x;
+        }
+        return;
+    }
+    const double h = nodes[1] - nodes[0];
+    const double c = exp(-2.0 * h * h / t);
+    // round() halves away from zero, as Rust's f64::round; clamped before the conversion.
+    const unsigned k = (unsigned)fmin(fmax(round((u - nodes[0]) / h), 0.0), (double)(M - 1u));
+    for (int pass = 0; pass < 2; ++pass) {
+        const int dir = pass == 0 ? 1 : -1;
+        const unsigned first = pass == 0 ? k : (k > 0u ? k - 1u : 0u);
+        const unsigned count = pass == 0 ? M - k : k;
+        const double dh = (double)dir * h;
+        const double d = nodes[first] - u;
+        double g = exp(-d * d / t);
+        double r = exp(-(2.0 * d * dh + h * h) / t);
+        for (unsigned step = 0u; step < count; ++step) {
+            const unsigned i = (unsigned)((int)first + dir * (int)step);
+            const double x = nodes[i] - u;
+            const double wg = w1[i] * g;
+            m[0] += wg; m[1] += wg * x; m[2] += wg * x * x; m[3] += wg * x * x * x;
+            g *= r;
+            r *= c;
+        }
+    }
+}
+
+extern "C" __global__ void cell_records(const double* __restrict__ fields, const double* __restrict__ vgrid,
+                                        const unsigned* __restrict__ words, double prandtl, double delta,
+                                        double omega, unsigned ncell, float* __restrict__ cells) {
+    const unsigned c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= ncell) return;
+    const unsigned word = HAS_WALLS ? words[c] : 0u;
+    float* rec = cells + 12u * c;
+    if ((word & SOLID) != 0u) {
+        // Solid cells hold zero coefficients (src/solver/state.rs) and their word.
+        for (unsigned n = 0u; n < 12u; ++n) rec[n] = 0.0f;
+        rec[3] = __uint_as_float(word);
+        return;
+    }
+    const double* f = fields + (size_t)CELL_FIELDS * c;
+    const double rho = f[0], t = f[4];
+    const double u[3] = {f[1], f[2], f[3]};
+    const double ks = (1.0 - prandtl) * 4.0 / (5.0 * rho * t * t);
+    const double s[3] = {ks * f[5], ks * f[6], ks * f[7]};
+    const double inv_t = 1.0 / t;
+    const double nu = delta * rho * pow(t, 1.0 - omega);
+    double g[3][4];
+    for (int a = 0; a < 3; ++a) gaussian_moments(vgrid, vgrid + M, u[a], t, g[a]);
+    const double z = g[0][0] * g[1][0] * g[2][0];
+    const double pref = rho / z;
+    double base = 1.0;
+    if (s[0] != 0.0 || s[1] != 0.0 || s[2] != 0.0) {
+        double corr = 0.0;
+        for (int a = 0; a < 3; ++a) {
+            const int b = (a + 1) % 3, e = (a + 2) % 3;
+            const double cube = g[a][3] * g[b][0] * g[e][0] + g[a][1] * g[b][2] * g[e][0] + g[a][1] * g[b][0] * g[e][2];
+            corr += s[a] * (2.0 * inv_t * cube - 5.0 * g[a][1] * g[b][0] * g[e][0]);
+        }
+        base = 1.0 - corr / z;
+    }
+    rec[0] = (float)pref; rec[1] = (float)inv_t; rec[2] = (float)nu; rec[3] = __uint_as_float(word);
+    rec[4] = (float)u[0]; rec[5] = (float)u[1]; rec[6] = (float)u[2]; rec[7] = (float)base;
+    rec[8] = (float)s[0]; rec[9] = (float)s[1]; rec[10] = (float)s[2];
+    rec[11] = (float)(inv_t * 1.4426950408889634);
+}
