@@ -198,7 +198,13 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
     let rc_in = a * TX + rc % TX < NX && b * TY + rc / TX < NY;
     let full = a * TX + TX <= NX && b * TY + TY <= NY;
     var carry: array<f32, TXTY>;
+    // @levels
     for (var kk = 0u; kk < NZ; kk++) {
+        // Whether the tile lies wholly inside the grid, and whether this is the first level:
+        // the host copies this loop four times with both as constants (wgpu/fused.rs::levels),
+        // so that each copy's body is one straight path, as sweep_fused.cu's march_level.
+        let lvl_full = full;
+        let lvl_first = kk == 0u;
         let k = select(kk, NZ - 1u - kk, neg_z);
         let cur = (kk & 1u) * NCOEF;
         // The next level's coefficients, loaded now and stored after this level's update.
@@ -214,7 +220,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
         // @unroll
         for (var jj = 0u; jj < TY; jj++) {
             let ju = b * TY + jj;
-            if full || ju < NY {
+            if lvl_full || ju < NY {
                 let j = select(ju, NY - 1u - ju, neg_y);
                 let by = uy * inv_w[TX + jj];
                 // The denominator's terms shared by the row.
@@ -232,7 +238,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                 // @unroll
                 for (var ii = 0u; ii < TX; ii++) {
                     let iu = a * TX + ii;
-                    if full || iu < NX {
+                    if lvl_full || iu < NX {
                         let i = select(iu, NX - 1u - iu, neg_x);
                         let ax = ux * inv_w[ii];
                         var fy: f32;
@@ -248,7 +254,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                             fy = yface[(k * NX + i) * FCH + v];
                         }
                         var fz: f32;
-                        if kk == 0u {
+                        if lvl_first {
                             if z_part != NONE {
                                 fz = partner(z_part, j * NX + i, z_slot);
                             } else {
@@ -326,7 +332,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
         // @unroll
         for (var ii = 0u; ii < TX; ii++) {
             let iu = a * TX + ii;
-            if full || iu < NX {
+            if lvl_full || iu < NX {
                 yface[(k * NX + select(iu, NX - 1u - iu, neg_x)) * FCH + v] = carry[(TY - 1u) * TX + ii];
             }
         }

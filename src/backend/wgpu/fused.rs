@@ -7,6 +7,7 @@
 use super::kernels::{self, Kernel};
 use super::layout::PARAMS_STRIDE;
 use super::schedule::grid_2d;
+use super::specialise::{levels, levels_from_env, unroll};
 use crate::backend::fused::{self, FusedLimits, FusedPlan, SweepKernel, BLOCK_VELOCITIES, PARTIALS};
 use crate::backend::gpu_tables::{shape_rows, velocity_table};
 use crate::plan::PlanError;
@@ -33,8 +34,9 @@ pub struct FusedParams {
 /// Storage buffers sweep_fused binds (cells, bnd, table, xface, yface, partials, incident).
 pub const STORAGE_BUFFERS: u32 = 7;
 
-/// A kernel's source with the tile set: `const TX` and `const TY` replaced, the loops
-/// marked `// @unroll` unrolled, face_offset appended.
+/// A kernel's source with the tile set: `const TX` and `const TY` replaced, the z-loop
+/// marked `// @levels` copied per kind of level, the loops marked `// @unroll` unrolled,
+/// face_offset appended.
 pub fn source(kernel: &str, tile: [usize; 2]) -> String {
     let src = if kernel == "sweep_fused" { SWEEP } else { MOMENTS };
     let tx = "const TX: u32 = 8u;";
@@ -48,52 +50,8 @@ pub fn source(kernel: &str, tile: [usize; 2]) -> String {
     let bounds = [("TX", tile[0]), ("TY", tile[1]), ("TXTY", n), ("NQ", nq), ("NPART", fused::PARTIALS)];
     let sweep =
         if kernel == "sweep_fused" { format!("{}\n{PARTNER}", super::shaders::SWEEP_COMMON) } else { String::new() };
+    let s = levels(&s, levels_from_env());
     format!("{}\n{FACE_OFFSET}\n{sweep}", unroll(&s, &bounds))
-}
-
-/// Unroll every `for (var n = 0u; n < BOUND; n++) { body }` that follows a line
-/// `// @unroll` (BOUND one of `bounds`): the body once per n, each copy in a block that
-/// starts `let n: u32 = <n>u;`. Nested marked loops unroll too. The bodies must not
-/// `break` or `continue` (they would leave the enclosing loop).
-pub fn unroll(src: &str, bounds: &[(&str, usize)]) -> String {
-    const MARK: &str = "// @unroll\n";
-    let Some(at) = src.find(MARK) else { return src.to_string() };
-    let after = &src[at + MARK.len()..];
-    let line_end = after.find('\n').expect("a loop after // @unroll");
-    let head = after[..line_end].trim();
-    let parsed = head
-        .strip_prefix("for (var ")
-        .and_then(|r| r.split_once(" = 0u; "))
-        .and_then(|(n, r)| Some((n, r.strip_prefix(&format!("{n} < "))?.split_once(';')?.0)));
-    let Some((name, bound)) = parsed else {
-        panic!("// @unroll must precede `for (var n = 0u; n < BOUND; n++) {{`, found `{head}`")
-    };
-    let count = bounds.iter().find(|(b, _)| *b == bound).unwrap_or_else(|| panic!("unknown loop bound {bound}")).1;
-    assert!(head.ends_with('{'), "`{head}`: the loop's brace must end its line");
-    // The body: from after the head's brace to its matching brace.
-    let body_start = at + MARK.len() + line_end + 1;
-    let mut depth = 1;
-    let mut end = src.len();
-    for (i, ch) in src[body_start..].char_indices() {
-        match ch {
-            '{' => depth += 1,
-            '}' => depth -= 1,
-            _ => {}
-        }
-        if depth == 0 {
-            end = body_start + i;
-            break;
-        }
-    }
-    assert!(end < src.len(), "`{head}`: no matching brace");
-    let body = unroll(&src[body_start..end], bounds);
-    assert!(!body.contains("continue;") && !body.contains("break;"), "an unrolled body may not continue or break");
-    let mut out = src[..at].to_string();
-    for n in 0..count {
-        out += &format!("{{\nlet {name}: u32 = {n}u;\n{body}}}\n");
-    }
-    out += &unroll(&src[end + 1..], bounds);
-    out
 }
 
 /// Workgroup memory of sweep_fused with `tile`: red, xs, wpow, runs, part_runs, coef, inv_w.
@@ -305,20 +263,6 @@ mod tests {
                     .unwrap_or_else(|e| panic!("{k} {tile:?}:\n{e}"));
             }
         }
-    }
-
-    #[test]
-    fn unroll_copies_each_body_with_its_index() {
-        let src = "a\n// @unroll\nfor (var j = 0u; j < TY; j++) {\n    // @unroll\n    for (var i = 0u; i < TX; i++) {\n        x[j * 2u + i] = 1.0;\n    }\n}\nb\n";
-        let out = unroll(src, &[("TX", 2), ("TY", 3)]);
-        assert_eq!(out.matches("x[j * 2u + i] = 1.0;").count(), 6);
-        assert_eq!(out.matches("let j: u32 = 2u;").count(), 1);
-        assert!(out.starts_with("a\n") && out.trim_end().ends_with('b') && !out.contains("for ("));
-        // The shader's marked loops all unroll: no loop over the tile is left.
-        let s = source("sweep_fused", [8, 8]);
-        assert!(
-            !s.contains("// @unroll\n") && !s.contains("jj < TY") && !s.contains("ii < TX") && !s.contains("c < TXTY")
-        );
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod limits;
 mod quiet;
 pub mod schedule;
 pub mod shaders;
+mod specialise;
 mod stage_check;
 pub mod twin;
 pub mod twin2;
