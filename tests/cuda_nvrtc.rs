@@ -62,6 +62,8 @@ fn cuda_kernels_compile_for_kepler_with_nvrtc_11() {
     assert_eq!(out.matches("NVRTC 11.8: compute_35").count(), 3, "{out}");
     assert_eq!(out.matches("(.target sm_35)").count(), 3, "{out}");
     assert!(out.contains("compute_35, synthetic.cu"), "{out}");
+    // And to machine code, the form the solver loads where NVRTC knows the card.
+    assert!(out.contains("NVRTC 11.8: sm_35, synthetic.cu") && out.contains("bytes of CUBIN"), "{out}");
 }
 
 #[test]
@@ -73,6 +75,7 @@ fn cuda_kernels_compile_with_nvrtc() {
     assert_eq!(out.matches("bytes of PTX").count(), 3, "{out}");
     assert_eq!(out.matches("NVRTC 13.0: compute_90").count(), 3, "{out}");
     assert!(out.contains("compute_90, synthetic.cu"), "{out}");
+    assert!(out.contains("NVRTC 13.0: sm_90, synthetic.cu") && out.contains("bytes of CUBIN"), "{out}");
 }
 
 #[test]

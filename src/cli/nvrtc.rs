@@ -55,6 +55,15 @@ pub fn nvrtc_check(source: Option<&Path>, arch: String) -> Result<(), Failure> {
         }
         let target = text.lines().find(|l| l.starts_with(".target")).unwrap_or(".target ?");
         println!("NVRTC {}: {arch}, synthetic.cu: {} bytes of PTX ({target})", kernels::nvrtc_version(), text.len());
+        // The form the solver loads: machine code for the real architecture.
+        if let Some(sm) = arch.strip_prefix("compute_") {
+            let bin = kernels::synthetic_cubin(sm)
+                .map_err(|e| Failure::Run(anyhow::anyhow!("NVRTC, sm_{sm}, synthetic.cu to CUBIN: {e}")))?;
+            if !bin.starts_with(b"\x7fELF") {
+                return Err(Failure::Run(anyhow::anyhow!("NVRTC's CUBIN for sm_{sm} is not an ELF image")));
+            }
+            println!("NVRTC {}: sm_{sm}, synthetic.cu: {} bytes of CUBIN", kernels::nvrtc_version(), bin.len());
+        }
     }
     Ok(())
 }

@@ -159,10 +159,58 @@ pub fn compile_synthetic_ptx(source: &str, arch: Option<&'static str>) -> Result
 }
 
 /// [`SYNTHETIC`] compiled for the device of `ordinal` (NVRTC only, no module loaded): a job
-/// for a thread of its own (`synthetic::cuda::PtxJob`).
+/// for a thread of its own (`synthetic::cuda::PtxJob`). Where NVRTC knows the device's
+/// architecture, straight to its machine code (CUBIN), so that loading the module later
+/// needs no JIT compile by the driver: on a machine's first run (no driver cache) that JIT
+/// cost the first synthetic solve ~0.4 s on the critical path, where this thread's extra
+/// ptxas time is hidden behind the first sweep. Else, or if that fails, PTX.
 pub fn compile_synthetic_for(ordinal: usize) -> anyhow::Result<Ptx> {
     let ctx = CudaContext::new(ordinal)?;
-    compile_synthetic_ptx(SYNTHETIC, arch_of(&ctx)?).map_err(|e| anyhow::anyhow!(e))
+    let arch = arch_of(&ctx)?;
+    if let Some(sm) = arch.and_then(|a| a.strip_prefix("compute_")) {
+        match synthetic_cubin(sm) {
+            Ok(bin) => return Ok(Ptx::from_binary(bin)),
+            Err(e) => log::debug!("NVRTC to sm_{sm} failed, compiling to PTX instead: {e}"),
+        }
+    }
+    compile_synthetic_ptx(SYNTHETIC, arch).map_err(|e| anyhow::anyhow!(e))
+}
+
+/// [`SYNTHETIC`] as machine code for `sm_<sm>` (e.g. "90"), with the PTX form's options.
+pub fn synthetic_cubin(sm: &str) -> Result<Vec<u8>, String> {
+    // SAFETY: only probes whether the shared library can be opened.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err("NVRTC (libnvrtc.so) not found".into());
+    }
+    cubin(SYNTHETIC, &[format!("--gpu-architecture=sm_{sm}"), "--fmad=false".into()])
+}
+
+/// `source` compiled by NVRTC to CUBIN (`options` must name a real architecture, sm_XY).
+fn cubin(source: &str, options: &[String]) -> Result<Vec<u8>, String> {
+    use cudarc::nvrtc::{result, sys};
+    let src = std::ffi::CString::new(source).map_err(|e| e.to_string())?;
+    let prog = result::create_program(&src, None).map_err(|e| e.to_string())?;
+    // SAFETY: `prog` was created just above and is destroyed once, at the end; the buffers
+    // passed to NVRTC have the sizes it reported.
+    unsafe {
+        let out = match result::compile_program(prog, options) {
+            Ok(()) => {
+                let mut size = 0usize;
+                sys::nvrtcGetCUBINSize(prog, &mut size).result().map_err(|e| e.to_string()).and_then(|()| {
+                    let mut bin = vec![0u8; size];
+                    sys::nvrtcGetCUBIN(prog, bin.as_mut_ptr().cast()).result().map_err(|e| e.to_string())?;
+                    Ok(bin)
+                })
+            }
+            Err(e) => {
+                let log = result::get_program_log(prog).unwrap_or_default();
+                let log: Vec<u8> = log.iter().map(|&c| c as u8).take_while(|&c| c != 0).collect();
+                Err(format!("{e}: {}", String::from_utf8_lossy(&log)))
+            }
+        };
+        let _ = result::destroy_program(prog);
+        out
+    }
 }
 
 /// Representative constants for compile checks: the paper's cube (large indices, one body)
