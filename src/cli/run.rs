@@ -134,6 +134,8 @@ fn solve(
         Some(r) => Some(load_restart(r, &problem, resume.force)?),
         None => None,
     };
+    #[cfg(feature = "cuda-driver")]
+    let _early = EarlySyntheticCompile::start(choice, cfg);
     let (backend, fallback) = backend::create(choice, problem.clone(), cfg.solver.memory_budget_mib)
         .map_err(|e| Failure::BadInput(format!("{e:#}")))?;
     // The plan is checked; before the solve, make sure its results can be written.
@@ -266,4 +268,32 @@ fn log_case(path: &Path, cfg: &Config, problem: &Problem, backend: &dyn Backend)
         plan.in_flight,
         mib(plan.distribution_bytes)
     );
+}
+
+/// The synthetic solve's CUDA kernels compiled from before the backend is built
+/// (`PtxJob::start_early`) where the run will want them; whatever the solver did not take is
+/// joined when this is dropped, on every way out of [`solve`].
+#[cfg(feature = "cuda-driver")]
+struct EarlySyntheticCompile;
+
+#[cfg(feature = "cuda-driver")]
+impl EarlySyntheticCompile {
+    fn start(choice: BackendChoice, cfg: &Config) -> Self {
+        use knudsen::config::Acceleration;
+        let wanted = matches!(choice, BackendChoice::Cuda)
+            && cfg.solver.acceleration != Acceleration::None
+            && std::env::var("KNUDSEN_GSIS_DEVICE").map_or(true, |v| v != "host")
+            && knudsen::backend::cuda::available().is_ok();
+        if wanted {
+            knudsen::solver::synthetic::cuda::PtxJob::start_early();
+        }
+        Self
+    }
+}
+
+#[cfg(feature = "cuda-driver")]
+impl Drop for EarlySyntheticCompile {
+    fn drop(&mut self) {
+        knudsen::solver::synthetic::cuda::PtxJob::discard_early();
+    }
 }
