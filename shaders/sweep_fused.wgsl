@@ -201,7 +201,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
     // @levels
     for (var kk = 0u; kk < NZ; kk++) {
         // Whether the tile lies wholly inside the grid, and whether this is the first level:
-        // the host copies this loop four times with both as constants (wgpu/fused.rs::levels),
+        // the host copies this loop four times with both as constants (wgpu/specialise.rs::levels),
         // so that each copy's body is one straight path, as sweep_fused.cu's march_level.
         let lvl_full = full;
         let lvl_first = kk == 0u;

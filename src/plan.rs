@@ -53,6 +53,13 @@ pub fn host_bytes(cells: [usize; 3], m: usize, f32_tables: bool) -> u64 {
     cells * (13 + 10 + 16 + 5 + 1 + 16) * 8 + m * m * m * (3 + 1 + 6) * 8 + tables
 }
 
+/// Host memory a GPU backend keeps per cell for its uploads and read-backs: CUDA's
+/// page-locked moment read-back (16 f32) and field upload (8 f64), 128 B per cell (wgpu's
+/// staging buffers are smaller).
+pub fn gpu_host_buffer_bytes(cells: [usize; 3]) -> u64 {
+    128 * cells.iter().product::<usize>() as u64
+}
+
 /// Device memory of the synthetic solve on a CUDA GPU (`solver::synthetic::cuda`), about:
 /// per fine cell the operator (824 B) and line factors (600 B) with a seventh more for the
 /// coarse levels, six work vectors per level (240 B, likewise), and up to 64 GMRES vectors

@@ -36,6 +36,9 @@ pub fn load(path: &Path, o: Overrides) -> Result<Config, Failure> {
 fn host_need(cfg: &Config, gpu_solve: bool, synthetic: bool) -> u64 {
     let f32_tables = cfg.solver.precision == knudsen::config::Precision::F32;
     let mut need = knudsen::plan::host_bytes(cfg.cell_counts(), cfg.velocity.points, f32_tables);
+    if gpu_solve {
+        need += knudsen::plan::gpu_host_buffer_bytes(cfg.cell_counts());
+    }
     if synthetic {
         need += if gpu_solve && std::env::var("KNUDSEN_GSIS_DEVICE").map_or(true, |v| v != "host") {
             knudsen::plan::synthetic_host_bytes_beside_device(cfg.cell_counts())

@@ -135,7 +135,7 @@ fn solve(
         None => None,
     };
     #[cfg(feature = "cuda-driver")]
-    let _early = EarlySyntheticCompile::start(choice, cfg);
+    let _early = EarlySyntheticCompile::start(choice, cfg, problem.grid.cells());
     let (backend, fallback) = backend::create(choice, problem.clone(), cfg.solver.memory_budget_mib)
         .map_err(|e| Failure::BadInput(format!("{e:#}")))?;
     // The plan is checked; before the solve, make sure its results can be written.
@@ -278,11 +278,10 @@ struct EarlySyntheticCompile;
 
 #[cfg(feature = "cuda-driver")]
 impl EarlySyntheticCompile {
-    fn start(choice: BackendChoice, cfg: &Config) -> Self {
-        use knudsen::config::Acceleration;
-        let wanted = matches!(choice, BackendChoice::Cuda)
-            && cfg.solver.acceleration != Acceleration::None
-            && std::env::var("KNUDSEN_GSIS_DEVICE").map_or(true, |v| v != "host")
+    /// `auto` tries CUDA first (`backend::create`), so it counts as CUDA where a driver is.
+    fn start(choice: BackendChoice, cfg: &Config, cells: usize) -> Self {
+        let wanted = matches!(choice, BackendChoice::Cuda | BackendChoice::Auto)
+            && knudsen::solver::synthetic::solves_on_device(cfg.solver.acceleration, cells)
             && knudsen::backend::cuda::available().is_ok();
         if wanted {
             knudsen::solver::synthetic::cuda::PtxJob::start_early();

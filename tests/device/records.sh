@@ -4,7 +4,8 @@
 # Needs carry/knudsen built with `--features cuda` and .gl/*.deb (tests/device/setup.sh).
 # The CUDA backend's cell records computed on the device (shaders/cuda/cell_records.cu)
 # against the host's (KNUDSEN_CELL_RECORDS=host), on the same binary:
-#   check:  5 iterations of each case with both, `knudsen compare` of the fields;
+#   check:  5 iterations of each case with both (GSIS; one case second order), `knudsen
+#           compare` of the fields;
 #   bench:  `knudsen bench --backend cuda --rows $ROWS` alternating $MODES (host device), $REPS
 #           times each, with the debug split of the sweep and the host update;
 #   cavity: configs/cavity-kn1.json to convergence with both, with the config's budget and
@@ -26,12 +27,18 @@ print(f"  {sys.argv[2]}: {d['iterations']} iterations, converged {d['converged']
 PY
 }
 if [ "$what" = check ] || [ "$what" = all ]; then
-  for cfg in ${CASES:-tests/device/fused/odd.json tests/device/fused/body.json tests/device/fused/partner.json configs/cavity-quick.json configs/cube-quick.json configs/cavity-kn0.01.json}; do
-    n=$(basename "$cfg" .json)
+  # Entries are a config, or config:scheme (the second-order scheme runs the slice kernels).
+  for entry in ${CASES:-tests/device/fused/odd.json tests/device/fused/body.json tests/device/fused/partner.json configs/cavity-quick.json configs/cube-quick.json configs/cavity-kn0.01.json configs/cavity-quick.json:second_order}; do
+    cfg=${entry%%:*}
+    scheme=first_order
+    [ "$entry" != "$cfg" ] && scheme=${entry#*:}
+    n=$(basename "$cfg" .json)-$scheme
     echo "== check $n"
     for mode in host device; do
-      KNUDSEN_CELL_RECORDS=$mode $K run "$cfg" --backend cuda --max-iterations 5 --tolerance 1e-30 \
-        --out $R/$n-$mode > $R/$n-$mode.log 2>&1 || { echo "FAILED: $n $mode"; tail -5 $R/$n-$mode.log; }
+      # A fixed path (`auto` follows timings) that makes synthetic solves (their right-hand
+      # side reads the collision frequency).
+      KNUDSEN_CELL_RECORDS=$mode $K run "$cfg" --backend cuda --max-iterations 5 --tolerance 1e-30 --acceleration gsis \
+        --scheme $scheme --out $R/$n-$mode > $R/$n-$mode.log 2>&1 || { echo "FAILED: $n $mode"; tail -5 $R/$n-$mode.log; }
     done
     $K compare $R/$n-device $R/$n-host | sed "s/^/  device against host: /"
   done

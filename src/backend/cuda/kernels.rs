@@ -159,21 +159,27 @@ pub fn compile_synthetic_ptx(source: &str, arch: Option<&'static str>) -> Result
 }
 
 /// [`SYNTHETIC`] compiled for the device of `ordinal` (NVRTC only, no module loaded): a job
-/// for a thread of its own (`synthetic::cuda::PtxJob`). Where NVRTC knows the device's
+/// for a thread of its own (`synthetic::cuda::PtxJob`); true with machine code. Where NVRTC knows the device's
 /// architecture, straight to its machine code (CUBIN), so that loading the module later
 /// needs no JIT compile by the driver: on a machine's first run (no driver cache) that JIT
 /// cost the first synthetic solve ~0.4 s on the critical path, where this thread's extra
 /// ptxas time is hidden behind the first sweep. Else, or if that fails, PTX.
-pub fn compile_synthetic_for(ordinal: usize) -> anyhow::Result<Ptx> {
+pub fn compile_synthetic_for(ordinal: usize) -> anyhow::Result<(Ptx, bool)> {
     let ctx = CudaContext::new(ordinal)?;
     let arch = arch_of(&ctx)?;
     if let Some(sm) = arch.and_then(|a| a.strip_prefix("compute_")) {
         match synthetic_cubin(sm) {
-            Ok(bin) => return Ok(Ptx::from_binary(bin)),
+            Ok(bin) => return Ok((Ptx::from_binary(bin), true)),
             Err(e) => log::debug!("NVRTC to sm_{sm} failed, compiling to PTX instead: {e}"),
         }
     }
-    compile_synthetic_ptx(SYNTHETIC, arch).map_err(|e| anyhow::anyhow!(e))
+    Ok((compile_synthetic_ptx(SYNTHETIC, arch).map_err(|e| anyhow::anyhow!(e))?, false))
+}
+
+/// [`SYNTHETIC`] as PTX for the device of `ordinal` (the driver JIT-compiles it at load).
+pub fn compile_synthetic_ptx_for(ordinal: usize) -> anyhow::Result<Ptx> {
+    let ctx = CudaContext::new(ordinal)?;
+    compile_synthetic_ptx(SYNTHETIC, arch_of(&ctx)?).map_err(|e| anyhow::anyhow!(e))
 }
 
 /// [`SYNTHETIC`] as machine code for `sm_<sm>` (e.g. "90"), with the PTX form's options.

@@ -130,7 +130,10 @@ impl CudaBackend {
         let distribution = fused_plan.as_ref().map_or(sched.distribution_bytes, |f| f.bytes());
         // Refuse a plan that cannot fit before allocating any of it.
         let (free, _) = ctx.mem_get_info().context("querying free device memory")?;
-        let need = distribution + sched.field_bytes + 4 * (t.bnd.len() + t.incident_len) as u64;
+        let records_on_device = records::on_device_from_env()?;
+        // The fields the cell records are computed from (records.rs), beside the records.
+        let record_fields = if records_on_device { (cells * records::CELL_FIELDS * 8) as u64 } else { 0 };
+        let need = distribution + sched.field_bytes + record_fields + 4 * (t.bnd.len() + t.incident_len) as u64;
         anyhow::ensure!(
             need <= free as u64,
             "{name}: the plan needs {} MiB of device memory ({} MiB of distribution storage); {} MiB are free; lower --memory-budget-mib",
@@ -147,7 +150,7 @@ impl CudaBackend {
         let load = |n: &str| module.load_function(n).with_context(|| format!("loading kernel {n}"));
         let (sweep, moment, wall_load) = (load("sweep_slice")?, load("moment_slice")?, load("wall_load_slice")?);
         let stream = ctx.default_stream();
-        let records = match records::on_device_from_env()? {
+        let records = match records_on_device {
             true => Some(records::CellRecords::new(p, &module, &stream)?),
             false => None,
         };
@@ -197,9 +200,9 @@ impl CudaBackend {
             },
             records,
             host: [
-                records::Pinned::readable(&ctx, g.cells() * MSTRIDE)?,
-                records::Pinned::readable(&ctx, incident_len)?,
-                records::Pinned::readable(&ctx, nwalls * WALL_SUMS)?,
+                records::Pinned::readable(&stream, g.cells() * MSTRIDE)?,
+                records::Pinned::readable(&stream, incident_len)?,
+                records::Pinned::readable(&stream, nwalls * WALL_SUMS)?,
             ],
             problem,
             name,
@@ -340,9 +343,9 @@ impl Backend for CudaBackend {
             Err(_) => self.launch_all()?,
         }
         let [moments, incident, wall_sums] = &mut self.host;
-        moments.read(&stream, &self.moments)?;
-        incident.read(&stream, &self.incident)?;
-        wall_sums.read(&stream, &self.wall_sums)?;
+        moments.read(&self.moments)?;
+        incident.read(&self.incident)?;
+        wall_sums.read(&self.wall_sums)?;
         stream.synchronize().context("waiting for the GPU")?;
         let t_gpu = t0.elapsed().as_secs_f64();
         gpu_io::unpack(out, moments.get()?, incident.get()?, wall_sums.get()?, &self.layout);

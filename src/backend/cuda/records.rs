@@ -11,8 +11,8 @@ use crate::model::Macro;
 use crate::problem::Problem;
 use anyhow::Context;
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PinnedHostSlice,
-    PushKernelArg, ValidAsZeroBits,
+    CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PinnedHostSlice, PushKernelArg,
+    ValidAsZeroBits,
 };
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -65,7 +65,7 @@ impl CellRecords {
             fields: stream.alloc_zeros::<f64>(ncell * CELL_FIELDS).context("allocating the cell fields")?,
             vgrid: stream.clone_htod(&vgrid)?,
             words: stream.clone_htod(&words)?,
-            host: Pinned::writable(stream.context(), ncell * CELL_FIELDS)?,
+            host: Pinned::writable(stream, ncell * CELL_FIELDS)?,
             constants: [p.prandtl, p.delta, p.omega],
             ncell: ncell as u32,
         })
@@ -84,7 +84,7 @@ impl CellRecords {
     ) -> anyhow::Result<()> {
         anyhow::ensure!(fields.len() == self.ncell as usize, "{} fields for {} cells", fields.len(), self.ncell);
         pack_fields(fields, self.host.get_mut()?);
-        stream.memcpy_htod(&self.host.buf, &mut self.fields)?;
+        self.host.write_to(&mut self.fields)?;
         let cfg = LaunchConfig {
             grid_dim: (self.ncell.div_ceil(BLOCK), 1, 1),
             block_dim: (BLOCK, 1, 1),
@@ -103,46 +103,65 @@ impl CellRecords {
 
 /// A host buffer of `len` values in page-locked memory, which the device copies to and from
 /// directly (about twice the bandwidth of pageable memory, and no page faults). At least one
-/// element is allocated, as for device buffers.
+/// element is allocated, as for device buffers. Copies run in `stream`'s order; cudarc
+/// records no event for them on a default stream, so every host access ([`Pinned::get`],
+/// [`Pinned::get_mut`]) and the release first wait for the stream: the host never reads a
+/// copy in flight, and never frees or overwrites a buffer the device is still reading.
 pub struct Pinned<T> {
     buf: PinnedHostSlice<T>,
     len: usize,
+    stream: Arc<CudaStream>,
 }
 
 impl<T: DeviceRepr + ValidAsZeroBits + Default + Clone> Pinned<T> {
     /// For read-back: cached memory (write-combined memory reads slowly on the host).
-    pub fn readable(ctx: &Arc<CudaContext>, len: usize) -> anyhow::Result<Self> {
-        Self::alloc(ctx, len, 0)
+    pub fn readable(stream: &Arc<CudaStream>, len: usize) -> anyhow::Result<Self> {
+        Self::alloc(stream, len, 0)
     }
 
     /// For uploads the host writes once, front to back: write-combined memory.
-    pub fn writable(ctx: &Arc<CudaContext>, len: usize) -> anyhow::Result<Self> {
-        Self::alloc(ctx, len, cudarc::driver::sys::CU_MEMHOSTALLOC_WRITECOMBINED)
+    pub fn writable(stream: &Arc<CudaStream>, len: usize) -> anyhow::Result<Self> {
+        Self::alloc(stream, len, cudarc::driver::sys::CU_MEMHOSTALLOC_WRITECOMBINED)
     }
 
-    fn alloc(ctx: &Arc<CudaContext>, len: usize, flags: u32) -> anyhow::Result<Self> {
+    fn alloc(stream: &Arc<CudaStream>, len: usize, flags: u32) -> anyhow::Result<Self> {
         // SAFETY: the contents are uninitialised; they are zeroed below before any read.
-        let mut buf = unsafe { ctx.alloc_pinned_with_flags::<T>(len.max(1), flags) }.with_context(|| {
-            format!("allocating {} MiB of page-locked host memory", (len * std::mem::size_of::<T>()) >> 20)
-        })?;
+        let mut buf =
+            unsafe { stream.context().alloc_pinned_with_flags::<T>(len.max(1), flags) }.with_context(|| {
+                format!("allocating {} MiB of page-locked host memory", (len * std::mem::size_of::<T>()) >> 20)
+            })?;
         buf.as_mut_slice()?.fill(T::default());
-        Ok(Self { buf, len })
+        Ok(Self { buf, len, stream: stream.clone() })
     }
 
-    /// The first `len` values of `src`, copied in stream order (complete after the stream's
-    /// next synchronisation).
-    pub fn read(&mut self, stream: &Arc<CudaStream>, src: &CudaSlice<T>) -> anyhow::Result<()> {
+    /// The first `len` values of `src`, copied in stream order.
+    pub fn read(&mut self, src: &CudaSlice<T>) -> anyhow::Result<()> {
         if self.len > 0 {
-            stream.memcpy_dtoh(&src.slice(..self.len), &mut self.buf)?;
+            self.stream.memcpy_dtoh(&src.slice(..self.len), &mut self.buf)?;
         }
         Ok(())
     }
 
+    /// Copy the whole buffer to `dst`, in stream order.
+    pub fn write_to(&self, dst: &mut CudaSlice<T>) -> anyhow::Result<()> {
+        self.stream.memcpy_htod(&self.buf, dst)?;
+        Ok(())
+    }
+
     pub fn get(&self) -> anyhow::Result<&[T]> {
+        self.stream.synchronize().context("waiting for the GPU")?;
         Ok(&self.buf.as_slice()?[..self.len])
     }
 
     pub fn get_mut(&mut self) -> anyhow::Result<&mut [T]> {
+        self.stream.synchronize().context("waiting for the GPU")?;
         Ok(&mut self.buf.as_mut_slice()?[..self.len])
+    }
+}
+
+impl<T> Drop for Pinned<T> {
+    fn drop(&mut self) {
+        // Before `buf` is freed (fields drop after this): no copy may still use it.
+        let _ = self.stream.synchronize();
     }
 }

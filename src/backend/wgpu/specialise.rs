@@ -18,7 +18,11 @@ pub fn levels_from_env() -> Levels {
         Ok("one") => Levels { full: false, first: false },
         Ok("full") => Levels { full: true, first: false },
         Ok("first") => Levels { full: false, first: true },
-        _ => Levels { full: true, first: true },
+        Ok("four") | Err(_) => Levels { full: true, first: true },
+        Ok(other) => {
+            log::warn!("KNUDSEN_FUSED_LEVELS={other}: expected four, full, first or one; using four");
+            Levels { full: true, first: true }
+        }
     }
 }
 

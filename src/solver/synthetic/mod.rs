@@ -44,6 +44,7 @@ pub mod lines;
 pub mod multigrid;
 pub mod operator;
 mod placement;
+pub use placement::solves_on_device;
 pub mod walls;
 pub mod wgpu;
 

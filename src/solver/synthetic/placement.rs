@@ -21,6 +21,24 @@ const MAX_INNER_F32: usize = 4 * RESTART;
 /// (32768) 0.57 against 0.85 s, the 64^3 cavity 9.6 against 10.4 s.
 pub(super) const DEVICE_MIN_CELLS: usize = 16384;
 
+/// `KNUDSEN_GSIS_DEVICE=host`: the synthetic solve stays on the host (measurements).
+fn host_forced() -> bool {
+    std::env::var("KNUDSEN_GSIS_DEVICE").is_ok_and(|v| v == "host")
+}
+
+/// Whether a run with `acceleration` on `cells` cells asks a GPU backend for a device
+/// solve: the choice [`Gsis::for_backend`] and [`Gsis::auto`] make (the CLI starts the CUDA
+/// kernels' compile early on it, `cuda::PtxJob::start_early`).
+pub fn solves_on_device(acceleration: crate::config::Acceleration, cells: usize) -> bool {
+    use crate::config::Acceleration;
+    !host_forced()
+        && match acceleration {
+            Acceleration::None => false,
+            Acceleration::Gsis => true,
+            Acceleration::Auto => cells >= DEVICE_MIN_CELLS,
+        }
+}
+
 #[derive(Default)]
 pub(super) enum Device {
     #[default]
@@ -41,9 +59,8 @@ impl Gsis {
     /// host), else on the host. `KNUDSEN_GSIS_DEVICE=host` keeps it on the host
     /// (measurements). `wgpu`: the wgpu backend's device.
     pub fn for_backend(kind: &str, wgpu: Option<WgpuHandles>) -> Self {
-        let host = std::env::var("KNUDSEN_GSIS_DEVICE").is_ok_and(|v| v == "host");
         let device = match (kind, wgpu) {
-            _ if host => Device::Host,
+            _ if host_forced() => Device::Host,
             #[cfg(feature = "cuda-driver")]
             ("cuda", _) => Device::CudaPending(super::cuda::PtxJob::start()),
             ("wgpu", Some(h)) => Device::WgpuPending(Box::new(h)),

@@ -152,7 +152,8 @@ fn ordinal() -> anyhow::Result<usize> {
 /// H100's host it takes 0.3-0.65 s, the length of two to three 64^3 x 64^3 sweeps.
 /// A job never waited for (a run that ends before its first synthetic solve) is joined
 /// when dropped, so that the process never exits with NVRTC or the driver mid-call.
-pub struct PtxJob(Option<std::thread::JoinHandle<anyhow::Result<cudarc::nvrtc::Ptx>>>);
+/// The job's result: the module, and whether it is machine code (CUBIN) rather than PTX.
+pub struct PtxJob(Option<std::thread::JoinHandle<anyhow::Result<(cudarc::nvrtc::Ptx, bool)>>>);
 
 /// A job started before the backend was built ([`PtxJob::start_early`]), until the solver
 /// takes it.
@@ -185,7 +186,7 @@ impl PtxJob {
         Self(Some(std::thread::spawn(|| kernels::compile_synthetic_for(ordinal()?))))
     }
 
-    fn wait(mut self) -> anyhow::Result<cudarc::nvrtc::Ptx> {
+    fn wait(mut self) -> anyhow::Result<(cudarc::nvrtc::Ptx, bool)> {
         let handle = self.0.take().expect("a job is waited for once");
         handle.join().map_err(|_| anyhow::anyhow!("the NVRTC thread panicked"))?
     }
@@ -207,8 +208,17 @@ impl CudaSynthetic {
         let ordinal = ordinal()?;
         let ctx = CudaContext::new(ordinal).with_context(|| format!("CUDA device {ordinal}"))?;
         let device = ctx.name().unwrap_or_else(|_| "CUDA device".into());
-        let ptx = ptx.wait().context("compiling shaders/cuda/synthetic.cu")?;
-        let module = ctx.load_module(ptx).context("loading shaders/cuda/synthetic.cu")?;
+        let (ptx, machine_code) = ptx.wait().context("compiling shaders/cuda/synthetic.cu")?;
+        let module = match ctx.load_module(ptx) {
+            Ok(m) => m,
+            // A driver older than NVRTC may refuse its machine code; PTX it JIT-compiles.
+            Err(e) if machine_code => {
+                log::debug!("gsis: the driver refused the synthetic kernels' CUBIN ({e}); loading PTX");
+                let ptx = kernels::compile_synthetic_ptx_for(ordinal)?;
+                ctx.load_module(ptx).context("loading shaders/cuda/synthetic.cu")?
+            }
+            Err(e) => return Err(e).context("loading shaders/cuda/synthetic.cu"),
+        };
         let stream = ctx.default_stream();
         let partials = RefCell::new(stream.alloc_zeros::<f64>(DOT_BLOCKS)?);
         let total = RefCell::new(stream.alloc_zeros::<f64>(1)?);
