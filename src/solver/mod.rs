@@ -223,6 +223,9 @@ impl<'a> Solver<'a> {
         let mass0: f64 = volumes.iter().map(|v| v * p.initial_macro().rho).sum();
 
         let mut out = SweepOutput::zeros(p);
+        // The next iterate's conserved variables, swapped with the state's each iteration
+        // (a fresh vector per iteration cost its page faults).
+        let mut spare_conserved = state.conserved.clone();
         let (mut converged, mut interrupted) = (false, false);
         let mut last_checkpoint = Instant::now();
         let first = history.len() + 1;
@@ -248,12 +251,10 @@ impl<'a> Solver<'a> {
                 split[k] = lap.elapsed().as_secs_f64();
                 lap = Instant::now();
             };
-            if p.config.mass_rescale() {
-                rescale_mass(&mut out, &volumes, mass0);
-            }
-            let new_conserved: Vec<[f64; 5]> = out.raw.par_iter().map(conserved_from_raw).collect();
-            let res = residuals(&state.conserved, &new_conserved);
-            state.conserved = new_conserved;
+            let factor = p.config.mass_rescale().then(|| mass0 / mass_of(&out, &volumes));
+            rescale_and_conserve(&mut out, factor, &mut spare_conserved);
+            let res = residuals(&state.conserved, &spare_conserved);
+            std::mem::swap(&mut state.conserved, &mut spare_conserved);
             mark(0);
             let sweep = Sweep { seconds: t_sweep, residual: res.iter().copied().fold(0.0, f64::max) };
             self.strategy.update_fields(p, &mut out, &mut state, sweep)?;
@@ -355,15 +356,29 @@ fn result(
 
 /// The lagged wall density lets the mass drift slightly; rescaling f (hence every raw
 /// moment and incident flux) restores it, as in the paper.
-fn rescale_mass(out: &mut SweepOutput, volumes: &[f64], mass0: f64) {
-    // In parallel (0.1 s serially at 128^3 cells), in an order that does not depend on threads.
+/// The sweep's total mass, in an order that does not depend on threads (in parallel: 0.1 s
+/// serially at 128^3 cells).
+fn mass_of(out: &SweepOutput, volumes: &[f64]) -> f64 {
     let moments = &out.raw;
     let [mass] = convergence::ordered_sum(moments.len(), |r| {
         [moments[r.clone()].iter().zip(&volumes[r]).map(|(m, v)| m[raw::RHO] * v).sum()]
     });
-    let factor = mass0 / mass;
-    out.raw.par_iter_mut().for_each(|m| m.iter_mut().for_each(|x| *x *= factor));
-    out.incident.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x *= factor));
-    out.wall.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x *= factor));
-    out.exits.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x *= factor));
+    mass
+}
+
+/// Scale everything the sweep produced by `factor` (the mass rescale), if any, and write each
+/// cell's conserved variables of the scaled moments into `conserved`: one pass over the
+/// moments instead of two.
+fn rescale_and_conserve(out: &mut SweepOutput, factor: Option<f64>, conserved: &mut [[f64; 5]]) {
+    out.raw.par_iter_mut().zip(conserved.par_iter_mut()).for_each(|(m, c)| {
+        if let Some(f) = factor {
+            m.iter_mut().for_each(|x| *x *= f);
+        }
+        *c = conserved_from_raw(m);
+    });
+    if let Some(factor) = factor {
+        out.incident.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x *= factor));
+        out.wall.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x *= factor));
+        out.exits.iter_mut().for_each(|f| f.iter_mut().for_each(|x| *x *= factor));
+    }
 }
