@@ -188,7 +188,8 @@ pub fn create(
     let cpu = |p| -> anyhow::Result<Box<dyn Backend>> {
         Ok(Box::new(cpu::CpuBackend::new(p, bytes(budget_mib.unwrap_or(CPU_DEFAULT_BUDGET_MIB)))?))
     };
-    let gpu_budget = bytes(budget_mib.unwrap_or(wgpu::DEFAULT_BUDGET_MIB));
+    // None: each adapter's own default (wgpu::default_budget_bytes).
+    let gpu_budget = budget_mib.map(bytes);
     #[cfg(feature = "cuda-driver")]
     let cuda_budget = budget_mib.map(bytes);
     match choice {
@@ -212,7 +213,7 @@ pub fn create(
             let mut tried = Vec::new();
             #[cfg(feature = "cuda-driver")]
             if cuda::available().is_ok() {
-                for budget in [cuda_budget, Some(gpu_budget / 4)] {
+                for budget in [cuda_budget, Some(bytes(budget_mib.unwrap_or(wgpu::DEFAULT_BUDGET_MIB)) / 4)] {
                     match cuda::CudaBackend::new(problem.clone(), budget) {
                         Ok(b) => return Ok((Box::new(b), fallback_note(&tried, "a smaller CUDA batch"))),
                         Err(e) => tried.push(format!("CUDA: {e:#}")),
@@ -222,6 +223,7 @@ pub fn create(
             match wgpu::device::pick(wgpu::device::adapters(), false) {
                 Ok(adapter) => {
                     let opts = wgpu::WgpuOptions::default();
+                    let gpu_budget = gpu_budget.unwrap_or_else(|| wgpu::default_budget_bytes(&adapter));
                     for budget in [gpu_budget, gpu_budget / 4] {
                         match wgpu::WgpuBackend::with_adapter(problem.clone(), budget, &opts, &adapter) {
                             Ok(b) => return Ok((Box::new(b), fallback_note(&tried, "wgpu with a smaller batch"))),

@@ -225,16 +225,25 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
             )))
         }
     }
-    let gpu_budget = cfg.solver.memory_budget_mib.unwrap_or(backend::wgpu::DEFAULT_BUDGET_MIB);
     // The plan on the adapter `--backend wgpu` would use (one line: the same adapter can be
-    // listed once per graphics API), else on WebGPU's default limits.
-    let (name, wlimits) = match backend::wgpu::device::pick(backend::wgpu::device::adapters(), true) {
+    // listed once per graphics API), else on WebGPU's default limits; with that adapter's
+    // default budget (half a discrete Vulkan GPU's memory) unless one is given.
+    let (name, wlimits, adapter_budget) = match backend::wgpu::device::pick(backend::wgpu::device::adapters(), true) {
         Ok(a) => {
             let i = a.get_info();
-            (format!("{} ({:?})", i.name, i.backend), a.limits())
+            (
+                format!("{} ({:?})", i.name, i.backend),
+                a.limits(),
+                backend::wgpu::default_budget_bytes(&a) as f64 / 1048576.0,
+            )
         }
-        Err(_) => ("no adapter found; WebGPU default limits".into(), wgpu::Limits::default()),
+        Err(_) => (
+            "no adapter found; WebGPU default limits".into(),
+            wgpu::Limits::default(),
+            backend::wgpu::DEFAULT_BUDGET_MIB,
+        ),
     };
+    let gpu_budget = cfg.solver.memory_budget_mib.unwrap_or(adapter_budget);
     let limits = GpuLimits::from_wgpu(&wlimits);
     match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits, knudsen::backend::wgpu::schedule::slice_binding_cap_from_env(), slots) {
         Ok(s) => println!(

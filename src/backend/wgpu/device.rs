@@ -15,6 +15,37 @@ pub fn is_software(info: &wgpu::AdapterInfo) -> bool {
     info.device_type == wgpu::DeviceType::Cpu
 }
 
+/// The memory of a discrete GPU reached through Vulkan: its largest device-local heap, which
+/// wgpu does not report itself. None elsewhere (other APIs, integrated GPUs whose
+/// device-local heap is the host's memory, software adapters).
+pub fn discrete_memory_bytes(adapter: &wgpu::Adapter) -> Option<u64> {
+    if adapter.get_info().device_type != wgpu::DeviceType::DiscreteGpu {
+        return None;
+    }
+    vulkan_device_local_bytes(adapter)
+}
+
+#[cfg(any(target_os = "linux", target_os = "windows"))]
+fn vulkan_device_local_bytes(adapter: &wgpu::Adapter) -> Option<u64> {
+    // SAFETY: the hal adapter is only used while `adapter` lives, and the physical device
+    // belongs to the instance it is queried through.
+    let hal = unsafe { adapter.as_hal::<wgpu::hal::api::Vulkan>() }?;
+    let props = unsafe {
+        hal.shared_instance().raw_instance().get_physical_device_memory_properties(hal.raw_physical_device())
+    };
+    props
+        .memory_heaps_as_slice()
+        .iter()
+        .filter(|h| h.flags.contains(ash::vk::MemoryHeapFlags::DEVICE_LOCAL))
+        .map(|h| h.size)
+        .max()
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "windows")))]
+fn vulkan_device_local_bytes(_: &wgpu::Adapter) -> Option<u64> {
+    None
+}
+
 fn rank(t: wgpu::DeviceType) -> u8 {
     match t {
         wgpu::DeviceType::DiscreteGpu => 0,

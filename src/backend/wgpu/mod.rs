@@ -55,9 +55,16 @@ pub struct WgpuOptions {
     pub fused_moments_per_thread: Option<usize>,
 }
 
-/// Default slice budget: wgpu does not report device memory, so a budget that fits
-/// desktop GPUs; raise it with --memory-budget-mib on large cards.
+/// Default slice budget where the device's memory is not known (wgpu does not report it):
+/// one that fits desktop GPUs; raise it with --memory-budget-mib on large cards.
 pub const DEFAULT_BUDGET_MIB: f64 = 2048.0;
+
+/// The budget when none is given: half the memory of a discrete GPU reached through Vulkan
+/// (as the CUDA backend takes half the device's), else [`DEFAULT_BUDGET_MIB`].
+pub fn default_budget_bytes(adapter: &wgpu::Adapter) -> u64 {
+    let fallback = (DEFAULT_BUDGET_MIB * 1048576.0) as u64;
+    device::discrete_memory_bytes(adapter).map_or(fallback, |m| (m / 2).max(fallback))
+}
 
 pub struct WgpuBackend {
     problem: Arc<Problem>,
@@ -103,9 +110,11 @@ pub struct WgpuBackend {
 impl WgpuBackend {
     /// Choose an adapter, plan, and allocate. The plan is checked against the adapter's
     /// limits before anything is allocated.
-    pub fn new(problem: Arc<Problem>, budget_bytes: u64, opts: &WgpuOptions) -> anyhow::Result<Self> {
+    /// `budget_bytes`: None for the adapter's default ([`default_budget_bytes`]).
+    pub fn new(problem: Arc<Problem>, budget_bytes: Option<u64>, opts: &WgpuOptions) -> anyhow::Result<Self> {
         let adapter = device::pick(device::adapters(), opts.allow_software).map_err(|e| anyhow!(e))?;
-        Self::with_adapter(problem, budget_bytes, opts, &adapter)
+        let budget = budget_bytes.unwrap_or_else(|| default_budget_bytes(&adapter));
+        Self::with_adapter(problem, budget, opts, &adapter)
     }
 
     pub fn with_adapter(
