@@ -145,3 +145,27 @@ pub fn describe(a: &wgpu::Adapter) -> String {
     );
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_discrete_gpus_report_memory_for_the_budget() {
+        // lavapipe in CI (a Cpu-type adapter): no memory, so the 2048 MiB default; a machine
+        // with a discrete Vulkan GPU reports its device-local heap.
+        let Ok(adapter) = pick(adapters(), true) else {
+            assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true but no wgpu adapter");
+            return;
+        };
+        let info = adapter.get_info();
+        let memory = discrete_memory_bytes(&adapter);
+        let budget = super::super::default_budget_bytes(&adapter);
+        if info.device_type == wgpu::DeviceType::DiscreteGpu && info.backend == wgpu::Backend::Vulkan {
+            let m = memory.expect("a discrete Vulkan GPU reports a device-local heap");
+            assert_eq!(budget, (m / 2).max(2048 << 20));
+        } else {
+            assert_eq!((memory, budget), (None, 2048 << 20), "{info:?}");
+        }
+    }
+}

@@ -184,3 +184,20 @@ pub(super) fn host_solve(
     let vcycle = |v: &[[f64; NV]], o: &mut krylov::Vector| mg.apply(v, o);
     krylov::gmres(mg.operator(), rhs, rtol, RESTART, MAX_INNER, &vcycle, pool)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Acceleration;
+
+    #[test]
+    fn a_device_solve_is_asked_for_as_gsis_and_auto_decide() {
+        // The CLI's early compile follows this; Gsis::for_backend and Gsis::auto decide so.
+        // KNUDSEN_GSIS_DEVICE=host (if the environment sets it) asks for none at all.
+        let device = !host_forced();
+        assert!(!solves_on_device(Acceleration::None, 1 << 20));
+        assert_eq!(solves_on_device(Acceleration::Gsis, 8), device);
+        assert!(!solves_on_device(Acceleration::Auto, DEVICE_MIN_CELLS - 1));
+        assert_eq!(solves_on_device(Acceleration::Auto, DEVICE_MIN_CELLS), device);
+    }
+}
