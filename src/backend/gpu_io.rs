@@ -9,6 +9,20 @@ use crate::boundary::{slots_per_cell, Face};
 use crate::problem::Problem;
 use rayon::prelude::*;
 
+/// Whether a GPU backend computes the sweep's cell records on the device from the fields or
+/// takes them from the host's [`cell_records`]: `KNUDSEN_CELL_RECORDS=device|host`, else the
+/// backend's `default` (CUDA: the device, in f64, the same fields as the host's; wgpu: the
+/// host, since its f32 stage moves slip-regime fields by more than the f32 sweep's own
+/// spread, `docs/gpu.md`).
+pub fn records_on_device_from_env(default: bool) -> anyhow::Result<bool> {
+    match std::env::var("KNUDSEN_CELL_RECORDS").as_deref() {
+        Err(_) => Ok(default),
+        Ok("device") => Ok(true),
+        Ok("host") => Ok(false),
+        Ok(other) => anyhow::bail!("KNUDSEN_CELL_RECORDS={other}: expected \"device\" or \"host\""),
+    }
+}
+
 /// Per-problem tables uploaded once.
 pub struct DeviceTables {
     /// `bnd`: 1/dx, 1/dy, 1/dz, then room for the face and wall densities from `dens_at`.

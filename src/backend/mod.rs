@@ -59,7 +59,8 @@ pub struct SweepInput<'a> {
     /// The sweep coefficients of `fields`; stale where the backend derives them itself
     /// ([`Backend::derives_coefficients`]).
     pub eq: &'a [EqCoeffs],
-    /// The macroscopic fields the coefficients come from (NaN in solid cells).
+    /// The macroscopic fields the coefficients come from (NaN in solid cells); may be empty
+    /// where `eq` is current (stage checks), and the backend then uses `eq`.
     pub fields: &'a [Macro],
     pub face_density: &'a FaceData,
     pub wall_density: &'a [f64],

@@ -2,7 +2,8 @@
 # Runs on the NVIDIA device machine (the `device` tool), from the repository root:
 #   tests/device/records.sh [check|bench|cavity|all]
 # Needs carry/knudsen built with `--features cuda` and .gl/*.deb (tests/device/setup.sh).
-# The CUDA backend's cell records computed on the device (shaders/cuda/cell_records.cu)
+# A GPU backend's cell records computed on the device (shaders/cuda/cell_records.cu, on
+# wgpu shaders/cell_records.wgsl; BE=wgpu for the check)
 # against the host's (KNUDSEN_CELL_RECORDS=host), on the same binary:
 #   check:  5 iterations of each case with both (GSIS; one case second order), `knudsen
 #           compare` of the fields;
@@ -37,7 +38,7 @@ if [ "$what" = check ] || [ "$what" = all ]; then
     for mode in host device; do
       # A fixed path (`auto` follows timings) that makes synthetic solves (their right-hand
       # side reads the collision frequency).
-      KNUDSEN_CELL_RECORDS=$mode $K run "$cfg" --backend cuda --max-iterations 5 --tolerance 1e-30 --acceleration gsis \
+      KNUDSEN_CELL_RECORDS=$mode $K run "$cfg" --backend ${BE:-cuda} --max-iterations 5 --tolerance 1e-30 --acceleration gsis \
         --scheme $scheme --out $R/$n-$mode > $R/$n-$mode.log 2>&1 || { echo "FAILED: $n $mode"; tail -5 $R/$n-$mode.log; }
     done
     $K compare $R/$n-device $R/$n-host | sed "s/^/  device against host: /"

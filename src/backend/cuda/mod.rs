@@ -317,9 +317,12 @@ impl Backend for CudaBackend {
     fn sweep(&mut self, input: &SweepInput, out: &mut SweepOutput) -> anyhow::Result<()> {
         let t0 = std::time::Instant::now();
         let stream = self.stream.clone();
+        // A caller that gives no fields gets the host's records.
         match &mut self.records {
-            Some(r) => r.launch(&stream, input.fields, &mut self.cells)?,
-            None => {
+            Some(r) if input.fields.len() == self.problem.grid.cells() => {
+                r.launch(&stream, input.fields, &mut self.cells)?
+            }
+            _ => {
                 let cells = gpu_io::cell_records(&self.problem, input);
                 stream.memcpy_htod(bytemuck::cast_slice::<CellCoeffs, f32>(&cells), &mut self.cells)?;
             }

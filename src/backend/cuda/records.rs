@@ -24,11 +24,7 @@ const BLOCK: u32 = 128;
 
 /// Whether the records are computed on the device (the default) or on the host.
 pub fn on_device_from_env() -> anyhow::Result<bool> {
-    match std::env::var("KNUDSEN_CELL_RECORDS").as_deref() {
-        Err(_) | Ok("device") => Ok(true),
-        Ok("host") => Ok(false),
-        Ok(other) => anyhow::bail!("KNUDSEN_CELL_RECORDS={other}: expected \"device\" or \"host\""),
-    }
+    crate::backend::gpu_io::records_on_device_from_env(true)
 }
 
 /// (rho, U, T, q) of each cell into `out`, the kernel's input; solid cells' NaN fields are

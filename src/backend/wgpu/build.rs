@@ -25,6 +25,7 @@ impl WgpuBackend {
         max_per_dim: u32,
         faults: super::faults::Faults,
         fused_plan: Result<crate::backend::fused::FusedPlan, String>,
+        records_on_device: bool,
     ) -> Self {
         let p = &*problem;
         let g = &p.grid;
@@ -117,6 +118,8 @@ impl WgpuBackend {
                 max_per_dim,
             )
         });
+        let records =
+            if records_on_device { super::records::Records::new(p, &device, &cells, max_per_dim) } else { None };
         let slice_buffers = slices;
         keep.push(params);
         Self {
@@ -142,6 +145,7 @@ impl WgpuBackend {
             moment_groups,
             wall_groups,
             tables_layout: tables,
+            records,
             stages: stages_from_env(),
             first_output: None,
             faults,

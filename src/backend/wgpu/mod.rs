@@ -19,6 +19,7 @@ pub mod kernels;
 pub mod layout;
 pub mod limits;
 mod quiet;
+pub mod records;
 pub mod schedule;
 pub mod shaders;
 mod specialise;
@@ -98,6 +99,9 @@ pub struct WgpuBackend {
     /// iteration's moments, and the results are meaningless.
     stages: (bool, bool),
     first_output: Option<SweepOutput>,
+    /// The cell records from the fields on the device (`KNUDSEN_CELL_RECORDS=device`, in
+    /// f32: records.rs); None, the default: from `SweepInput::eq` on the host, in f64.
+    records: Option<records::Records>,
     faults: faults::Faults,
     /// The fused on-chip sweep where the case and adapter allow it (then no slices are
     /// allocated); else why not.
@@ -152,6 +156,7 @@ impl WgpuBackend {
         if let (Ok(plan), Some(n)) = (&mut fused_plan, opts.fused_moments_per_thread) {
             plan.moments_per_thread = n;
         }
+        let records_on_device = super::gpu_io::records_on_device_from_env(false)?;
         let (device, queue) =
             device::open(adapter, Some(requested.clone()), !opts.no_subgroups).map_err(|e| anyhow!(e))?;
         let subgroups = device.features().contains(wgpu::Features::SUBGROUP);
@@ -169,6 +174,7 @@ impl WgpuBackend {
             requested.max_compute_workgroups_per_dimension,
             faults,
             fused_plan,
+            records_on_device,
         );
         if let Some(e) = pollster::block_on(validation.pop()) {
             return Err(anyhow!("wgpu rejected the pipelines or buffers: {e}"));
@@ -191,12 +197,18 @@ impl WgpuBackend {
 
     /// Upload the cell coefficients and face densities, and start a command encoder whose
     /// first commands clear the moment and incident sums.
-    fn begin_iteration(&self, input: &SweepInput) -> wgpu::CommandEncoder {
-        let cells = super::gpu_io::cell_records(&self.problem, input);
-        self.queue.write_buffer(&self.cells, 0, bytemuck::cast_slice(&cells));
+    fn begin_iteration(&mut self, input: &SweepInput) -> wgpu::CommandEncoder {
         let dens = super::gpu_io::densities(input);
         self.queue.write_buffer(&self.bnd, (self.dens_at * 4) as u64, bytemuck::cast_slice(&dens));
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("iteration") });
+        // A caller that gives no fields (the stage checks) gets the host's records.
+        match &mut self.records {
+            Some(r) if input.fields.len() == self.problem.grid.cells() => r.encode(&self.queue, &mut enc, input.fields),
+            _ => {
+                let cells = super::gpu_io::cell_records(&self.problem, input);
+                self.queue.write_buffer(&self.cells, 0, bytemuck::cast_slice(&cells));
+            }
+        }
         enc.clear_buffer(&self.moments, 0, None);
         enc.clear_buffer(&self.incident, 0, None);
         enc.clear_buffer(&self.wall_sums, 0, None);
@@ -243,12 +255,17 @@ impl Backend for WgpuBackend {
 
     fn device_bytes(&self) -> Option<u64> {
         let fixed = [&self.cells, &self.bnd, &self.wall_sums, &self.moments, &self.incident, &self.staging];
-        let fused = self.fused.as_ref().map_or(0, |f| f.device_bytes());
+        let fused =
+            self.fused.as_ref().map_or(0, |f| f.device_bytes()) + self.records.as_ref().map_or(0, |r| r.device_bytes());
         Some(fixed.into_iter().chain(&self._buffers).chain(&self.slices).map(|b| b.size()).sum::<u64>() + fused)
     }
 
     fn copy_bandwidth(&mut self) -> anyhow::Result<f64> {
         bandwidth::copy_bandwidth(&self.device, &self.queue, self.info.device_type == wgpu::DeviceType::Cpu)
+    }
+
+    fn derives_coefficients(&self) -> bool {
+        self.records.is_some()
     }
 
     fn residual_floor(&self) -> f64 {

@@ -11,6 +11,7 @@ const UPWIND2: &str = include_str!("../../../shaders/upwind2.wgsl");
 /// Helpers of both sweeps (sweep_slice.wgsl and sweep_fused.wgsl).
 pub const SWEEP_COMMON: &str = include_str!("../../../shaders/sweep_common.wgsl");
 pub const COPY_BANDWIDTH: &str = include_str!("../../../shaders/copy_bandwidth.wgsl");
+pub const CELL_RECORDS: &str = include_str!("../../../shaders/cell_records.wgsl");
 
 pub fn sweep_source(bindings: usize) -> String {
     format!("{}\n{SWEEP_COMMON}\n{FACE_OFFSET}\n{PARTNER}\n{UPWIND2}", per_binding(SWEEP, bindings))
@@ -114,7 +115,10 @@ pub fn variants() -> Vec<Variant> {
                 v(format!("wall_load_slice{tag}"), "wall_load_slice", wall_load_source(n), false),
             ]
         })
-        .chain([v("copy_bandwidth".into(), "copy_bandwidth", COPY_BANDWIDTH.to_string(), false)])
+        .chain([
+            v("copy_bandwidth".into(), "copy_bandwidth", COPY_BANDWIDTH.to_string(), false),
+            v("cell_records".into(), "cell_records", CELL_RECORDS.to_string(), false),
+        ])
         .collect()
 }
 

@@ -1,0 +1,92 @@
+// cell_records: the sweep's per-cell records from the macroscopic fields, on the device, in
+// f32 (WGSL has no portable f64). The twin is src/backend/wgpu/records.rs::cell_records_twin,
+// line for line; in value it is src/backend/gpu_io.rs::cell_records, which the host computes
+// in f64 from src/model.rs::EqCoeffs::new_on_grid (the same formulas; the 1D Gaussian sums
+// here take one exp per node instead of the host's recurrence, whose f32 round-off would
+// grow along the nodes). One invocation per cell.
+// Keep in sync with src/backend/wgpu/records.rs (RecordParams, FIELDS) and
+// src/backend/wgpu/layout.rs::CellCoeffs (the record: (pref, 1/T, nu, wall word), (U, base),
+// (s, log2(e)/T)).
+
+struct RecordParams {
+    prandtl: f32,
+    delta: f32,
+    omega: f32,
+    ncell: u32,
+    // Invocations along x of the dispatch (2D where cells exceed one dimension's groups).
+    row: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+// Velocity nodes per axis.
+override M: u32;
+// Whether the case has bodies: without, `words` is not read.
+override HAS_WALLS: bool = true;
+// Wall words (src/grid/solid.rs): keep in sync with SOLID_BIT there.
+const SOLID: u32 = 0x80000000u;
+
+@group(0) @binding(0) var<uniform> params: RecordParams;
+// Per cell (rho, U_x, U_y, U_z), (T, q_x, q_y, q_z).
+@group(0) @binding(1) var<storage, read> fields: array<vec4<f32>>;
+// The M nodes of one axis, then their M 1D weights.
+@group(0) @binding(2) var<storage, read> vgrid: array<f32>;
+@group(0) @binding(3) var<storage, read> words: array<u32>;
+@group(0) @binding(4) var<storage, read_write> cells: array<vec4<f32>>;
+
+// sum_i w_i g_i (x_i - u)^n, n = 0..3, g_i = exp(-(x_i - u)^2 / t).
+fn gaussian_moments(u: f32, t: f32) -> vec4<f32> {
+    var m = vec4<f32>(0.0);
+    for (var i = 0u; i < M; i++) {
+        let x = vgrid[i] - u;
+        let wg = vgrid[M + i] * exp(-(x * x) / t);
+        m += vec4<f32>(wg, wg * x, wg * x * x, wg * x * x * x);
+    }
+    return m;
+}
+
+@compute @workgroup_size(64)
+fn cell_records(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let c = gid.y * params.row + gid.x;
+    if c >= params.ncell {
+        return;
+    }
+    var word = 0u;
+    if HAS_WALLS {
+        word = words[c];
+    }
+    if (word & SOLID) != 0u {
+        // Solid cells hold zero coefficients (src/solver/state.rs) and their word.
+        cells[3u * c] = vec4<f32>(0.0, 0.0, 0.0, bitcast<f32>(word));
+        cells[3u * c + 1u] = vec4<f32>(0.0);
+        cells[3u * c + 2u] = vec4<f32>(0.0);
+        return;
+    }
+    let f0 = fields[2u * c];
+    let f1 = fields[2u * c + 1u];
+    let rho = f0.x;
+    let u = f0.yzw;
+    let t = f1.x;
+    let ks = (1.0 - params.prandtl) * 4.0 / (5.0 * rho * t * t);
+    let s = ks * f1.yzw;
+    let inv_t = 1.0 / t;
+    let nu = params.delta * rho * pow(t, 1.0 - params.omega);
+    var g = array<vec4<f32>, 3>(gaussian_moments(u.x, t), gaussian_moments(u.y, t), gaussian_moments(u.z, t));
+    let z = g[0].x * g[1].x * g[2].x;
+    let pref = rho / z;
+    var base = 1.0;
+    if any(s != vec3<f32>(0.0)) {
+        var corr = 0.0;
+        for (var a = 0u; a < 3u; a++) {
+            let b = (a + 1u) % 3u;
+            let e = (a + 2u) % 3u;
+            let cube = g[a].w * g[b].x * g[e].x + g[a].y * g[b].z * g[e].x + g[a].y * g[b].x * g[e].z;
+            corr += s[a] * (2.0 * inv_t * cube - 5.0 * g[a].y * g[b].x * g[e].x);
+        }
+        base = 1.0 - corr / z;
+    }
+    cells[3u * c] = vec4<f32>(pref, inv_t, nu, bitcast<f32>(word));
+    cells[3u * c + 1u] = vec4<f32>(u, base);
+    cells[3u * c + 2u] = vec4<f32>(s, inv_t * 1.442695041);
+}
