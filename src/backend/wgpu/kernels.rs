@@ -37,6 +37,10 @@ impl Sizes {
             // The bandwidth probe (bandwidth.rs) depends on no case.
             return Vec::new();
         }
+        if kernel == "cell_records" {
+            // Per cell, not per slice (records.rs sets the same two).
+            return vec![("M", self.m as f64), ("HAS_WALLS", f64::from(u8::from(self.walls)))];
+        }
         let mut c = vec![
             ("NX", self.nx as f64),
             ("NY", self.ny as f64),

@@ -72,6 +72,7 @@ impl Records {
             row: dispatch.0 * GROUP,
             pad: [0; 3],
         };
+        // As kernels::Sizes::constants("cell_records").
         let constants = [("M", p.vgrid.m as f64), ("HAS_WALLS", if p.bodies.solids.any() { 1.0 } else { 0.0 })];
         let entries = [
             wgpu::BindGroupLayoutEntry {
