@@ -4,7 +4,7 @@
 // in f64 from src/model.rs::EqCoeffs::new_on_grid (the same formulas; the 1D Gaussian sums
 // here take one exp per node instead of the host's recurrence, whose f32 round-off would
 // grow along the nodes). One invocation per cell.
-// Keep in sync with src/backend/wgpu/records.rs (RecordParams, FIELDS) and
+// Keep in sync with src/backend/wgpu/records.rs (RecordParams), gpu_io.rs (RECORD_FIELDS) and
 // src/backend/wgpu/layout.rs::CellCoeffs (the record: (pref, 1/T, nu, wall word), (U, base),
 // (s, log2(e)/T)).
 

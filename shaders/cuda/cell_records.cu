@@ -8,7 +8,7 @@
 // microseconds, and the host uploads the fields instead of the records.
 //
 // fields: CELL_FIELDS doubles per cell, (rho, U_x, U_y, U_z, T, q_x, q_y, q_z)
-//   (src/backend/cuda/records.rs::pack_fields);
+//   (src/backend/gpu_io.rs::pack_fields, RECORD_FIELDS);
 // vgrid:  the M velocity nodes of one axis, then their M 1D weights;
 // words:  the wall word of each cell (src/grid/solid.rs), read only when HAS_WALLS;
 // cells:  12 floats per cell, the layout of src/backend/wgpu/layout.rs::CellCoeffs:

@@ -23,6 +23,21 @@ pub fn records_on_device_from_env(default: bool) -> anyhow::Result<bool> {
     }
 }
 
+/// Values per cell the device-side cell records read: (rho, U, T, q). Keep in sync with
+/// shaders/cuda/cell_records.cu (CELL_FIELDS) and shaders/cell_records.wgsl.
+pub const RECORD_FIELDS: usize = 8;
+
+/// (rho, U, T, q) of each cell into `out`, converted by `conv` (f64 for CUDA, f32 for wgpu);
+/// solid cells' NaN fields pass through, the stages read only their wall word.
+pub fn pack_fields<T: Send>(fields: &[crate::model::Macro], out: &mut [T], conv: impl Fn(f64) -> T + Sync) {
+    out.par_chunks_mut(RECORD_FIELDS * 256).zip(fields.par_chunks(256)).for_each(|(o, f)| {
+        for (o, m) in o.chunks_mut(RECORD_FIELDS).zip(f) {
+            let v = [m.rho, m.u[0], m.u[1], m.u[2], m.t, m.q[0], m.q[1], m.q[2]];
+            o.iter_mut().zip(v).for_each(|(d, s)| *d = conv(s));
+        }
+    });
+}
+
 /// Per-problem tables uploaded once.
 pub struct DeviceTables {
     /// `bnd`: 1/dx, 1/dy, 1/dz, then room for the face and wall densities from `dens_at`.

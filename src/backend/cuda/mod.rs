@@ -130,9 +130,9 @@ impl CudaBackend {
         let distribution = fused_plan.as_ref().map_or(sched.distribution_bytes, |f| f.bytes());
         // Refuse a plan that cannot fit before allocating any of it.
         let (free, _) = ctx.mem_get_info().context("querying free device memory")?;
-        let records_on_device = records::on_device_from_env()?;
+        let records_on_device = gpu_io::records_on_device_from_env(true)?;
         // The fields the cell records are computed from (records.rs), beside the records.
-        let record_fields = if records_on_device { (cells * records::CELL_FIELDS * 8) as u64 } else { 0 };
+        let record_fields = if records_on_device { (cells * gpu_io::RECORD_FIELDS * 8) as u64 } else { 0 };
         let need = distribution + sched.field_bytes + record_fields + 4 * (t.bnd.len() + t.incident_len) as u64;
         anyhow::ensure!(
             need <= free as u64,

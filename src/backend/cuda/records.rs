@@ -14,28 +14,10 @@ use cudarc::driver::{
     CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PinnedHostSlice, PushKernelArg,
     ValidAsZeroBits,
 };
-use rayon::prelude::*;
 use std::sync::Arc;
 
-/// f64 values per cell in the fields buffer. Keep in sync with CELL_FIELDS in
-/// shaders/cuda/cell_records.cu.
-pub const CELL_FIELDS: usize = 8;
+use crate::backend::gpu_io::{pack_fields, RECORD_FIELDS as CELL_FIELDS};
 const BLOCK: u32 = 128;
-
-/// Whether the records are computed on the device (the default) or on the host.
-pub fn on_device_from_env() -> anyhow::Result<bool> {
-    crate::backend::gpu_io::records_on_device_from_env(true)
-}
-
-/// (rho, U, T, q) of each cell into `out`, the kernel's input; solid cells' NaN fields are
-/// passed through, the kernel reads only their wall word.
-pub fn pack_fields(fields: &[Macro], out: &mut [f64]) {
-    out.par_chunks_mut(CELL_FIELDS * 256).zip(fields.par_chunks(256)).for_each(|(o, f)| {
-        for (o, m) in o.chunks_mut(CELL_FIELDS).zip(f) {
-            o.copy_from_slice(&[m.rho, m.u[0], m.u[1], m.u[2], m.t, m.q[0], m.q[1], m.q[2]]);
-        }
-    });
-}
 
 pub struct CellRecords {
     kernel: CudaFunction,
@@ -79,7 +61,7 @@ impl CellRecords {
         cells: &mut CudaSlice<f32>,
     ) -> anyhow::Result<()> {
         anyhow::ensure!(fields.len() == self.ncell as usize, "{} fields for {} cells", fields.len(), self.ncell);
-        pack_fields(fields, self.host.get_mut()?);
+        pack_fields(fields, self.host.get_mut()?, |x| x);
         self.host.write_to(&mut self.fields)?;
         let cfg = LaunchConfig {
             grid_dim: (self.ncell.div_ceil(BLOCK), 1, 1),

@@ -18,12 +18,9 @@ use crate::grid::solid::SOLID_BIT;
 use crate::model::Macro;
 use crate::problem::Problem;
 use bytemuck::{Pod, Zeroable};
-use rayon::prelude::*;
 use wgpu::util::DeviceExt;
 
-/// f32 values per cell in the fields buffer: (rho, U), (T, q). Keep in sync with
-/// shaders/cell_records.wgsl.
-pub const FIELDS: usize = 8;
+use crate::backend::gpu_io::{pack_fields, RECORD_FIELDS as FIELDS};
 /// Invocations per workgroup (`@workgroup_size`).
 const GROUP: u32 = 64;
 
@@ -45,17 +42,6 @@ pub struct Records {
     fields: wgpu::Buffer,
     dispatch: (u32, u32),
     host: Vec<f32>,
-}
-
-/// (rho, U, T, q) of each cell in f32 into `out` (solid cells' NaN fields pass through; the
-/// stage reads only their word).
-pub fn pack_fields(fields: &[Macro], out: &mut [f32]) {
-    out.par_chunks_mut(FIELDS * 256).zip(fields.par_chunks(256)).for_each(|(o, f)| {
-        for (o, m) in o.chunks_mut(FIELDS).zip(f) {
-            let v = [m.rho, m.u[0], m.u[1], m.u[2], m.t, m.q[0], m.q[1], m.q[2]];
-            o.iter_mut().zip(v).for_each(|(d, s)| *d = s as f32);
-        }
-    });
 }
 
 impl Records {
@@ -124,7 +110,7 @@ impl Records {
 
     /// Upload `fields` and encode the stage (before the sweep, in the same submission).
     pub fn encode(&mut self, queue: &wgpu::Queue, enc: &mut wgpu::CommandEncoder, fields: &[Macro]) {
-        pack_fields(fields, &mut self.host);
+        pack_fields(fields, &mut self.host, |x| x as f32);
         queue.write_buffer(&self.fields, 0, bytemuck::cast_slice(&self.host));
         let mut pass = enc
             .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("cell_records"), timestamp_writes: None });
