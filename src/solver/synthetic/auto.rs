@@ -77,7 +77,7 @@ impl Gsis {
     /// Source iteration's rate is bounded by the collisions across the domain (`ledger`).
     pub fn auto(kind: &str, wgpu: Option<WgpuHandles>, p: &Problem, tolerance: f64) -> Self {
         let cells = p.grid.cells();
-        let mut g = if cells < DEVICE_MIN_CELLS { Self::default() } else { Self::for_backend(kind, wgpu) };
+        let mut g = if cells < DEVICE_MIN_CELLS { Self::default() } else { Self::for_backend(kind, wgpu, cells) };
         let beside = kind != "cpu" && matches!(g.device, Device::Host);
         let d = super::domain_delta(p);
         g.auto = Some(Auto { ledger: Ledger::new(d / (1.0 + d)), beside, trial: None, tolerance });
@@ -118,7 +118,8 @@ impl Gsis {
             && a.ledger.measured_sweeps_left(sweep.residual, a.tolerance).is_some_and(|n| n > MIN_SWEEPS_LEFT)
             && a.ledger.worth_measuring(solve_floor(p.grid.cells(), trial_threads()))
         {
-            let (_, base, rhs) = linearisation(p, out, state);
+            let (_, _, rhs) = linearisation(p, out, state);
+            let base = super::build::operator_base(p, &state.fields);
             let config = p.config.clone();
             a.trial = Some(std::thread::spawn(move || {
                 // A pool of its own, so that the source updates' parallel loops do not queue

@@ -33,6 +33,8 @@
 //! on the mass diagonal picks the solution that keeps the total mass (the mass rescale's).
 
 mod auto;
+mod build;
+pub use build::{BuildJob, Built};
 #[cfg(feature = "cuda-driver")]
 pub mod cuda;
 #[cfg(test)]
@@ -50,6 +52,7 @@ pub mod wgpu;
 
 use super::state::State;
 use super::{source_iteration, Strategy, Sweep};
+use build::Hierarchy;
 use crate::backend::SweepOutput;
 use crate::model::{collision_frequency, Macro};
 use crate::problem::Problem;
@@ -79,16 +82,6 @@ pub const INNER_LOOSEST: f64 = 0.1;
 /// GMRES restart length and iteration cap per outer iteration.
 const RESTART: usize = 30;
 const MAX_INNER: usize = 2000;
-/// The operator is linearised about the sweep's state; any nonsingular operator leaves the
-/// fixed point as it is, so it is rebuilt only when some fluid cell's density, temperature
-/// or velocity (in thermal speeds) has moved by more than this since it was built. Measured
-/// (64^3 cavity, Kn 1, 2 CPU cores, 10^3 velocities): 16 sweeps to 1e-6 with 2 builds,
-/// as with 16.
-const REBUILD_DRIFT: f64 = 0.05;
-/// [`REBUILD_DRIFT`], or `KNUDSEN_GSIS_REBUILD_DRIFT` (measurements).
-fn rebuild_drift() -> f64 {
-    std::env::var("KNUDSEN_GSIS_REBUILD_DRIFT").ok().and_then(|v| v.parse().ok()).unwrap_or(REBUILD_DRIFT)
-}
 /// The largest ratio of the widest to the thinnest cell width for which block Jacobi
 /// smooths well enough (see [`smoother`]).
 const MAX_JACOBI_ASPECT: f64 = 2.0;
@@ -105,54 +98,6 @@ pub struct SolveStats {
     pub scale: f64,
 }
 
-/// The correction operator and its multigrid hierarchy, with the state they were
-/// linearised about.
-struct Hierarchy {
-    base: Vec<Base>,
-    mg: multigrid::Multigrid,
-}
-
-impl Hierarchy {
-    /// `factor_lines`: factor the line smoother here (else the device that solves does).
-    fn build(p: &Problem, base: Vec<Base>, factor_lines: bool) -> anyhow::Result<Self> {
-        let solids = &p.bodies.solids;
-        let fluid = |c: usize| !solids.is_solid(c);
-        let volumes = p.grid.volumes();
-        let n = p.grid.cells();
-        let t = std::time::Instant::now();
-        let mut op = operator::Operator::assemble(p, &base, 0.0);
-        let t_assemble = t.elapsed().as_secs_f64();
-        if p.bounds.closed() {
-            let shift = operator::closed_shift(p, &op, &base, &volumes);
-            for c in (0..n).filter(|&c| fluid(c)) {
-                op.diag[c][0][0] += shift * volumes[c];
-            }
-        }
-        let active: Vec<bool> = (0..n).map(fluid).collect();
-        let t = std::time::Instant::now();
-        let mg = multigrid::Multigrid::new(op, p.grid.dims(), &active, smoother(p), factor_lines)?;
-        log::debug!(
-            "gsis: operator assembled in {t_assemble:.3} s, levels built in {:.3} s",
-            t.elapsed().as_secs_f64()
-        );
-        Ok(Self { base, mg })
-    }
-}
-
-/// The largest change of a fluid cell's state since `old`, relative to its density,
-/// temperature and thermal speed.
-fn drift(old: &[Base], new: &[Base], fluid: &(dyn Fn(usize) -> bool + Sync)) -> f64 {
-    (0..new.len())
-        .into_par_iter()
-        .filter(|&c| fluid(c))
-        .map(|c| {
-            let (a, b) = (&old[c], &new[c]);
-            let du = (0..3).map(|i| (b.u[i] - a.u[i]).powi(2)).sum::<f64>().sqrt() / a.t.sqrt();
-            ((b.rho - a.rho).abs() / a.rho).max((b.t - a.t).abs() / a.t).max(du)
-        })
-        .reduce(|| 0.0, f64::max)
-}
-
 #[derive(Default)]
 pub struct Gsis {
     /// Where the solve runs (`Gsis::for_backend`).
@@ -165,7 +110,7 @@ pub struct Gsis {
     /// GMRES's work vectors, kept from one solve to the next.
     pool: krylov::Pool,
     /// The operator in use and the state it was built from: reused while the state stays
-    /// within [`REBUILD_DRIFT`] of it, and saved with the restart data, so that a continued
+    /// within `build::REBUILD_DRIFT` of it, and saved with the restart data, so that a continued
     /// run takes exactly the same path as one never stopped.
     hierarchy: Option<Hierarchy>,
     /// A restored linearisation state, built at the first iteration (it needs the problem).
@@ -178,6 +123,11 @@ pub struct Gsis {
     solves: [usize; 2],
     /// Seconds spent starting the device (kernels), kept out of a solve's measured cost.
     start_up: f64,
+    /// Whether this iteration's hierarchy was settled beside the sweep (`build`).
+    decided: bool,
+    /// Seconds the last build took, and whether it has not been solved with yet (logs).
+    built_seconds: f64,
+    fresh: bool,
 }
 
 /// Line smoothing where the grid has stretched cells (or only one axis, where a line sweep
@@ -282,10 +232,24 @@ impl Strategy for Gsis {
     fn solves(&self) -> Option<[usize; 2]> {
         Some(self.solves)
     }
+
+    fn build_beside(&mut self, p: &Problem, state: &State) -> Option<BuildJob> {
+        // `auto` decides after the sweep whether it solves at all, and builds then.
+        if self.auto.is_some() {
+            return None;
+        }
+        self.decided = true;
+        self.next_build(p, &state.fields)
+    }
+
+    fn take_built(&mut self, built: anyhow::Result<Built>) -> anyhow::Result<()> {
+        self.adopt(built?);
+        Ok(())
+    }
 }
 
-/// The sweep's moments, the state the operator is linearised about, and the right-hand
-/// side `-vol nu (C(W^n) - C(W*))` (with zero total mass in a closed domain).
+/// The sweep's moments, its state W* in fluid cells (what the correction is added to), and
+/// the right-hand side `-vol nu (C(W^n) - C(W*))` (with zero total mass in a closed domain).
 fn linearisation(p: &Problem, out: &SweepOutput, state: &State) -> (Vec<Macro>, Vec<Base>, krylov::Vector) {
     let solids = &p.bodies.solids;
     let volumes = p.grid.volumes();
@@ -331,22 +295,9 @@ impl Gsis {
         let fluid = |c: usize| !p.bodies.solids.is_solid(c);
         let (star, base, rhs) = linearisation(p, out, state);
         let t0 = std::time::Instant::now();
-        // A continued run first rebuilds the operator its predecessor was using.
-        if let Some(saved) = self.pending.take() {
-            self.hierarchy = Some(Hierarchy::build(p, saved, self.host_factors())?);
-            self.generation += 1;
-        }
-        let rebuild = match &self.hierarchy {
-            Some(h) => drift(&h.base, &base, &fluid) > rebuild_drift(),
-            None => true,
-        };
-        if rebuild {
-            self.hierarchy = None; // free the old one before building the new
-            self.hierarchy = Some(Hierarchy::build(p, base.clone(), self.host_factors())?);
-            self.builds += 1;
-            self.generation += 1;
-        }
-        let mg = &self.hierarchy.as_ref().expect("built above").mg;
+        let built_here = self.ensure_hierarchy(p, &state.fields)?;
+        let fresh = std::mem::take(&mut self.fresh);
+        let mg = &self.hierarchy.as_ref().expect("built beside the sweep or above").mg;
         let t_setup = t0.elapsed().as_secs_f64();
         let levels = mg.levels();
         let (dw, outcome, place) = self.solve(&rhs, inner_tolerance(p))?;
@@ -366,10 +317,14 @@ impl Gsis {
         self.last =
             SolveStats { inner_iterations: outcome.iterations, relative_residual: outcome.relative_residual, scale };
         log::debug!(
-            "gsis: {} inner iterations, relative residual {:.2e}, correction scale {scale}; operator {} ({} builds in this run, {t_setup:.3} s), {levels} levels, GMRES on the {place} {t_solve:.3} s (preconditioner {:.3} s, products {:.3} s, the rest {:.3} s)",
+            "gsis: {} inner iterations, relative residual {:.2e}, correction scale {scale}; operator {} ({} builds in this run, {t_setup:.3} s in line), {levels} levels, GMRES on the {place} {t_solve:.3} s (preconditioner {:.3} s, products {:.3} s, the rest {:.3} s)",
             outcome.iterations,
             outcome.relative_residual,
-            if rebuild { "rebuilt" } else { "reused" },
+            match (built_here, fresh) {
+                (true, _) => format!("built in line in {:.3} s", self.built_seconds),
+                (false, true) => format!("built beside the sweep in {:.3} s", self.built_seconds),
+                _ => "reused".into(),
+            },
             self.builds,
             outcome.seconds[0],
             outcome.seconds[1],

@@ -49,21 +49,59 @@ pub(super) enum Device {
     /// On the CUDA device, with the hierarchy of the generation it holds.
     #[cfg(feature = "cuda-driver")]
     Cuda(Box<super::cuda::CudaSynthetic>, u64),
-    WgpuPending(Box<WgpuHandles>),
+    /// Wanted, not started yet; its pipelines compiling.
+    WgpuPending(WgpuJob),
     Wgpu(Box<super::wgpu::WgpuSynthetic>, u64),
+}
+
+/// The wgpu synthetic solve's pipelines (`super::wgpu::WgpuSynthetic::new`), built on a
+/// thread of their own from the solver's set-up, so that the driver compiles them beside
+/// the first sweep instead of after it: the NVIDIA Vulkan driver took 0.42 s for them on an
+/// H200 host, longer than a 64^3 x 64^3 sweep (0.36 s). Building pipelines needs no queue,
+/// so the sweep's submissions go on meanwhile. A job never waited for is joined when
+/// dropped, so that the process never exits with the driver mid-compile.
+pub(super) struct WgpuJob(Option<std::thread::JoinHandle<anyhow::Result<super::wgpu::WgpuSynthetic>>>);
+
+impl WgpuJob {
+    fn start(handles: WgpuHandles) -> Self {
+        let (device, queue, name) = handles;
+        Self(Some(std::thread::spawn(move || super::wgpu::WgpuSynthetic::new(device, queue, name, RESTART))))
+    }
+
+    fn wait(mut self) -> anyhow::Result<super::wgpu::WgpuSynthetic> {
+        let handle = self.0.take().expect("a job is waited for once");
+        handle.join().map_err(|_| anyhow::anyhow!("the thread building the pipelines panicked"))?
+    }
+}
+
+impl Drop for WgpuJob {
+    fn drop(&mut self) {
+        if let Some(h) = self.0.take() {
+            // Its result is of no use now; only its end is.
+            let _ = h.join();
+        }
+    }
 }
 
 impl Gsis {
     /// The synthetic solve beside the sweep: on the backend's GPU (CUDA or wgpu; a W-cycle
     /// reads ~6 KB per cell, measured 13-20 times faster on an H100 than on its 16-core
     /// host), else on the host. `KNUDSEN_GSIS_DEVICE=host` keeps it on the host
-    /// (measurements). `wgpu`: the wgpu backend's device.
-    pub fn for_backend(kind: &str, wgpu: Option<WgpuHandles>) -> Self {
+    /// (measurements). `wgpu`: the wgpu backend's device; `cells`: the grid's cells (fewer
+    /// than [`DEVICE_MIN_CELLS`] stay on the host with wgpu). The device's kernels start
+    /// compiling here, beside the first sweep.
+    pub fn for_backend(kind: &str, wgpu: Option<WgpuHandles>, cells: usize) -> Self {
         let device = match (kind, wgpu) {
             _ if host_forced() => Device::Host,
             #[cfg(feature = "cuda-driver")]
             ("cuda", _) => Device::CudaPending(super::cuda::PtxJob::start()),
-            ("wgpu", Some(h)) => Device::WgpuPending(Box::new(h)),
+            ("wgpu", Some(_)) if cells < DEVICE_MIN_CELLS => {
+                log::info!(
+                    "gsis: the synthetic solve runs on the host ({cells} cells, fewer than the {DEVICE_MIN_CELLS} that pay for the GPU)"
+                );
+                Device::Host
+            }
+            ("wgpu", Some(h)) => Device::WgpuPending(WgpuJob::start(h)),
             _ => Device::Host,
         };
         Self { device, ..Self::default() }
@@ -102,21 +140,13 @@ impl Gsis {
                     }
                 }
             }
-            Device::WgpuPending(_) if mg.operator().diag.len() < DEVICE_MIN_CELLS => {
-                log::info!(
-                    "gsis: the synthetic solve runs on the host ({} cells, fewer than the {DEVICE_MIN_CELLS} that pay for the GPU)",
-                    mg.operator().diag.len()
-                );
-                self.device = Device::Host;
-            }
-            Device::WgpuPending(h) => {
-                let (device, queue, name) = *h;
-                self.device = match super::wgpu::WgpuSynthetic::new(device, queue, name, RESTART) {
+            Device::WgpuPending(job) => {
+                self.device = match job.wait() {
                     Ok(d) => {
                         let s = t.elapsed().as_secs_f64();
                         self.start_up += s;
                         log::info!(
-                            "gsis: the synthetic solve runs on {} (wgpu, f32; kernels ready in {s:.2} s)",
+                            "gsis: the synthetic solve runs on {} (wgpu, f32; kernels ready {s:.2} s after the first solve asked)",
                             d.name
                         );
                         Device::Wgpu(Box::new(d), 0)
