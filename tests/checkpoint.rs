@@ -196,7 +196,7 @@ fn a_gsis_run_continued_after_its_iteration_limit_matches_the_uninterrupted_one(
         let log = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{log}");
         let last = log.lines().rfind(|l| l.contains("inner iterations")).unwrap_or_default();
-        rebuilt += (last.contains("operator built") && last.contains("(2 builds")) as usize;
+        rebuilt += last.contains("operator rebuilt (2 builds") as usize;
         let o = finish(&case, &out, &gsis);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         assert_same(&out, &reference);

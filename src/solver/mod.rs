@@ -76,15 +76,6 @@ pub trait Strategy {
     fn solves(&self) -> Option<[usize; 2]> {
         None
     }
-    /// Work the next update needs that depends only on `state` (the next sweep's input), to
-    /// run on a thread of its own while the backend sweeps: a synthetic operator's build.
-    fn build_beside(&mut self, _p: &Problem, _state: &State) -> Option<synthetic::BuildJob> {
-        None
-    }
-    /// The outcome of [`Strategy::build_beside`]'s job, once the sweep has ended.
-    fn take_built(&mut self, _built: anyhow::Result<synthetic::Built>) -> anyhow::Result<()> {
-        Ok(())
-    }
 }
 
 /// The sweep just made, as a [`Strategy`] sees it.
@@ -247,23 +238,7 @@ impl<'a> Solver<'a> {
                 wall_density: &state.wall_density,
                 partner: &state.partner,
             };
-            let job = self.strategy.build_beside(p, &state);
-            let t_job = Instant::now();
-            let built = std::thread::scope(|s| -> anyhow::Result<_> {
-                let build = job.map(|j| s.spawn(move || j.run(p)));
-                let t_back = Instant::now();
-                self.backend.sweep(&input, &mut out)?;
-                let t_back = t_back.elapsed().as_secs_f64();
-                let joined = build.map(|b| b.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the operator build panicked"))));
-                Ok(joined.map(|b| (b, t_back)))
-            })?;
-            if let Some((b, t_back)) = built {
-                log::debug!(
-                    "iteration {iteration}: operator built beside the sweep, which it outlasted by {:.3} s",
-                    (t_job.elapsed().as_secs_f64() - t_back).max(0.0)
-                );
-                self.strategy.take_built(b)?;
-            }
+            self.backend.sweep(&input, &mut out)?;
             // Every process stops after the same iteration: the largest request wins.
             let mut stop = self.stop.as_ref().map_or(0, |f| f.load(Ordering::SeqCst));
             if let Some(r) = &mut self.reduce {

@@ -121,7 +121,7 @@ device)
   for d in ${DRIFTS:-}; do
     KNUDSEN_GSIS_REBUILD_DRIFT=$d run cavity-kn1-cuda-gsis-drift$d configs/cavity-kn1.json cuda gsis
     KNUDSEN_GSIS_REBUILD_DRIFT=$d LIMIT=${LIMIT:-400} run cube-ma2-kn1-cuda-gsis-drift$d configs/cube-ma2-kn1.json cuda gsis
-    grep -c "operator built" $R/cube-ma2-kn1-cuda-gsis-drift$d.log
+    grep -c "operator rebuilt" $R/cube-ma2-kn1-cuda-gsis-drift$d.log
   done
   for sm in ${CUBE:-}; do
     [ "$sm" = none ] && continue

@@ -118,8 +118,7 @@ impl Gsis {
             && a.ledger.measured_sweeps_left(sweep.residual, a.tolerance).is_some_and(|n| n > MIN_SWEEPS_LEFT)
             && a.ledger.worth_measuring(solve_floor(p.grid.cells(), trial_threads()))
         {
-            let (_, _, rhs) = linearisation(p, out, state);
-            let base = super::build::operator_base(p, &state.fields);
+            let (_, base, rhs) = linearisation(p, out, state);
             let config = p.config.clone();
             a.trial = Some(std::thread::spawn(move || {
                 // A pool of its own, so that the source updates' parallel loops do not queue

@@ -34,7 +34,6 @@
 
 mod auto;
 mod build;
-pub use build::{BuildJob, Built};
 #[cfg(feature = "cuda-driver")]
 pub mod cuda;
 #[cfg(test)]
@@ -123,11 +122,6 @@ pub struct Gsis {
     solves: [usize; 2],
     /// Seconds spent starting the device (kernels), kept out of a solve's measured cost.
     start_up: f64,
-    /// Whether this iteration's hierarchy was settled beside the sweep (`build`).
-    decided: bool,
-    /// Seconds the last build took, and whether it has not been solved with yet (logs).
-    built_seconds: f64,
-    fresh: bool,
 }
 
 /// Line smoothing where the grid has stretched cells (or only one axis, where a line sweep
@@ -232,24 +226,10 @@ impl Strategy for Gsis {
     fn solves(&self) -> Option<[usize; 2]> {
         Some(self.solves)
     }
-
-    fn build_beside(&mut self, p: &Problem, state: &State) -> Option<BuildJob> {
-        // `auto` decides after the sweep whether it solves at all, and builds then.
-        if self.auto.is_some() {
-            return None;
-        }
-        self.decided = true;
-        self.next_build(p, &state.fields)
-    }
-
-    fn take_built(&mut self, built: anyhow::Result<Built>) -> anyhow::Result<()> {
-        self.adopt(built?);
-        Ok(())
-    }
 }
 
-/// The sweep's moments, its state W* in fluid cells (what the correction is added to), and
-/// the right-hand side `-vol nu (C(W^n) - C(W*))` (with zero total mass in a closed domain).
+/// The sweep's moments, the state the operator is linearised about, and the right-hand
+/// side `-vol nu (C(W^n) - C(W*))` (with zero total mass in a closed domain).
 fn linearisation(p: &Problem, out: &SweepOutput, state: &State) -> (Vec<Macro>, Vec<Base>, krylov::Vector) {
     let solids = &p.bodies.solids;
     let volumes = p.grid.volumes();
@@ -295,9 +275,8 @@ impl Gsis {
         let fluid = |c: usize| !p.bodies.solids.is_solid(c);
         let (star, base, rhs) = linearisation(p, out, state);
         let t0 = std::time::Instant::now();
-        let built_here = self.ensure_hierarchy(p, &state.fields)?;
-        let fresh = std::mem::take(&mut self.fresh);
-        let mg = &self.hierarchy.as_ref().expect("built beside the sweep or above").mg;
+        let rebuild = self.ensure_hierarchy(p, &base)?;
+        let mg = &self.hierarchy.as_ref().expect("built above").mg;
         let t_setup = t0.elapsed().as_secs_f64();
         let levels = mg.levels();
         let (dw, outcome, place) = self.solve(&rhs, inner_tolerance(p))?;
@@ -317,14 +296,10 @@ impl Gsis {
         self.last =
             SolveStats { inner_iterations: outcome.iterations, relative_residual: outcome.relative_residual, scale };
         log::debug!(
-            "gsis: {} inner iterations, relative residual {:.2e}, correction scale {scale}; operator {} ({} builds in this run, {t_setup:.3} s in line), {levels} levels, GMRES on the {place} {t_solve:.3} s (preconditioner {:.3} s, products {:.3} s, the rest {:.3} s)",
+            "gsis: {} inner iterations, relative residual {:.2e}, correction scale {scale}; operator {} ({} builds in this run, {t_setup:.3} s), {levels} levels, GMRES on the {place} {t_solve:.3} s (preconditioner {:.3} s, products {:.3} s, the rest {:.3} s)",
             outcome.iterations,
             outcome.relative_residual,
-            match (built_here, fresh) {
-                (true, _) => format!("built in line in {:.3} s", self.built_seconds),
-                (false, true) => format!("built beside the sweep in {:.3} s", self.built_seconds),
-                _ => "reused".into(),
-            },
+            if rebuild { "rebuilt" } else { "reused" },
             self.builds,
             outcome.seconds[0],
             outcome.seconds[1],
