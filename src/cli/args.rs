@@ -75,6 +75,10 @@ pub enum Command {
         /// Tiles, TXxTY, comma-separated.
         #[arg(long, default_value = "4x4,8x4,4x8,8x8")]
         tiles: String,
+        /// Write the driver's internal representations of each executable (where it gives
+        /// any: disassembly, intermediate code) into this folder.
+        #[arg(long)]
+        ir: Option<std::path::PathBuf>,
     },
     /// Run the validation suite (configs/validation/*.json, or the files given) and write
     /// measured against reference for every case to OUT/results-<subset>.json. Exit 1 if

@@ -13,8 +13,9 @@ use knudsen::problem::Problem;
 use std::ffi::CStr;
 
 /// Statistics of `sweep_fused` for each tile (`TXxTY,...`) on `row`'s case (a `knudsen
-/// bench` row).
-pub fn vk_stats(row: &str, tiles: &str) -> Result<(), Failure> {
+/// bench` row); with `ir`, the driver's internal representations of each executable (where
+/// it gives any) written there as `sweep_fused-TXxTY-N-NAME.txt`.
+pub fn vk_stats(row: &str, tiles: &str, ir: Option<&std::path::Path>) -> Result<(), Failure> {
     let tiles = tiles
         .split(',')
         .map(|t| match t.split_once('x').map(|(a, b)| (a.trim().parse(), b.trim().parse())) {
@@ -34,10 +35,20 @@ pub fn vk_stats(row: &str, tiles: &str) -> Result<(), Failure> {
         let words = spirv(&p, tile).map_err(Failure::Run)?;
         // SAFETY: the device outlives the call; the SPIR-V was validated by naga.
         let stats = unsafe { device.statistics(&words, "sweep_fused") }.map_err(Failure::Run)?;
-        for (exe, lines) in stats {
+        for (exe, lines, reps) in stats {
             println!("sweep_fused, tile {}x{} ({exe}):", tile[0], tile[1]);
             for l in lines {
                 println!("  {l}");
+            }
+            println!("  internal representations: {}", reps.len());
+            let Some(dir) = ir else { continue };
+            std::fs::create_dir_all(dir).map_err(|e| Failure::Run(anyhow::anyhow!("creating {}: {e}", dir.display())))?;
+            for (n, (name, text)) in reps.iter().enumerate() {
+                let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+                let path = dir.join(format!("sweep_fused-{}x{}-{n}-{safe}.txt", tile[0], tile[1]));
+                std::fs::write(&path, text)
+                    .map_err(|e| Failure::Run(anyhow::anyhow!("writing {}: {e}", path.display())))?;
+                println!("  {name}: {} bytes -> {}", text.len(), path.display());
             }
         }
     }
@@ -150,8 +161,14 @@ impl Device {
     }
 
     /// Build a compute pipeline from `words` (bindings as sweep_fused's: a uniform at 0,
-    /// storage buffers at 1-7) with statistics captured; per executable, its statistics.
-    unsafe fn statistics(&self, words: &[u32], entry: &str) -> anyhow::Result<Vec<(String, Vec<String>)>> {
+    /// storage buffers at 1-7) with statistics and internal representations captured; per
+    /// executable, its statistics and its internal representations (name, text).
+    #[allow(clippy::type_complexity)]
+    unsafe fn statistics(
+        &self,
+        words: &[u32],
+        entry: &str,
+    ) -> anyhow::Result<Vec<(String, Vec<String>, Vec<(String, String)>)>> {
         use ash::vk;
         let dev = self.open.device.raw_device();
         // Every object made here, destroyed on every way out: none may outlive the device.
@@ -206,7 +223,10 @@ impl Device {
         let info = vk::ComputePipelineCreateInfo::default()
             .stage(stage)
             .layout(made.layout)
-            .flags(vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR);
+            .flags(
+                vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR
+                    | vk::PipelineCreateFlags::CAPTURE_INTERNAL_REPRESENTATIONS_KHR,
+            );
         made.pipeline = dev
             .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
             .map_err(|(_, e)| anyhow::anyhow!("creating the pipeline: {e}"))?[0];
@@ -232,10 +252,44 @@ impl Device {
                     format!("{n}: {v}")
                 })
                 .collect();
-            out.push((label, lines));
+            let info = vk::PipelineExecutableInfoKHR::default().pipeline(pipeline).executable_index(i as u32);
+            out.push((label, lines, internal_representations(&ext, &info)?));
         }
         Ok(out)
     }
+}
+
+/// The driver's internal representations of one executable (name, text; binary ones as a
+/// note of their size). ash's wrapper asks only for their sizes; the data takes a second
+/// call with buffers of those sizes.
+unsafe fn internal_representations(
+    ext: &ash::khr::pipeline_executable_properties::Device,
+    info: &ash::vk::PipelineExecutableInfoKHR<'_>,
+) -> anyhow::Result<Vec<(String, String)>> {
+    let mut reps = ext.get_pipeline_executable_internal_representations(info)?;
+    let mut bufs: Vec<Vec<u8>> = reps.iter().map(|r| vec![0u8; r.data_size]).collect();
+    for (r, b) in reps.iter_mut().zip(&mut bufs) {
+        r.p_data = b.as_mut_ptr().cast();
+    }
+    let mut count = reps.len() as u32;
+    // SAFETY: `reps` holds `count` structures, each pointing to a buffer of its data_size.
+    (ext.fp().get_pipeline_executable_internal_representations_khr)(ext.device(), info, &mut count, reps.as_mut_ptr())
+        .result()?;
+    Ok(reps
+        .iter()
+        .zip(&bufs)
+        .take(count as usize)
+        .map(|(r, b)| {
+            let name = r.name_as_c_str().map(|c| c.to_string_lossy().into_owned()).unwrap_or_default();
+            let data = &b[..r.data_size.min(b.len())];
+            let text = if r.is_text != 0 {
+                String::from_utf8_lossy(data.split(|&c| c == 0).next().unwrap_or(data)).into_owned()
+            } else {
+                format!("(binary, {} bytes)", data.len())
+            };
+            (name, text)
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -252,6 +306,6 @@ mod tests {
             assert_eq!(words[0], 0x0723_0203, "{tile:?}: SPIR-V starts with its magic number");
             assert!(words.len() > 1000, "{tile:?}: {} words", words.len());
         }
-        assert!(vk_stats("16x16", "3x3").is_err(), "a tile that does not divide the block is refused");
+        assert!(vk_stats("16x16", "3x3", None).is_err(), "a tile that does not divide the block is refused");
     }
 }
