@@ -198,6 +198,25 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
     let rc_in = a * TX + rc % TX < NX && b * TY + rc / TX < NY;
     let full = a * TX + TX <= NX && b * TY + TY <= NY;
     var carry: array<f32, TXTY>;
+    // This level's x-inflows (rows) and y-inflows (columns) from the face buffers, loaded one
+    // level ahead (`nfin`) so that no row waits on memory for them: the kernel has only two
+    // workgroups per SM at 8x8, too few to hide a load at every row. Interior tiles only
+    // (a > 0, b > 0); box faces are read where they are used.
+    var fin: array<f32, TX + TY>;
+    // @unroll
+    for (var jj = 0u; jj < TY; jj++) {
+        let ju = b * TY + jj;
+        if a > 0u && ju < NY {
+            fin[jj] = xface[(k0 * NY + select(ju, NY - 1u - ju, neg_y)) * FCH + v];
+        }
+    }
+    // @unroll
+    for (var ii = 0u; ii < TX; ii++) {
+        let iu = a * TX + ii;
+        if b > 0u && iu < NX {
+            fin[TY + ii] = yface[(k0 * NX + select(iu, NX - 1u - iu, neg_x)) * FCH + v];
+        }
+    }
     // @levels
     for (var kk = 0u; kk < NZ; kk++) {
         // Whether the tile lies wholly inside the grid, and whether this is the first level:
@@ -209,11 +228,26 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
         let cur = (kk & 1u) * NCOEF;
         // The next level's coefficients, loaded now and stored after this level's update.
         var next: array<vec4<f32>, NQ>;
+        var nfin: array<f32, TX + TY>;
         if kk + 1u < NZ {
             let kn = select(k + 1u, k - 1u, neg_z);
             // @unroll
             for (var q = 0u; q < NQ; q++) {
                 next[q] = coef_load(lid + q * BV, a, b, kn, neg_x, neg_y);
+            }
+            // @unroll
+            for (var jj = 0u; jj < TY; jj++) {
+                let ju = b * TY + jj;
+                if a > 0u && ju < NY {
+                    nfin[jj] = xface[(kn * NY + select(ju, NY - 1u - ju, neg_y)) * FCH + v];
+                }
+            }
+            // @unroll
+            for (var ii = 0u; ii < TX; ii++) {
+                let iu = a * TX + ii;
+                if b > 0u && iu < NX {
+                    nfin[TY + ii] = yface[(kn * NX + select(iu, NX - 1u - iu, neg_x)) * FCH + v];
+                }
             }
         }
         let cz = uz * bnd[NX + NY + k];
@@ -233,7 +267,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                         fx = bnd[x_face + k * NY + j] * shape.x;
                     }
                 } else {
-                    fx = xface[(k * NY + j) * FCH + v];
+                    fx = fin[jj];
                 }
                 // @unroll
                 for (var ii = 0u; ii < TX; ii++) {
@@ -251,7 +285,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                                 fy = bnd[y_face + k * NX + i] * shape.y;
                             }
                         } else {
-                            fy = yface[(k * NX + i) * FCH + v];
+                            fy = fin[TY + ii];
                         }
                         var fz: f32;
                         if lvl_first {
@@ -346,6 +380,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                     coef[nxt + lid + q * BV] = next[q];
                 }
             }
+            fin = nfin;
         }
         // @unroll
         for (var c = 0u; c < TXTY; c++) {
