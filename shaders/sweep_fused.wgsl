@@ -195,7 +195,6 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
     let uz = abs(vel.z);
     let rc = lid % TXTY;
     let rh = lid / TXTY;
-    let rc_in = a * TX + rc % TX < NX && b * TY + rc / TX < NY;
     let full = a * TX + TX <= NX && b * TY + TY <= NY;
     var carry: array<f32, TXTY>;
     // This level's x-inflows (rows) and y-inflows (columns) from the face buffers, loaded one
@@ -422,29 +421,24 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
             acc[11] += y * q;
             acc[12] += z * q;
         }
-        if PARTS > 1u {
-            // The shares of each cell added in share order (deterministic), through `red`.
-            workgroupBarrier();
-            if rh > 0u {
-                // @unroll
-                for (var m = 0u; m < NPART; m++) {
-                    red[((rh - 1u) * NPART + m) * TXTY + rc] = acc[m];
-                }
-            }
-            workgroupBarrier();
-            if rh == 0u {
-                for (var h = 1u; h < PARTS; h++) {
-                    // @unroll
-                    for (var m = 0u; m < NPART; m++) {
-                        acc[m] += red[((h - 1u) * NPART + m) * TXTY + rc];
-                    }
-                }
-            }
+        // The shares of each (cell, moment) added in share order (deterministic), through
+        // `red`, by all invocations at once: with 4x4 tiles eight shares, which one
+        // invocation per cell used to add while the others waited at the barrier.
+        workgroupBarrier();
+        // @unroll
+        for (var m = 0u; m < NPART; m++) {
+            red[(rh * NPART + m) * TXTY + rc] = acc[m];
         }
-        if rh == 0u && rc_in {
-            // @unroll
-            for (var m = 0u; m < NPART; m++) {
-                partials[(((wg.y * params.blocks + wg.x) * NZ + k) * NPART + m) * TXTY + rc] = acc[m];
+        workgroupBarrier();
+        for (var t = lid; t < NPART * TXTY; t += BV) {
+            let m = t / TXTY;
+            let c = t % TXTY;
+            if a * TX + c % TX < NX && b * TY + c / TX < NY {
+                var sum = red[m * TXTY + c];
+                for (var h = 1u; h < PARTS; h++) {
+                    sum += red[(h * NPART + m) * TXTY + c];
+                }
+                partials[(((wg.y * params.blocks + wg.x) * NZ + k) * NPART + m) * TXTY + c] = sum;
             }
         }
     }

@@ -225,12 +225,13 @@ pub fn describe(f: &FusedPlan) -> String {
     )
 }
 
-/// Whether the kernel can use a tile: TX TY divides the block, and the shares of a cell's
-/// partials (BV / (TX TY) - 1 of them, 13 values each) fit in the reduction's shared array
-/// of BV x (TX TY + 1) floats, which holds for TX TY >= 16 (sweep_fused.cu asserts it too).
+/// Whether the kernels can use a tile: TX TY divides the block, and the shares of a cell's
+/// partials fit in the reduction's shared array of BV x (TX TY + 1) floats: all BV / (TX TY)
+/// shares, 13 values each, in sweep_fused.wgsl; all but the first in sweep_fused.cu (which
+/// asserts it too). Both hold for TX TY >= 16.
 pub fn tile_fits(t: [usize; 2]) -> bool {
     let (n, bv) = (t[0] * t[1], BLOCK_VELOCITIES);
-    n > 0 && bv % n == 0 && PARTIALS * (bv - n) <= bv * (n + 1)
+    n > 0 && bv % n == 0 && PARTIALS * bv <= bv * (n + 1)
 }
 
 /// The tile: 8 x 8 (64 registers of z-carry; 2 B of face traffic per point) unless
