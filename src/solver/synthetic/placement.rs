@@ -16,7 +16,7 @@ const MAX_INNER_F32: usize = 4 * RESTART;
 /// Fewer cells than this are solved on the host even with the wgpu backend. Measured on an
 /// H100 (`tests/device/gsis.sh wgpudev`, docs/benchmarks.md): below it a solve costs the
 /// same ~9 ms on either side, and the device's first one 0.3 s more (pipelines built at
-/// first use): cavity-quick (4096 cells) 0.44 s on the device against 0.13 s on the host,
+/// first use, as they then were; now they are built beside the first sweep, [`WgpuJob`]): cavity-quick (4096 cells) 0.44 s on the device against 0.13 s on the host,
 /// cube-quick (10648) 0.45 against 0.38 s; above it the device wins: the 32^3 cavity
 /// (32768) 0.57 against 0.85 s, the 64^3 cavity 9.6 against 10.4 s.
 pub(super) const DEVICE_MIN_CELLS: usize = 16384;
