@@ -199,8 +199,8 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
     var carry: array<f32, TXTY>;
     // This level's x-inflows (rows) and y-inflows (columns) from the face buffers, loaded one
     // level ahead (`nfin`) so that no row waits on memory for them: the kernel has only two
-    // workgroups per SM at 8x8, too few to hide a load at every row. Interior tiles only
-    // (a > 0, b > 0); box faces are read where they are used.
+    // workgroups per SM at 8x8, too few to hide a load at every row. The x-inflows where
+    // a > 0, the y-inflows where b > 0; box faces are read where they are used.
     var fin: array<f32, TX + TY>;
     // @unroll
     for (var jj = 0u; jj < TY; jj++) {

@@ -14,7 +14,7 @@ use std::ffi::CStr;
 
 /// Statistics of `sweep_fused` for each tile (`TXxTY,...`) on `row`'s case (a `knudsen
 /// bench` row); with `ir`, the driver's internal representations of each executable (where
-/// it gives any) written there as `sweep_fused-TXxTY-N-NAME.txt`.
+/// it gives any) written there as `sweep_fused-TXxTY-EXECUTABLE-N-NAME.txt`.
 pub fn vk_stats(row: &str, tiles: &str, ir: Option<&std::path::Path>) -> Result<(), Failure> {
     let tiles = tiles
         .split(',')
@@ -34,18 +34,26 @@ pub fn vk_stats(row: &str, tiles: &str, ir: Option<&std::path::Path>) -> Result<
     for &tile in &tiles {
         let words = spirv(&p, tile).map_err(Failure::Run)?;
         // SAFETY: the device outlives the call; the SPIR-V was validated by naga.
-        let stats = unsafe { device.statistics(&words, "sweep_fused") }.map_err(Failure::Run)?;
-        for (exe, lines, reps) in stats {
+        let stats = unsafe { device.statistics(&words, "sweep_fused", ir.is_some()) }.map_err(Failure::Run)?;
+        for (x, (exe, lines, reps)) in stats.into_iter().enumerate() {
             println!("sweep_fused, tile {}x{} ({exe}):", tile[0], tile[1]);
             for l in lines {
                 println!("  {l}");
             }
-            println!("  internal representations: {}", reps.len());
             let Some(dir) = ir else { continue };
-            std::fs::create_dir_all(dir).map_err(|e| Failure::Run(anyhow::anyhow!("creating {}: {e}", dir.display())))?;
+            let reps = match reps {
+                Ok(r) => r,
+                Err(e) => {
+                    println!("  internal representations: none ({e:#})");
+                    continue;
+                }
+            };
+            println!("  internal representations: {}", reps.len());
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Failure::Run(anyhow::anyhow!("creating {}: {e}", dir.display())))?;
             for (n, (name, text)) in reps.iter().enumerate() {
                 let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-                let path = dir.join(format!("sweep_fused-{}x{}-{n}-{safe}.txt", tile[0], tile[1]));
+                let path = dir.join(format!("sweep_fused-{}x{}-{x}-{n}-{safe}.txt", tile[0], tile[1]));
                 std::fs::write(&path, text)
                     .map_err(|e| Failure::Run(anyhow::anyhow!("writing {}: {e}", path.display())))?;
                 println!("  {name}: {} bytes -> {}", text.len(), path.display());
@@ -161,14 +169,16 @@ impl Device {
     }
 
     /// Build a compute pipeline from `words` (bindings as sweep_fused's: a uniform at 0,
-    /// storage buffers at 1-7) with statistics and internal representations captured; per
-    /// executable, its statistics and its internal representations (name, text).
+    /// storage buffers at 1-7) with statistics captured, and internal representations too
+    /// where `ir` asks (the flag may change how a driver builds it); per executable, its
+    /// statistics and its internal representations (name, text), or why there are none.
     #[allow(clippy::type_complexity)]
     unsafe fn statistics(
         &self,
         words: &[u32],
         entry: &str,
-    ) -> anyhow::Result<Vec<(String, Vec<String>, Vec<(String, String)>)>> {
+        ir: bool,
+    ) -> anyhow::Result<Vec<(String, Vec<String>, anyhow::Result<Vec<(String, String)>>)>> {
         use ash::vk;
         let dev = self.open.device.raw_device();
         // Every object made here, destroyed on every way out: none may outlive the device.
@@ -220,13 +230,12 @@ impl Device {
             .stage(vk::ShaderStageFlags::COMPUTE)
             .module(made.module)
             .name(&name);
-        let info = vk::ComputePipelineCreateInfo::default()
-            .stage(stage)
-            .layout(made.layout)
-            .flags(
-                vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR
-                    | vk::PipelineCreateFlags::CAPTURE_INTERNAL_REPRESENTATIONS_KHR,
-            );
+        let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(made.layout).flags(if ir {
+            vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR
+                | vk::PipelineCreateFlags::CAPTURE_INTERNAL_REPRESENTATIONS_KHR
+        } else {
+            vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR
+        });
         made.pipeline = dev
             .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
             .map_err(|(_, e)| anyhow::anyhow!("creating the pipeline: {e}"))?[0];
@@ -253,7 +262,8 @@ impl Device {
                 })
                 .collect();
             let info = vk::PipelineExecutableInfoKHR::default().pipeline(pipeline).executable_index(i as u32);
-            out.push((label, lines, internal_representations(&ext, &info)?));
+            let reps = if ir { internal_representations(&ext, &info) } else { Ok(Vec::new()) };
+            out.push((label, lines, reps));
         }
         Ok(out)
     }

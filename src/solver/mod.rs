@@ -145,7 +145,9 @@ impl<'a> Solver<'a> {
     pub fn new(problem: &'a Problem, backend: Box<dyn Backend + 'a>) -> Self {
         let strategy: Box<dyn Strategy + 'a> = match problem.config.solver.acceleration {
             Acceleration::None => Box::new(source_iteration::SourceIteration),
-            Acceleration::Gsis => Box::new(synthetic::Gsis::for_backend(backend.kind(), backend.wgpu_handles(), problem.grid.cells())),
+            Acceleration::Gsis => {
+                Box::new(synthetic::Gsis::for_backend(backend.kind(), backend.wgpu_handles(), problem.grid.cells()))
+            }
             Acceleration::Auto => Box::new(synthetic::Gsis::auto(
                 backend.kind(),
                 backend.wgpu_handles(),

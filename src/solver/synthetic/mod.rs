@@ -51,10 +51,10 @@ pub mod wgpu;
 
 use super::state::State;
 use super::{source_iteration, Strategy, Sweep};
-use build::Hierarchy;
 use crate::backend::SweepOutput;
 use crate::model::{collision_frequency, Macro};
 use crate::problem::Problem;
+use build::Hierarchy;
 use flux::{Base, NV};
 use ledger::Update;
 use placement::Device;

@@ -16,7 +16,8 @@ const MAX_INNER_F32: usize = 4 * RESTART;
 /// Fewer cells than this are solved on the host even with the wgpu backend. Measured on an
 /// H100 (`tests/device/gsis.sh wgpudev`, docs/benchmarks.md): below it a solve costs the
 /// same ~9 ms on either side, and the device's first one 0.3 s more (pipelines built at
-/// first use, as they then were; now they are built beside the first sweep, [`WgpuJob`]): cavity-quick (4096 cells) 0.44 s on the device against 0.13 s on the host,
+/// first use, as they then were; now they are built beside the first sweep, [`WgpuJob`],
+/// and the threshold may be lower: not measured again): cavity-quick (4096 cells) 0.44 s on the device against 0.13 s on the host,
 /// cube-quick (10648) 0.45 against 0.38 s; above it the device wins: the 32^3 cavity
 /// (32768) 0.57 against 0.85 s, the 64^3 cavity 9.6 against 10.4 s.
 pub(super) const DEVICE_MIN_CELLS: usize = 16384;
@@ -63,14 +64,26 @@ pub(super) enum Device {
 pub(super) struct WgpuJob(Option<std::thread::JoinHandle<anyhow::Result<super::wgpu::WgpuSynthetic>>>);
 
 impl WgpuJob {
-    fn start(handles: WgpuHandles) -> Self {
+    /// The build on a thread of its own; `None` where no thread can be started (the solve
+    /// then stays on the host).
+    fn start(handles: WgpuHandles) -> Option<Self> {
         let (device, queue, name) = handles;
-        Self(Some(std::thread::spawn(move || super::wgpu::WgpuSynthetic::new(device, queue, name, RESTART))))
+        let build = move || super::wgpu::WgpuSynthetic::new(device, queue, name, RESTART);
+        match std::thread::Builder::new().name("wgpu-synthetic".into()).spawn(build) {
+            Ok(h) => Some(Self(Some(h))),
+            Err(e) => {
+                log::warn!("gsis: the synthetic solve runs on the host: no thread to build its pipelines ({e})");
+                None
+            }
+        }
     }
 
     fn wait(mut self) -> anyhow::Result<super::wgpu::WgpuSynthetic> {
         let handle = self.0.take().expect("a job is waited for once");
-        handle.join().map_err(|_| anyhow::anyhow!("the thread building the pipelines panicked"))?
+        handle.join().map_err(|p| {
+            let why = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned());
+            anyhow::anyhow!("the thread building the pipelines panicked: {}", why.unwrap_or_default())
+        })?
     }
 }
 
@@ -101,7 +114,9 @@ impl Gsis {
                 );
                 Device::Host
             }
-            ("wgpu", Some(h)) => Device::WgpuPending(WgpuJob::start(h)),
+            // With `auto` the job may build pipelines no solve uses: CPU time beside the
+            // first sweeps, on a GPU backend whose host is otherwise waiting.
+            ("wgpu", Some(h)) => WgpuJob::start(h).map_or(Device::Host, Device::WgpuPending),
             _ => Device::Host,
         };
         Self { device, ..Self::default() }
