@@ -113,6 +113,28 @@ fn coef_load(e: u32, a: u32, b: u32, k: u32, neg_x: bool, neg_y: bool) -> vec4<f
     return r;
 }
 
+// The tile's inflows at level k from the face buffers its upwind tiles wrote: the rows'
+// x-inflows where a > 0, then the columns' y-inflows where b > 0 (zero elsewhere: box faces
+// are read where they are used).
+fn face_inflows(k: u32, a: u32, b: u32, v: u32, neg_x: bool, neg_y: bool) -> array<f32, TX + TY> {
+    var f: array<f32, TX + TY>;
+    // @unroll
+    for (var jj = 0u; jj < TY; jj++) {
+        let ju = b * TY + jj;
+        if a > 0u && ju < NY {
+            f[jj] = xface[(k * NY + select(ju, NY - 1u - ju, neg_y)) * FCH + v];
+        }
+    }
+    // @unroll
+    for (var ii = 0u; ii < TX; ii++) {
+        let iu = a * TX + ii;
+        if b > 0u && iu < NX {
+            f[TY + ii] = yface[(k * NX + select(iu, NX - 1u - iu, neg_x)) * FCH + v];
+        }
+    }
+    return f;
+}
+
 fn exit_at(face: u32) -> u32 {
     switch face {
         case 0u: { return EXIT0; }
@@ -199,23 +221,8 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
     var carry: array<f32, TXTY>;
     // This level's x-inflows (rows) and y-inflows (columns) from the face buffers, loaded one
     // level ahead (`nfin`) so that no row waits on memory for them: the kernel has only two
-    // workgroups per SM at 8x8, too few to hide a load at every row. The x-inflows where
-    // a > 0, the y-inflows where b > 0; box faces are read where they are used.
-    var fin: array<f32, TX + TY>;
-    // @unroll
-    for (var jj = 0u; jj < TY; jj++) {
-        let ju = b * TY + jj;
-        if a > 0u && ju < NY {
-            fin[jj] = xface[(k0 * NY + select(ju, NY - 1u - ju, neg_y)) * FCH + v];
-        }
-    }
-    // @unroll
-    for (var ii = 0u; ii < TX; ii++) {
-        let iu = a * TX + ii;
-        if b > 0u && iu < NX {
-            fin[TY + ii] = yface[(k0 * NX + select(iu, NX - 1u - iu, neg_x)) * FCH + v];
-        }
-    }
+    // workgroups per SM at 8x8, too few to hide a load at every row (`face_inflows`).
+    var fin = face_inflows(k0, a, b, v, neg_x, neg_y);
     // @levels
     for (var kk = 0u; kk < NZ; kk++) {
         // Whether the tile lies wholly inside the grid, and whether this is the first level:
@@ -234,20 +241,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
             for (var q = 0u; q < NQ; q++) {
                 next[q] = coef_load(lid + q * BV, a, b, kn, neg_x, neg_y);
             }
-            // @unroll
-            for (var jj = 0u; jj < TY; jj++) {
-                let ju = b * TY + jj;
-                if a > 0u && ju < NY {
-                    nfin[jj] = xface[(kn * NY + select(ju, NY - 1u - ju, neg_y)) * FCH + v];
-                }
-            }
-            // @unroll
-            for (var ii = 0u; ii < TX; ii++) {
-                let iu = a * TX + ii;
-                if b > 0u && iu < NX {
-                    nfin[TY + ii] = yface[(kn * NX + select(iu, NX - 1u - iu, neg_x)) * FCH + v];
-                }
-            }
+            nfin = face_inflows(kn, a, b, v, neg_x, neg_y);
         }
         let cz = uz * bnd[NX + NY + k];
         // @unroll
