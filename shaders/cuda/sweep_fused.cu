@@ -2,7 +2,8 @@
 // A block is BV velocities of one octant and one TX x TY tile of cells, (a, b) in the
 // velocities' upwind frame, on the tile diagonal a + b = diag of this launch. Each thread
 // sweeps its velocity through the tile's column of cells over all z in upwind order with the
-// z-carry (the previous z-level of the tile) in registers; the tile's x- and y-inflows are
+// z-carry (the previous z-level of the tile) in its own row of the shared array `red`, where
+// the level's values are overwritten in place and then reduced; the tile's x- and y-inflows are
 // the face buffers its upwind neighbour tiles wrote in the previous launch, and its outflows
 // replace them there for the next. After each z-level the block reduces the level's 13 raw
 // moments per cell over its velocities in shared memory and writes one partial per cell;
@@ -17,10 +18,10 @@
 #define NPART 13u
 // Threads summing each cell of a level (BV / TXTY; fused.rs checks the division).
 #define PARTS (BV / TXTY)
-// The tile must divide the block and its shares fit in `red` (fused.rs::tile_fits); a
-// preprocessor test, as NVRTC 11 (Kepler) rejects static_assert here.
-#if (BV % TXTY != 0) || (NPART * (BV - TXTY) > BV * (TXTY + 1))
-#error "the fused sweep's tile does not fit its block (fused.rs::tile_fits)"
+// The tile must divide the block (fused.rs::tile_fits); a preprocessor test, as NVRTC 11
+// (Kepler) rejects static_assert here.
+#if BV % TXTY != 0
+#error "the fused sweep's tile does not divide its block (fused.rs::tile_fits)"
 #endif
 
 // Face buffer entry of row `row` (k NY + j for x-faces, k NX + i for y-faces) and velocity v:
@@ -82,11 +83,14 @@ __device__ __forceinline__ void record_exit(float* __restrict__ incident, unsign
 }
 
 // One z-level of the tile for one velocity: the cells in upwind order, the x- and y-inflows
-// from the face buffers (or the box faces), the z-inflow from `carry` (or, FIRST, the box
-// face); `carry` becomes this level's values and the outflows go to the face buffers.
-// FULL: the tile lies inside the domain (no edge tests).
+// from the face buffers (or the box faces), the z-inflow from `own` (the thread's row of
+// `red`: the previous level's values, or, FIRST, the box face); `own` becomes this level's
+// values and the outflows go to the face buffers. FULL: the tile lies inside the domain (no
+// edge tests). Why `own` and not registers: a 64-value carry held 64 of the 255 registers
+// and left 2 blocks per SM; in shared memory it costs one load per point, and the level's
+// values are already where the reduction reads them.
 template <bool FULL, bool FIRST>
-__device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r, const float4* cf, const float* fin,
+__device__ __forceinline__ void sweep_level(float* own, const Ray& r, const float4* cf, const float (&fin)[TX + TY],
                                             const float* inv_w, const float4* __restrict__ cells,
                                             const float* __restrict__ bnd, const float4* __restrict__ table,
                                             float* __restrict__ xface, float* __restrict__ yface,
@@ -94,6 +98,13 @@ __device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r
                                             unsigned kk, float cz) {
     const unsigned lid = threadIdx.x;
     const float ux = fabsf(r.vel.x), uy = fabsf(r.vel.y);
+    // This level's previous row: the y-inflows of the next (a tile's first row is inside
+    // the domain, so every row that reads it has one before it).
+    float row[TX];
+#pragma unroll
+    for (unsigned ii = 0u; ii < TX; ii++) {
+        row[ii] = 0.0f;
+    }
 #pragma unroll
     for (unsigned jj = 0u; jj < TY; jj++) {
         const unsigned ju = b * TY + jj;
@@ -102,7 +113,7 @@ __device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r
             // y-outflow below then writes.
 #pragma unroll
             for (unsigned ii = 0u; ii < TX; ii++) {
-                carry[jj][ii] = carry[jj > 0u ? jj - 1u : 0u][ii];
+                own[jj * TX + ii] = row[ii];
             }
             continue;
         }
@@ -110,7 +121,7 @@ __device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r
         const float by = uy * inv_w[TX + jj];
         // The denominator's terms shared by the row.
         const float byz = by + cz;
-        float fx = fin[jj * BV + lid];
+        float fx = fin[jj];
         if (a == 0u) {
             fx = r.x_part != NONE ? partner(bnd, r.x_part, k * NY + j, r.x_slot) : bnd[r.x_face + k * NY + j] * r.shape.x;
         }
@@ -118,22 +129,25 @@ __device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r
         for (unsigned ii = 0u; ii < TX; ii++) {
             const unsigned iu = a * TX + ii;
             if (!FULL && iu >= NX) {
-                carry[jj][ii] = fx;
+                own[jj * TX + ii] = fx;
+                row[ii] = fx;
                 continue;
             }
             const unsigned i = r.neg_x ? NX - 1u - iu : iu;
             const float ax = ux * inv_w[ii];
-            float fy = carry[jj > 0u ? jj - 1u : 0u][ii];
+            float fy = row[ii];
             if (jj == 0u) {
-                fy = fin[(TY + ii) * BV + lid];
+                fy = fin[TY + ii];
                 if (b == 0u) {
                     fy = r.y_part != NONE ? partner(bnd, r.y_part, k * NX + i, r.y_slot)
                                           : bnd[r.y_face + k * NX + i] * r.shape.y;
                 }
             }
-            float fz = carry[jj][ii];
+            float fz;
             if (FIRST) {
                 fz = r.z_part != NONE ? partner(bnd, r.z_part, j * NX + i, r.z_slot) : bnd[r.z_face + j * NX + i] * r.shape.z;
+            } else {
+                fz = own[jj * TX + ii];
             }
             const float4 e0 = cf[3u * (jj * TX + ii)];
             bool solid = false;
@@ -165,7 +179,8 @@ __device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r
             const float num = fmaf(ax, fx, fmaf(e0.x, gain, fmaf(by, fy, cz * fz)));
             // No gas in a solid cell (it adds nothing to any moment).
             const float f = solid ? 0.0f : num * rcp_ftz(ax + byz + e0.z);
-            carry[jj][ii] = f;
+            own[jj * TX + ii] = f;
+            row[ii] = f;
             fx = f;
             if (iu == NX - 1u) record_exit(incident, r.x_exit, k * NY + j, r.x_slot, r, f);
             if (ju == NY - 1u) record_exit(incident, r.y_exit, k * NX + i, r.y_slot, r, f);
@@ -177,7 +192,7 @@ __device__ __forceinline__ void sweep_level(float (&carry)[TY][TX], const Ray& r
     for (unsigned ii = 0u; ii < TX; ii++) {
         const unsigned iu = a * TX + ii;
         if (FULL || iu < NX) {
-            yface[face_at(k * NX + (r.neg_x ? NX - 1u - iu : iu), r.v)] = carry[TY - 1u][ii];
+            yface[face_at(k * NX + (r.neg_x ? NX - 1u - iu : iu), r.v)] = row[ii];
         }
     }
 }
@@ -202,7 +217,7 @@ __device__ __forceinline__ void fused_coeffs(float4* cf) {
 __device__ __forceinline__ void copy_async4(float* dst, const float* src) {
 #if __CUDA_ARCH__ >= 800
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(d), "l"(src));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(d), "l"(src) : "memory");
 #else
     *dst = *src;
 #endif
@@ -262,8 +277,11 @@ __device__ __forceinline__ void prefetch_level(float4* cf, float* fin, const flo
 
 // The block's shared memory, as the levels use it.
 struct Shared {
-    // [BV][TXTY + 1]: this level's values, velocities by cells; then the shares' sums.
+    // [BV][TXTY + 1]: each thread's row holds its z-carry, overwritten by the level's values.
     float (*red)[TXTY + 1u];
+    // [PARTS - 1][NPART][TXTY]: the shares' sums, apart from `red`, so that the next level's
+    // sweep may overwrite `red` while the first share adds them.
+    float* shares;
     // Per velocity (w, w x, w x^2, w x^3) and its (x, y, z, w): the reduction's factors.
     const float4* wpow;
     const float4* xs;
@@ -271,7 +289,7 @@ struct Shared {
     const unsigned* part_runs;
     float4 (*coef)[3u * TXTY];
     const float* inv_w;
-    float (*fin)[(TX + TY) * BV];
+    float* fin;
 };
 
 // This level's 13 raw moments per cell of the tile, summed over the block's velocities into
@@ -317,23 +335,22 @@ __device__ __forceinline__ void reduce_level(const Shared& sh, float* __restrict
         acc[11] += y * q;
         acc[12] += z * q;
     }
-    if (PARTS > 1u) {
-        // The shares of each cell added in share order (deterministic), through `red`.
-        float* flat = &sh.red[0][0];
-        __syncthreads();
-        if (rh > 0u) {
+    // The shares of each cell added in share order (deterministic). The barrier also ends
+    // every read of `red` at this level, so the next level's sweep may overwrite it; the
+    // first share's reads of `shares` end before the next level's barrier, after which
+    // `shares` is written again.
+    if (PARTS > 1u && rh > 0u) {
+#pragma unroll
+        for (unsigned m = 0u; m < NPART; m++) {
+            sh.shares[((rh - 1u) * NPART + m) * TXTY + rc] = acc[m];
+        }
+    }
+    __syncthreads();
+    if (PARTS > 1u && rh == 0u) {
+        for (unsigned h = 1u; h < PARTS; h++) {
 #pragma unroll
             for (unsigned m = 0u; m < NPART; m++) {
-                flat[((rh - 1u) * NPART + m) * TXTY + rc] = acc[m];
-            }
-        }
-        __syncthreads();
-        if (rh == 0u) {
-            for (unsigned h = 1u; h < PARTS; h++) {
-#pragma unroll
-                for (unsigned m = 0u; m < NPART; m++) {
-                    acc[m] += flat[((h - 1u) * NPART + m) * TXTY + rc];
-                }
+                acc[m] += sh.shares[((h - 1u) * NPART + m) * TXTY + rc];
             }
         }
     }
@@ -346,61 +363,54 @@ __device__ __forceinline__ void reduce_level(const Shared& sh, float* __restrict
 }
 
 // Level kk of the march (k = its z index): start copying the next level's data, sweep this
-// one, then reduce it. One instantiation per (tile shape, first level), so the z-loop body
-// is a single variant and `carry` keeps its registers from level to level.
+// one, then reduce it: two barriers per level. One instantiation per (tile shape, first
+// level), so the z-loop body is a single variant.
 template <bool FULL, bool FIRST>
-__device__ __forceinline__ void march_level(float (&carry)[TY][TX], const Ray& ray, const Shared& sh,
-                                            const float4* __restrict__ cells, const float* __restrict__ bnd,
-                                            const float4* __restrict__ table, float* __restrict__ xface,
-                                            float* __restrict__ yface, float* __restrict__ partials,
-                                            float* __restrict__ incident, unsigned a, unsigned b, unsigned kk,
-                                            unsigned rc, unsigned rh, bool rc_in) {
+__device__ __forceinline__ void march_level(const Ray& ray, const Shared& sh, const float4* __restrict__ cells,
+                                            const float* __restrict__ bnd, const float4* __restrict__ table,
+                                            float* __restrict__ xface, float* __restrict__ yface,
+                                            float* __restrict__ partials, float* __restrict__ incident, unsigned a,
+                                            unsigned b, unsigned kk, unsigned rc, unsigned rh, bool rc_in) {
     const bool neg_z = ray.vel.z < 0.0f;
     const unsigned k = neg_z ? NZ - 1u - kk : kk;
+    // This level's inflows into registers, so that the next level's copies may land in
+    // their place: one buffer of inflows instead of two, 8 KiB less shared memory per block
+    // (at 8x8), which lets a fourth block onto an SM. Each thread reads and copies only its
+    // own slots, and the copy's "memory" clobber keeps these reads before it.
+    float fin[TX + TY];
+    const unsigned lid = threadIdx.x;
+#pragma unroll
+    for (unsigned n = 0u; n < TX + TY; n++) {
+        fin[n] = (n < TY ? a > 0u : b > 0u) ? sh.fin[n * BV + lid] : 0.0f;
+    }
     if (kk + 1u < NZ) {
-        prefetch_level(sh.coef[(kk + 1u) & 1u], sh.fin[(kk + 1u) & 1u], cells, xface, yface, ray, a, b,
-                       neg_z ? k - 1u : k + 1u);
+        prefetch_level(sh.coef[(kk + 1u) & 1u], sh.fin, cells, xface, yface, ray, a, b, neg_z ? k - 1u : k + 1u);
     }
     const float cz = fabsf(ray.vel.z) * bnd[NX + NY + k];
-    sweep_level<FULL, FIRST>(carry, ray, sh.coef[kk & 1u], sh.fin[kk & 1u], sh.inv_w, cells, bnd, table, xface,
-                             yface, incident, a, b, k, kk, cz);
-    // The next level's copies have landed; after the barrier the previous level's readers
-    // of `red` are done too.
+    sweep_level<FULL, FIRST>(&sh.red[lid][0], ray, sh.coef[kk & 1u], fin, sh.inv_w, cells, bnd,
+                             table, xface, yface, incident, a, b, k, kk, cz);
+    // Every thread's values are in `red`, and the next level's copies have landed.
     copy_async_wait();
     __syncthreads();
-    // The next level's constants, ready after the reduction's barriers (below, or its own).
+    // The next level's constants, ready after the reduction's barrier.
     if (kk + 1u < NZ) {
         fused_coeffs(sh.coef[(kk + 1u) & 1u]);
     }
-    const unsigned lid = threadIdx.x;
-#pragma unroll
-    for (unsigned jj = 0u; jj < TY; jj++) {
-#pragma unroll
-        for (unsigned ii = 0u; ii < TX; ii++) {
-            sh.red[lid][jj * TX + ii] = carry[jj][ii];
-        }
-    }
-    __syncthreads();
     reduce_level(sh, partials, k, rc, rh, rc_in);
-    if (PARTS == 1u) {
-        __syncthreads();
-    }
 }
 
 // The whole z-march of one tile shape: the first level (z-inflow from the box face), then
 // the others.
 template <bool FULL>
-__device__ __forceinline__ void march(float (&carry)[TY][TX], const Ray& ray, const Shared& sh,
-                                      const float4* __restrict__ cells, const float* __restrict__ bnd,
-                                      const float4* __restrict__ table, float* __restrict__ xface,
-                                      float* __restrict__ yface, float* __restrict__ partials,
-                                      float* __restrict__ incident, unsigned a, unsigned b, unsigned rc, unsigned rh,
-                                      bool rc_in) {
-    march_level<FULL, true>(carry, ray, sh, cells, bnd, table, xface, yface, partials, incident, a, b, 0u, rc, rh,
-                            rc_in);
+__device__ __forceinline__ void march(const Ray& ray, const Shared& sh, const float4* __restrict__ cells,
+                                      const float* __restrict__ bnd, const float4* __restrict__ table,
+                                      float* __restrict__ xface, float* __restrict__ yface,
+                                      float* __restrict__ partials, float* __restrict__ incident, unsigned a,
+                                      unsigned b, unsigned rc, unsigned rh, bool rc_in) {
+    march_level<FULL, true>(ray, sh, cells, bnd, table, xface, yface, partials, incident, a, b, 0u, rc, rh, rc_in);
     for (unsigned kk = 1u; kk < NZ; kk++) {
-        march_level<FULL, false>(carry, ray, sh, cells, bnd, table, xface, yface, partials, incident, a, b, kk, rc,
-                                 rh, rc_in);
+        march_level<FULL, false>(ray, sh, cells, bnd, table, xface, yface, partials, incident, a, b, kk, rc, rh,
+                                 rc_in);
     }
 }
 
@@ -424,9 +434,11 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     // and its columns' and rows' inverse widths: broadcast reads from shared memory.
     __shared__ float4 coef[2][3u * TXTY];
     __shared__ float inv_w[TX + TY];
-    // This thread's x-inflows (TY rows) and y-inflows (TX columns), this level's and the next's.
-    __shared__ float fin[2][(TX + TY) * BV];
-    const Shared sh = {reinterpret_cast<float(*)[TXTY + 1u]>(dyn_shared), wpow, xs, runs, part_runs, coef, inv_w, fin};
+    // This thread's x-inflows (TY rows) and y-inflows (TX columns) of the next level, copied
+    // here while the current one, taken into registers, is swept (march_level).
+    __shared__ float fin[(TX + TY) * BV];
+    const Shared sh = {reinterpret_cast<float(*)[TXTY + 1u]>(dyn_shared), dyn_shared + BV * (TXTY + 1u), wpow, xs,
+                       runs, part_runs, coef, inv_w, fin};
     const unsigned lid = threadIdx.x;
     const unsigned v = blockIdx.x * BV + lid;
     const unsigned a = a_lo + blockIdx.y;
@@ -466,7 +478,7 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
                      exit_at(neg_x ? 0u : 1u),
                      exit_at(neg_y ? 2u : 3u),
                      exit_at(neg_z ? 4u : 5u)};
-    prefetch_level(coef[0], fin[0], cells, xface, yface, ray, a, b, neg_z ? NZ - 1u : 0u);
+    prefetch_level(coef[0], fin, cells, xface, yface, ray, a, b, neg_z ? NZ - 1u : 0u);
     copy_async_wait();
     __syncthreads();
     if (lid == 0u) {
@@ -486,20 +498,12 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     const unsigned rc = lid % TXTY;
     const unsigned rh = lid / TXTY;
     const bool rc_in = a * TX + rc % TX < NX && b * TY + rc / TX < NY;
-    float carry[TY][TX];
-#pragma unroll
-    for (unsigned jj = 0u; jj < TY; jj++) {
-#pragma unroll
-        for (unsigned ii = 0u; ii < TX; ii++) {
-            carry[jj][ii] = 0.0f;
-        }
-    }
     fused_coeffs(coef[0]);
     __syncthreads();
     // Interior tiles (no edge tests) and edge tiles: a branch uniform across the block.
     if (a * TX + TX <= NX && b * TY + TY <= NY) {
-        march<true>(carry, ray, sh, cells, bnd, table, xface, yface, partials, incident, a, b, rc, rh, rc_in);
+        march<true>(ray, sh, cells, bnd, table, xface, yface, partials, incident, a, b, rc, rh, rc_in);
     } else {
-        march<false>(carry, ray, sh, cells, bnd, table, xface, yface, partials, incident, a, b, rc, rh, rc_in);
+        march<false>(ray, sh, cells, bnd, table, xface, yface, partials, incident, a, b, rc, rh, rc_in);
     }
 }

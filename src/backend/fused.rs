@@ -3,7 +3,8 @@
 //! problem's sizes, tested here without a GPU.
 //!
 //! The fused kernel sweeps a velocity through a TX x TY column of cells over all z, its
-//! z-carry in registers, so no slice lives in device memory. The tile's x- and y-inflows
+//! z-carry on chip (registers on wgpu, shared memory on CUDA), so no slice lives in device
+//! memory. The tile's x- and y-inflows
 //! come from *face buffers* written by the upwind neighbour tiles (launched one tile
 //! diagonal a + b earlier, in the velocity's own upwind frame), and the moments are reduced
 //! over the block's velocities on chip into one partial per (block, cell). Device memory
@@ -148,21 +149,24 @@ impl FusedPlan {
 }
 
 /// Dynamic shared memory of a sweep_fused block: the reduction array, BV x (TX TY + 1)
-/// floats. Keep in sync with `red` in sweep_fused.cu.
+/// floats, then the shares' sums, (BV / (TX TY) - 1) x 13 x TX TY floats. Keep in sync with
+/// `red` and `shares` in sweep_fused.cu.
 pub fn shared_bytes(tile: [usize; 2]) -> u32 {
-    (BLOCK_VELOCITIES * (tile[0] * tile[1] + 1) * 4) as u32
+    let (n, bv) = (tile[0] * tile[1], BLOCK_VELOCITIES);
+    ((bv * (n + 1) + (bv / n - 1) * PARTIALS * n) * 4) as u32
 }
 
 /// Resident blocks per SM that sweep_fused's `__launch_bounds__` asks for, which caps its
 /// registers at 65536 / (128 x n): `KNUDSEN_FUSED_MIN_BLOCKS` (1-16) for experiments, else
-/// the measured best (docs/performance.md, "v6"): 2, where the kernel runs without spills;
-/// at 3 its 168 registers spill the carry around each level's reduction.
+/// the measured best (docs/performance.md, "v7"): 4, at 128 registers, with the z-carry in
+/// shared memory; four blocks of 8 x 8 tiles also fill the SM's shared memory, and 5 or 6
+/// (8 x 4 tiles) or 2 and 3 were slower.
 pub fn min_blocks_from_env() -> u32 {
     std::env::var("KNUDSEN_FUSED_MIN_BLOCKS")
         .ok()
         .and_then(|s| s.parse().ok())
         .filter(|n| (1..=16).contains(n))
-        .unwrap_or(2)
+        .unwrap_or(4)
 }
 
 /// What a GPU backend runs: the plan `fused` makes, unless `asked` (else `KNUDSEN_SWEEP`)

@@ -44,6 +44,14 @@ impl Fused {
                 shared as i32,
             )
             .context("allowing sweep_fused its shared memory")?;
+        // The most shared memory the SM can give, so that the blocks `__launch_bounds__` asks
+        // for fit beside each other (the driver's default may keep part of it as L1).
+        sweep
+            .set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                100,
+            )
+            .context("asking the most shared memory for sweep_fused")?;
         log::debug!(
             "sweep_fused: {} registers, {} B static + {shared} B dynamic shared memory",
             sweep.num_regs().unwrap_or(-1),
