@@ -119,7 +119,7 @@ fn gsis_on_every_backend_agrees_with_the_cpu() {
 }
 
 #[test]
-fn gsis_solves_on_the_wgpu_device_from_16384_cells_and_agrees_with_the_cpu() {
+fn gsis_solves_on_the_wgpu_device_from_8192_cells_and_agrees_with_the_cpu() {
     // 26^3 = 17576 cells, above the size from which the wgpu backend solves the synthetic
     // system on its own device in f32 (src/solver/synthetic/placement.rs); below it, on the
     // host. Tolerances as in gsis_on_every_backend_agrees_with_the_cpu (the sweep's f32

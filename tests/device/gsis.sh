@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the NVIDIA device machine (the `device` tool), from the repository root:
-#   tests/device/gsis.sh shipped|kn|kn1|wgpu64|cube|device|wgpudev|auto
+#   tests/device/gsis.sh shipped|kn|kn1|wgpu64|cube|device|wgpudev|auto|threshold
 # (`device`, `wgpudev`: also need carry/knudsen-lib-tests, the stripped `cargo test --release
 # --features cuda --lib --no-run` binary.)
 # Needs carry/knudsen built with `--features cuda` and .gl/*.deb (tests/device/setup.sh).
@@ -147,5 +147,16 @@ wgpudev)
     LIMIT=${LIMIT:-400} run cube-ma2-kn1-wgpu-$acc configs/cube-ma2-kn1.json wgpu $acc --memory-budget-mib 16384
   done
   cp $R/*.log "$OUT/"
+  ;;
+threshold)
+  # placement.rs::DEVICE_MIN_CELLS: grids below it solve on the host with wgpu. Each case
+  # with the solve forced onto the device and onto the host, alternating $REPS times.
+  for rep in $(seq ${REPS:-2}); do
+    for cfg in ${CASES:-cavity-quick cube-quick cavity-kn1}; do
+      for where in device host; do
+        KNUDSEN_GSIS_DEVICE=$where run $cfg-wgpu-$where-$rep configs/$cfg.json wgpu gsis
+      done
+    done
+  done
   ;;
 esac

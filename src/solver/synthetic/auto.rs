@@ -9,7 +9,7 @@
 //! update is a solve, timed in line.
 
 use super::ledger::{Ledger, Update};
-use super::placement::{host_solve, Device, DEVICE_MIN_CELLS};
+use super::placement::{device_forced, host_solve, Device, DEVICE_MIN_CELLS};
 use super::{inner_tolerance, krylov, linearisation, Base, Gsis, Hierarchy};
 use crate::backend::{SweepOutput, WgpuHandles};
 use crate::config::Config;
@@ -77,7 +77,8 @@ impl Gsis {
     /// Source iteration's rate is bounded by the collisions across the domain (`ledger`).
     pub fn auto(kind: &str, wgpu: Option<WgpuHandles>, p: &Problem, tolerance: f64) -> Self {
         let cells = p.grid.cells();
-        let mut g = if cells < DEVICE_MIN_CELLS { Self::default() } else { Self::for_backend(kind, wgpu, cells) };
+        let small = cells < DEVICE_MIN_CELLS && !device_forced();
+        let mut g = if small { Self::default() } else { Self::for_backend(kind, wgpu, cells) };
         let beside = kind != "cpu" && matches!(g.device, Device::Host);
         let d = super::domain_delta(p);
         g.auto = Some(Auto { ledger: Ledger::new(d / (1.0 + d)), beside, trial: None, tolerance });

@@ -14,17 +14,22 @@ use crate::backend::WgpuHandles;
 const MAX_INNER_F32: usize = 4 * RESTART;
 
 /// Fewer cells than this are solved on the host even with the wgpu backend. Measured on an
-/// H100 (`tests/device/gsis.sh wgpudev`, docs/benchmarks.md): below it a solve costs the
-/// same ~9 ms on either side, and the device's first one 0.3 s more (pipelines built at
-/// first use, as they then were; now they are built beside the first sweep, [`WgpuJob`],
-/// and the threshold may be lower: not measured again): cavity-quick (4096 cells) 0.44 s on the device against 0.13 s on the host,
-/// cube-quick (10648) 0.45 against 0.38 s; above it the device wins: the 32^3 cavity
-/// (32768) 0.57 against 0.85 s, the 64^3 cavity 9.6 against 10.4 s.
-pub(super) const DEVICE_MIN_CELLS: usize = 16384;
+/// H100 with the pipelines built beside the first sweep ([`WgpuJob`]; `REPS=2
+/// tests/device/gsis.sh threshold`, docs/benchmarks.md), solver seconds, device against
+/// host: cavity-quick (4096 cells) 0.09-0.12 against 0.10, a tie; cube-quick (10648)
+/// 0.20-0.23 against 0.30-0.34; the paper cavity (32768) 4.05-4.07 against 5.34-5.48.
+/// (With the pipelines built at the first solve, as before, the device lost at 10648.)
+pub(super) const DEVICE_MIN_CELLS: usize = 8192;
 
 /// `KNUDSEN_GSIS_DEVICE=host`: the synthetic solve stays on the host (measurements).
 fn host_forced() -> bool {
     std::env::var("KNUDSEN_GSIS_DEVICE").is_ok_and(|v| v == "host")
+}
+
+/// `KNUDSEN_GSIS_DEVICE=device`: on the GPU even below [`DEVICE_MIN_CELLS`] (measurements of
+/// that threshold).
+pub(super) fn device_forced() -> bool {
+    std::env::var("KNUDSEN_GSIS_DEVICE").is_ok_and(|v| v == "device")
 }
 
 /// Whether a run with `acceleration` on `cells` cells asks a GPU backend for a device
@@ -36,7 +41,7 @@ pub fn solves_on_device(acceleration: crate::config::Acceleration, cells: usize)
         && match acceleration {
             Acceleration::None => false,
             Acceleration::Gsis => true,
-            Acceleration::Auto => cells >= DEVICE_MIN_CELLS,
+            Acceleration::Auto => cells >= DEVICE_MIN_CELLS || device_forced(),
         }
 }
 
@@ -108,7 +113,7 @@ impl Gsis {
             _ if host_forced() => Device::Host,
             #[cfg(feature = "cuda-driver")]
             ("cuda", _) => Device::CudaPending(super::cuda::PtxJob::start()),
-            ("wgpu", Some(_)) if cells < DEVICE_MIN_CELLS => {
+            ("wgpu", Some(_)) if cells < DEVICE_MIN_CELLS && !device_forced() => {
                 log::info!(
                     "gsis: the synthetic solve runs on the host ({cells} cells, fewer than the {DEVICE_MIN_CELLS} that pay for the GPU)"
                 );
@@ -242,7 +247,7 @@ mod tests {
         let device = !host_forced();
         assert!(!solves_on_device(Acceleration::None, 1 << 20));
         assert_eq!(solves_on_device(Acceleration::Gsis, 8), device);
-        assert!(!solves_on_device(Acceleration::Auto, DEVICE_MIN_CELLS - 1));
+        assert_eq!(solves_on_device(Acceleration::Auto, DEVICE_MIN_CELLS - 1), device && device_forced());
         assert_eq!(solves_on_device(Acceleration::Auto, DEVICE_MIN_CELLS), device);
     }
 }
