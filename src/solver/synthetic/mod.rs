@@ -39,6 +39,7 @@ pub mod cuda;
 #[cfg(test)]
 mod fixtures;
 pub mod flux;
+mod job;
 pub mod krylov;
 pub mod ledger;
 pub mod lines;

@@ -4,6 +4,7 @@
 //! and every later one to the host, saying why.
 
 use super::flux::NV;
+use super::job::Job;
 use super::{krylov, Gsis, MAX_INNER, RESTART};
 use crate::backend::WgpuHandles;
 
@@ -64,41 +65,12 @@ pub(super) enum Device {
 /// thread of their own from the solver's set-up, so that the driver compiles them beside
 /// the first sweep instead of after it: the NVIDIA Vulkan driver took 0.42 s for them on an
 /// H200 host, longer than a 64^3 x 64^3 sweep (0.36 s). Building pipelines needs no queue,
-/// so the sweep's submissions go on meanwhile. A job never waited for is joined when
-/// dropped, so that the process never exits with the driver mid-compile.
-pub(super) struct WgpuJob(Option<std::thread::JoinHandle<anyhow::Result<super::wgpu::WgpuSynthetic>>>);
+/// so the sweep's submissions go on meanwhile.
+pub(super) type WgpuJob = Job<super::wgpu::WgpuSynthetic>;
 
-impl WgpuJob {
-    /// The build on a thread of its own; `None` where no thread can be started (the solve
-    /// then stays on the host).
-    fn start(handles: WgpuHandles) -> Option<Self> {
-        let (device, queue, name) = handles;
-        let build = move || super::wgpu::WgpuSynthetic::new(device, queue, name, RESTART);
-        match std::thread::Builder::new().name("wgpu-synthetic".into()).spawn(build) {
-            Ok(h) => Some(Self(Some(h))),
-            Err(e) => {
-                log::warn!("gsis: the synthetic solve runs on the host: no thread to build its pipelines ({e})");
-                None
-            }
-        }
-    }
-
-    fn wait(mut self) -> anyhow::Result<super::wgpu::WgpuSynthetic> {
-        let handle = self.0.take().expect("a job is waited for once");
-        handle.join().map_err(|p| {
-            let why = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned());
-            anyhow::anyhow!("the thread building the pipelines panicked: {}", why.unwrap_or_default())
-        })?
-    }
-}
-
-impl Drop for WgpuJob {
-    fn drop(&mut self) {
-        if let Some(h) = self.0.take() {
-            // Its result is of no use now; only its end is.
-            let _ = h.join();
-        }
-    }
+fn start_wgpu_job(handles: WgpuHandles) -> WgpuJob {
+    let (device, queue, name) = handles;
+    Job::spawn("wgpu-synthetic", move || super::wgpu::WgpuSynthetic::new(device, queue, name, RESTART))
 }
 
 impl Gsis {
@@ -121,7 +93,7 @@ impl Gsis {
             }
             // With `auto` the job may build pipelines no solve uses: CPU time beside the
             // first sweeps, on a GPU backend whose host is otherwise waiting.
-            ("wgpu", Some(h)) => WgpuJob::start(h).map_or(Device::Host, Device::WgpuPending),
+            ("wgpu", Some(h)) => Device::WgpuPending(start_wgpu_job(h)),
             _ => Device::Host,
         };
         Self { device, ..Self::default() }

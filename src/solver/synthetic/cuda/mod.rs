@@ -19,6 +19,7 @@ mod cycle;
 mod tests;
 
 use super::flux::NV;
+use super::job::Job;
 use super::krylov::{Outcome, Space};
 use super::multigrid::Multigrid;
 use super::operator::{Operator, NONE};
@@ -149,11 +150,10 @@ fn ordinal() -> anyhow::Result<usize> {
 
 /// NVRTC's compile of `shaders/cuda/synthetic.cu`, started on a thread of its own when the
 /// solver is set up, so that it runs beside the first sweep instead of after it: on the
-/// H100's host it takes 0.3-0.65 s, the length of two to three 64^3 x 64^3 sweeps.
-/// A job never waited for (a run that ends before its first synthetic solve) is joined
-/// when dropped, so that the process never exits with NVRTC or the driver mid-call.
-/// The job's result: the module, and whether it is machine code (CUBIN) rather than PTX.
-pub struct PtxJob(Option<std::thread::JoinHandle<anyhow::Result<(cudarc::nvrtc::Ptx, bool)>>>);
+/// H100's host it takes 0.3-0.65 s, the length of two to three 64^3 x 64^3 sweeps
+/// (`super::job`: joined when dropped). The job's result: the module, and whether it is
+/// machine code (CUBIN) rather than PTX.
+pub struct PtxJob(Job<(cudarc::nvrtc::Ptx, bool)>);
 
 /// A job started before the backend was built ([`PtxJob::start_early`]), until the solver
 /// takes it.
@@ -183,21 +183,11 @@ impl PtxJob {
     }
 
     fn spawn() -> Self {
-        Self(Some(std::thread::spawn(|| kernels::compile_synthetic_for(ordinal()?))))
+        Self(Job::spawn("nvrtc-synthetic", || kernels::compile_synthetic_for(ordinal()?)))
     }
 
-    fn wait(mut self) -> anyhow::Result<(cudarc::nvrtc::Ptx, bool)> {
-        let handle = self.0.take().expect("a job is waited for once");
-        handle.join().map_err(|_| anyhow::anyhow!("the NVRTC thread panicked"))?
-    }
-}
-
-impl Drop for PtxJob {
-    fn drop(&mut self) {
-        if let Some(h) = self.0.take() {
-            // Its result is of no use now; only its end is.
-            let _ = h.join();
-        }
+    fn wait(self) -> anyhow::Result<(cudarc::nvrtc::Ptx, bool)> {
+        self.0.wait()
     }
 }
 
