@@ -21,7 +21,7 @@
 //! once; its right-hand side vanishes at source iteration's fixed point, so both converge to
 //! the same solution, GSIS in tens of sweeps where source iteration needs ~delta. The
 //! correction is solved by GMRES with a multigrid W-cycle on the GPU the sweep uses (in f64
-//! with the CUDA backend, in f32 with the wgpu backend from 16384 cells) and on the host in
+//! with the CUDA backend, in f32 with the wgpu backend from 8192 cells) and on the host in
 //! f64 otherwise. The default, `"auto"`, makes it only where its measured cost pays
 //! (`solver::synthetic::ledger`).
 //!

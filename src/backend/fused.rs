@@ -156,17 +156,30 @@ pub fn shared_bytes(tile: [usize; 2]) -> u32 {
     ((bv * (n + 1) + (bv / n - 1) * PARTIALS * n) * 4) as u32
 }
 
+/// Shared memory of one sweep_fused block with `tile`: the static arrays (xs, wpow, runs,
+/// part_runs, coef, inv_w, fin) and [`shared_bytes`]. Keep in sync with sweep_fused.cu.
+pub fn block_shared_bytes(tile: [usize; 2]) -> u32 {
+    let (n, bv) = (tile[0] * tile[1], BLOCK_VELOCITIES);
+    let parts = bv / n;
+    let fixed = 16 * bv + 16 * bv + 4 * (bv + parts + 1) + 4 * (parts + 1) + 16 * 2 * 3 * n + 4 * (tile[0] + tile[1]);
+    let fin = 4 * (tile[0] + tile[1]) * bv;
+    (fixed + fin) as u32 + shared_bytes(tile)
+}
+
 /// Resident blocks per SM that sweep_fused's `__launch_bounds__` asks for, which caps its
 /// registers at 65536 / (128 x n): `KNUDSEN_FUSED_MIN_BLOCKS` (1-16) for experiments, else
-/// the measured best (docs/performance.md, "v7"): 4, at 128 registers, with the z-carry in
-/// shared memory; four blocks of 8 x 8 tiles also fill the SM's shared memory, and 5 or 6
-/// (8 x 4 tiles) or 2 and 3 were slower.
-pub fn min_blocks_from_env() -> u32 {
-    std::env::var("KNUDSEN_FUSED_MIN_BLOCKS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .filter(|n| (1..=16).contains(n))
-        .unwrap_or(4)
+/// the measured best on an H100/H200 (docs/performance.md, "v7"): 4, at 128 registers, with
+/// the z-carry in shared memory (5 or 6 with 8 x 4 tiles, or 2 and 3, were slower); fewer
+/// where `sm_shared` (the SM's shared memory, bytes) holds fewer blocks of `tile`, as there
+/// a tighter register cap would only add spills.
+pub fn min_blocks(tile: [usize; 2], sm_shared: Option<u32>) -> u32 {
+    let asked = std::env::var("KNUDSEN_FUSED_MIN_BLOCKS").ok().and_then(|s| s.parse().ok());
+    if let Some(n) = asked.filter(|n| (1..=16).contains(n)) {
+        return n;
+    }
+    // The driver keeps 1 KiB per resident block (sm_80 and later).
+    let fit = sm_shared.map_or(4, |s| s / (block_shared_bytes(tile) + 1024));
+    fit.clamp(1, 4)
 }
 
 /// What a GPU backend runs: the plan `fused` makes, unless `asked` (else `KNUDSEN_SWEEP`)
@@ -229,16 +242,16 @@ pub fn describe(f: &FusedPlan) -> String {
     )
 }
 
-/// Whether the kernels can use a tile: TX TY divides the block, and the shares of a cell's
-/// partials fit in the reduction's shared array of BV x (TX TY + 1) floats: all BV / (TX TY)
-/// shares, 13 values each, in sweep_fused.wgsl; all but the first in sweep_fused.cu (which
-/// asserts it too). Both hold for TX TY >= 16.
+/// Whether the kernels can use a tile: TX TY divides the block (sweep_fused.cu asserts it
+/// too), and the shares of a cell's partials, all BV / (TX TY) of them, 13 values each, fit
+/// in sweep_fused.wgsl's reduction array of BV x (TX TY + 1) floats (sweep_fused.cu keeps
+/// them in an array of their own). Both hold for TX TY >= 16.
 pub fn tile_fits(t: [usize; 2]) -> bool {
     let (n, bv) = (t[0] * t[1], BLOCK_VELOCITIES);
     n > 0 && bv % n == 0 && PARTIALS * bv <= bv * (n + 1)
 }
 
-/// The tile: 8 x 8 (64 registers of z-carry; 2 B of face traffic per point) unless
+/// The tile: 8 x 8 (2 B of face traffic per point; CUDA's; wgpu picks its own) unless
 /// `KNUDSEN_FUSED_TILE=TXxTY` asks otherwise (for experiments; see [`tile_fits`]).
 pub fn tile_from_env() -> Result<[usize; 2], PlanError> {
     let Ok(s) = std::env::var("KNUDSEN_FUSED_TILE") else { return Ok([8, 8]) };
@@ -351,6 +364,19 @@ mod tests {
             assert!(w.velocities.len() <= p.stride);
         }
         assert!(seen.iter().all(|&n| n == 1));
+    }
+
+    #[test]
+    fn the_register_cap_asks_for_the_blocks_the_shared_memory_holds() {
+        // 19032 B static (ptxas: 19040 with alignment) and 36608 B dynamic at 8 x 8.
+        assert_eq!(block_shared_bytes([8, 8]), 55640);
+        if std::env::var("KNUDSEN_FUSED_MIN_BLOCKS").is_err() {
+            // H100/H200 (228 KiB per SM), A100 (164 KiB), sm_86/89 (100 KiB), unknown.
+            let fits = [233472, 167936, 102400].map(|b| min_blocks([8, 8], Some(b)));
+            assert_eq!(fits, [4, 2, 1]);
+            assert_eq!(min_blocks([8, 8], None), 4);
+            assert_eq!(min_blocks([4, 4], Some(233472)), 4, "never above the measured best");
+        }
     }
 
     #[test]

@@ -149,12 +149,15 @@ wgpudev)
   cp $R/*.log "$OUT/"
   ;;
 threshold)
-  # placement.rs::DEVICE_MIN_CELLS: grids below it solve on the host with wgpu. Each case
-  # with the solve forced onto the device and onto the host, alternating $REPS times.
+  # placement.rs::DEVICE_MIN_CELLS: grids below it solve on the host with wgpu, and with
+  # `auto` on CUDA too. Each case with the solve forced onto the device and onto the host,
+  # alternating $REPS times, on each backend in $BACKENDS (default wgpu).
   for rep in $(seq ${REPS:-2}); do
-    for cfg in ${CASES:-cavity-quick cube-quick cavity-kn1}; do
-      for where in device host; do
-        KNUDSEN_GSIS_DEVICE=$where run $cfg-wgpu-$where-$rep configs/$cfg.json wgpu gsis
+    for be in ${BACKENDS:-wgpu}; do
+      for cfg in ${CASES:-cavity-quick cube-quick cavity-kn1}; do
+        for where in device host; do
+          KNUDSEN_GSIS_DEVICE=$where run $cfg-$be-$where-$rep configs/$cfg.json $be gsis
+        done
       done
     done
   done

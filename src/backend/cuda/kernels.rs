@@ -61,7 +61,7 @@ impl Sizes {
             slots: p.config.solver.scheme.slices() as u32,
             tile: [8, 8],
             fused_stride: crate::backend::fused::BLOCK_VELOCITIES as u32,
-            fused_min_blocks: crate::backend::fused::min_blocks_from_env(),
+            fused_min_blocks: crate::backend::fused::min_blocks([8, 8], None),
         }
     }
 

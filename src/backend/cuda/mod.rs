@@ -145,6 +145,13 @@ impl CudaBackend {
         if let Ok(f) = &fused_plan {
             sizes.tile = f.tile.map(|n| n as u32);
             sizes.fused_stride = f.stride as u32;
+            let sm_shared = ctx
+                .attribute(
+                    cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+                )
+                .ok()
+                .map(|b| b as u32);
+            sizes.fused_min_blocks = crate::backend::fused::min_blocks(f.tile, sm_shared);
         }
         let module = kernels::compile(&ctx, &sizes).context("compiling the CUDA kernels with NVRTC")?;
         let load = |n: &str| module.load_function(n).with_context(|| format!("loading kernel {n}"));
