@@ -85,6 +85,11 @@ var<workgroup> part_runs: array<u32, PARTS + 1u>;
 // The tile's coefficients, this level's and the next's; the columns' and rows' 1/width.
 var<workgroup> coef: array<vec4<f32>, 2u * NCOEF>;
 var<workgroup> inv_w: array<f32, TX + TY>;
+// Per coefficient buffer: whether any of the tile's cells at that level has a wall word
+// (a solid cell or a wall side). Levels without select a copy of the sweep that has no wall
+// paths (`// @walls`, wgpu/specialise.rs::walls): with them inlined in every cell the
+// kernel's code was 2.7 times the size.
+var<workgroup> walls_at: array<atomic<u32>, 2>;
 
 // dens(), part_at(), partner(), wall_base(), wall_emission(): shaders/sweep_common.wgsl;
 // face_offset(): shaders/face_offset.wgsl; NONE, slots(), slot(): shaders/partner.wgsl; all
@@ -178,10 +183,19 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
         inv_w[lid] = w;
     }
     let k0 = select(0u, NZ - 1u, neg_z);
+    if lid == 0u {
+        atomicStore(&walls_at[0], 0u);
+        atomicStore(&walls_at[1], 0u);
+    }
+    workgroupBarrier();
     for (var q = 0u; q < NQ; q++) {
         let e = lid + q * BV;
         if e < NCOEF {
-            coef[e] = coef_load(e, a, b, k0, neg_x, neg_y);
+            let c = coef_load(e, a, b, k0, neg_x, neg_y);
+            coef[e] = c;
+            if HAS_WALLS && e % 3u == 0u && bitcast<u32>(c.w) != 0u {
+                atomicOr(&walls_at[0], 1u);
+            }
         }
     }
     workgroupBarrier();
@@ -232,6 +246,13 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
         let lvl_first = kk == 0u;
         let k = select(kk, NZ - 1u - kk, neg_z);
         let cur = (kk & 1u) * NCOEF;
+        // The next level's flag is cleared before the barrier after this level's sweep, after
+        // which the next coefficients set it; every reader of it (at the previous level's
+        // start) has passed that level's barriers.
+        if lid == 0u && kk + 1u < NZ {
+            atomicStore(&walls_at[(kk + 1u) & 1u], 0u);
+        }
+        let tile_walls = HAS_WALLS && atomicLoad(&walls_at[kk & 1u]) != 0u;
         // The next level's coefficients, loaded now and stored after this level's update.
         var next: array<vec4<f32>, NQ>;
         var nfin: array<f32, TX + TY>;
@@ -244,6 +265,9 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
             nfin = face_inflows(kn, a, b, v, neg_x, neg_y);
         }
         let cz = uz * bnd[NX + NY + k];
+        // @walls
+        {
+        let lvl_walls = tile_walls;
         // @unroll
         for (var jj = 0u; jj < TY; jj++) {
             let ju = b * TY + jj;
@@ -296,7 +320,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                         // branch); as in sweep_slice: no gas in a solid cell, and a wall side
                         // upwind of a fluid cell emits its body's Maxwellian.
                         var solid = false;
-                        if HAS_WALLS {
+                        if lvl_walls {
                             let word = bitcast<u32>(e0.w);
                             solid = (word & SOLID) != 0u;
                             if !solid && word != 0u {
@@ -356,6 +380,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                 }
             }
         }
+        }
         // @unroll
         for (var ii = 0u; ii < TX; ii++) {
             let iu = a * TX + ii;
@@ -371,6 +396,9 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
             for (var q = 0u; q < NQ; q++) {
                 if lid + q * BV < NCOEF {
                     coef[nxt + lid + q * BV] = next[q];
+                    if HAS_WALLS && (lid + q * BV) % 3u == 0u && bitcast<u32>(next[q].w) != 0u {
+                        atomicOr(&walls_at[(kk + 1u) & 1u], 1u);
+                    }
                 }
             }
             fin = nfin;

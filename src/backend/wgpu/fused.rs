@@ -7,7 +7,7 @@
 use super::kernels::{self, Kernel};
 use super::layout::PARAMS_STRIDE;
 use super::schedule::grid_2d;
-use super::specialise::{levels, levels_from_env, unroll};
+use super::specialise::{levels, levels_from_env, unroll, walls};
 use crate::backend::fused::{self, FusedLimits, FusedPlan, SweepKernel, BLOCK_VELOCITIES, PARTIALS};
 use crate::backend::gpu_tables::{shape_rows, velocity_table};
 use crate::plan::PlanError;
@@ -50,17 +50,19 @@ pub fn source(kernel: &str, tile: [usize; 2]) -> String {
     let bounds = [("TX", tile[0]), ("TY", tile[1]), ("TXTY", n), ("NQ", nq), ("NPART", fused::PARTIALS)];
     let sweep =
         if kernel == "sweep_fused" { format!("{}\n{PARTNER}", super::shaders::SWEEP_COMMON) } else { String::new() };
-    let s = levels(&s, levels_from_env());
+    let s = levels(&walls(&s), levels_from_env());
     format!("{}\n{FACE_OFFSET}\n{sweep}", unroll(&s, &bounds))
 }
 
-/// Workgroup memory of sweep_fused with `tile`: red, xs, wpow, runs, part_runs, coef, inv_w.
-/// Keep in sync with the `var<workgroup>` declarations there.
+/// Workgroup memory of sweep_fused with `tile`: red, xs, wpow, runs, part_runs, coef, inv_w,
+/// walls_at. Keep in sync with the `var<workgroup>` declarations there.
 pub fn workgroup_bytes(tile: [usize; 2]) -> u32 {
     let (n, bv) = (tile[0] * tile[1], BLOCK_VELOCITIES);
     let parts = bv / n;
+    let flags = 4 * 2;
     (4 * bv * (n + 1) + 2 * 16 * bv + 4 * (bv + parts + 1) + 4 * (parts + 1) + 16 * 2 * 3 * n + 4 * (tile[0] + tile[1]))
         as u32
+        + flags
 }
 
 /// The fused plan on an adapter with `limits`, or why the slice kernels run instead:
