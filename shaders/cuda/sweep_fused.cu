@@ -86,10 +86,11 @@ __device__ __forceinline__ void record_exit(float* __restrict__ incident, unsign
 // from the face buffers (or the box faces), the z-inflow from `own` (the thread's row of
 // `red`: the previous level's values, or, FIRST, the box face); `own` becomes this level's
 // values and the outflows go to the face buffers. FULL: the tile lies inside the domain (no
-// edge tests). Why `own` and not registers: a 64-value carry held 64 of the 255 registers
+// edge tests). WALLS: the tile has a wall cell at this level (the wall paths are
+// compiled in; a copy without them serves the other levels). Why `own` and not registers: a 64-value carry held 64 of the 255 registers
 // and left 2 blocks per SM; in shared memory it costs one load per point, and the level's
 // values are already where the reduction reads them.
-template <bool FULL, bool FIRST>
+template <bool FULL, bool FIRST, bool WALLS>
 __device__ __forceinline__ void sweep_level(float* own, const Ray& r, const float4* cf, const float (&fin)[TX + TY],
                                             const float* inv_w, const float4* __restrict__ cells,
                                             const float* __restrict__ bnd, const float4* __restrict__ table,
@@ -151,7 +152,7 @@ __device__ __forceinline__ void sweep_level(float* own, const Ray& r, const floa
             }
             const float4 e0 = cf[3u * (jj * TX + ii)];
             bool solid = false;
-            if (HAS_WALLS) {
+            if (WALLS) {
                 // The cell's wall word (src/grid/solid.rs), the same for the whole block: a
                 // uniform branch. As in sweep_slice: a solid cell holds no gas; a wall side
                 // upwind of a fluid cell emits its body's Maxwellian.
@@ -200,11 +201,15 @@ __device__ __forceinline__ void sweep_level(float* own, const Ray& r, const floa
 // The update's per-cell constants, rewritten in place in shared memory once the level's
 // records (layout.rs::CellCoeffs: (rho / (pi T)^{3/2}, 1/T, nu, wall), (U, base),
 // (s, log2(e) / T)) have landed, so that no thread recomputes them per velocity:
-// e0.x = nu rho / (pi T)^{3/2} and e0.y = -log2(e) / T. One thread per cell.
-__device__ __forceinline__ void fused_coeffs(float4* cf) {
+// e0.x = nu rho / (pi T)^{3/2} and e0.y = -log2(e) / T. One thread per cell. A cell with a
+// wall word sets `walls` (cleared before), so that the level sweeps with its wall paths.
+__device__ __forceinline__ void fused_coeffs(float4* cf, unsigned* walls) {
     const unsigned lid = threadIdx.x;
     for (unsigned c = lid; c < TXTY; c += BV) {
         float4 e0 = cf[3u * c];
+        if (HAS_WALLS && __float_as_uint(e0.w) != 0u) {
+            atomicOr(walls, 1u);
+        }
         e0.x = e0.x * e0.z;
         e0.y = -cf[3u * c + 2u].w;
         cf[3u * c] = e0;
@@ -290,6 +295,8 @@ struct Shared {
     float4 (*coef)[3u * TXTY];
     const float* inv_w;
     float* fin;
+    // Per coefficient buffer: whether the tile has a wall cell at that level.
+    unsigned* walls_at;
 };
 
 // This level's 13 raw moments per cell of the tile, summed over the block's velocities into
@@ -387,14 +394,27 @@ __device__ __forceinline__ void march_level(const Ray& ray, const Shared& sh, co
         prefetch_level(sh.coef[(kk + 1u) & 1u], sh.fin, cells, xface, yface, ray, a, b, neg_z ? k - 1u : k + 1u);
     }
     const float cz = fabsf(ray.vel.z) * bnd[NX + NY + k];
-    sweep_level<FULL, FIRST>(&sh.red[lid][0], ray, sh.coef[kk & 1u], fin, sh.inv_w, cells, bnd,
-                             table, xface, yface, incident, a, b, k, kk, cz);
+    // The next level's flag is cleared before this level's first barrier (fused_coeffs sets
+    // it after it); its readers, at the previous level, are past that level's barriers.
+    if (lid == 0u && kk + 1u < NZ) {
+        sh.walls_at[(kk + 1u) & 1u] = 0u;
+    }
+    // Uniform over the block: the levels whose tile has no wall cell (most, with bodies)
+    // sweep without the wall paths, which with them inlined in every cell made the kernel
+    // larger and slower (as in sweep_fused.wgsl's `// @walls`).
+    if (HAS_WALLS && sh.walls_at[kk & 1u] != 0u) {
+        sweep_level<FULL, FIRST, true>(&sh.red[lid][0], ray, sh.coef[kk & 1u], fin, sh.inv_w, cells, bnd, table,
+                                       xface, yface, incident, a, b, k, kk, cz);
+    } else {
+        sweep_level<FULL, FIRST, false>(&sh.red[lid][0], ray, sh.coef[kk & 1u], fin, sh.inv_w, cells, bnd, table,
+                                        xface, yface, incident, a, b, k, kk, cz);
+    }
     // Every thread's values are in `red`, and the next level's copies have landed.
     copy_async_wait();
     __syncthreads();
     // The next level's constants, ready after the reduction's barrier.
     if (kk + 1u < NZ) {
-        fused_coeffs(sh.coef[(kk + 1u) & 1u]);
+        fused_coeffs(sh.coef[(kk + 1u) & 1u], &sh.walls_at[(kk + 1u) & 1u]);
     }
     reduce_level(sh, partials, k, rc, rh, rc_in);
 }
@@ -437,8 +457,9 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     // This thread's x-inflows (TY rows) and y-inflows (TX columns) of the next level, copied
     // here while the current one, taken into registers, is swept (march_level).
     __shared__ float fin[(TX + TY) * BV];
+    __shared__ unsigned walls_at[2];
     const Shared sh = {reinterpret_cast<float(*)[TXTY + 1u]>(dyn_shared), dyn_shared + BV * (TXTY + 1u), wpow, xs,
-                       runs, part_runs, coef, inv_w, fin};
+                       runs, part_runs, coef, inv_w, fin, walls_at};
     const unsigned lid = threadIdx.x;
     const unsigned v = blockIdx.x * BV + lid;
     const unsigned a = a_lo + blockIdx.y;
@@ -479,6 +500,10 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
                      exit_at(neg_y ? 2u : 3u),
                      exit_at(neg_z ? 4u : 5u)};
     prefetch_level(coef[0], fin, cells, xface, yface, ray, a, b, neg_z ? NZ - 1u : 0u);
+    if (lid == 0u) {
+        walls_at[0] = 0u;
+        walls_at[1] = 0u;
+    }
     copy_async_wait();
     __syncthreads();
     if (lid == 0u) {
@@ -498,7 +523,7 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     const unsigned rc = lid % TXTY;
     const unsigned rh = lid / TXTY;
     const bool rc_in = a * TX + rc % TX < NX && b * TY + rc / TX < NY;
-    fused_coeffs(coef[0]);
+    fused_coeffs(coef[0], &walls_at[0]);
     __syncthreads();
     // Interior tiles (no edge tests) and edge tiles: a branch uniform across the block.
     if (a * TX + TX <= NX && b * TY + TY <= NY) {
