@@ -91,6 +91,14 @@ var<workgroup> inv_w: array<f32, TX + TY>;
 // kernel's code was 2.7 times the size.
 var<workgroup> walls_at: array<atomic<u32>, 2>;
 
+// Entry e of the tile's coefficients, c, sets the flag of coefficient buffer `at` where it
+// is a cell's first entry with a wall word (never where the case has no bodies).
+fn mark_walls(e: u32, c: vec4<f32>, at: u32) {
+    if HAS_WALLS && e % 3u == 0u && bitcast<u32>(c.w) != 0u {
+        atomicOr(&walls_at[at], 1u);
+    }
+}
+
 // dens(), part_at(), partner(), wall_base(), wall_emission(): shaders/sweep_common.wgsl;
 // face_offset(): shaders/face_offset.wgsl; NONE, slots(), slot(): shaders/partner.wgsl; all
 // appended by the host.
@@ -193,9 +201,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
         if e < NCOEF {
             let c = coef_load(e, a, b, k0, neg_x, neg_y);
             coef[e] = c;
-            if HAS_WALLS && e % 3u == 0u && bitcast<u32>(c.w) != 0u {
-                atomicOr(&walls_at[0], 1u);
-            }
+            mark_walls(e, c, 0u);
         }
     }
     workgroupBarrier();
@@ -396,9 +402,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
             for (var q = 0u; q < NQ; q++) {
                 if lid + q * BV < NCOEF {
                     coef[nxt + lid + q * BV] = next[q];
-                    if HAS_WALLS && (lid + q * BV) % 3u == 0u && bitcast<u32>(next[q].w) != 0u {
-                        atomicOr(&walls_at[(kk + 1u) & 1u], 1u);
-                    }
+                    mark_walls(lid + q * BV, next[q], (kk + 1u) & 1u);
                 }
             }
             fin = nfin;

@@ -86,10 +86,10 @@ __device__ __forceinline__ void record_exit(float* __restrict__ incident, unsign
 // from the face buffers (or the box faces), the z-inflow from `own` (the thread's row of
 // `red`: the previous level's values, or, FIRST, the box face); `own` becomes this level's
 // values and the outflows go to the face buffers. FULL: the tile lies inside the domain (no
-// edge tests). WALLS: the tile has a wall cell at this level (the wall paths are
-// compiled in; a copy without them serves the other levels). Why `own` and not registers: a 64-value carry held 64 of the 255 registers
-// and left 2 blocks per SM; in shared memory it costs one load per point, and the level's
-// values are already where the reduction reads them.
+// edge tests). WALLS: the tile has a wall cell at this level (the wall paths are compiled
+// in; a copy without them serves the other levels). Why `own` and not registers: a 64-value
+// carry held 64 of the 255 registers and left 2 blocks per SM; in shared memory it costs one
+// load per point, and the level's values are already where the reduction reads them.
 template <bool FULL, bool FIRST, bool WALLS>
 __device__ __forceinline__ void sweep_level(float* own, const Ray& r, const float4* cf, const float (&fin)[TX + TY],
                                             const float* inv_w, const float4* __restrict__ cells,
