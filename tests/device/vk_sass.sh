@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs on the NVIDIA device machine (the `device` tool), from the repository root:
+#   tests/device/vk_sass.sh [row] [tile ...]
+# The machine code the NVIDIA Vulkan driver made of the wgpu kernels, which its pipeline
+# statistics (`knudsen vk-stats`) do not show: for each tile, the driver's shader disk cache
+# is put in a folder of its own, a one-iteration `knudsen bench --backend wgpu` fills it, and
+# its .toc/.bin files are copied flat to $OUT/glcache-ROW-TILE/ (tests/tools/nvcache.py then
+# unpacks and disassembles them, here or on the developer machine).
+set -u
+. tests/device/setup.sh
+exec > >(tee -a "$OUT/log.txt") 2>&1
+row=${1:-64x64}
+shift
+for tile in "${@:-4x4}"; do
+  cache=/tmp/glcache-$row-$tile
+  rm -rf "$cache"; mkdir -p "$cache" "$OUT/glcache-$row-$tile"
+  __GL_SHADER_DISK_CACHE=1 __GL_SHADER_DISK_CACHE_SKIP_CLEANUP=1 __GL_SHADER_DISK_CACHE_PATH=$cache \
+    KNUDSEN_FUSED_TILE=$tile $K bench --backend wgpu --rows "$row" --warmup 0 --iterations 1 \
+    --out "$OUT/vkbench-$row-$tile" 2>&1 | grep -v XDG_RUNTIME | tail -2
+  find "$cache" -type f \( -name '*.toc' -o -name '*.bin' \) -exec cp {} "$OUT/glcache-$row-$tile/" \;
+  ls -la "$OUT/glcache-$row-$tile"
+  python3 tests/tools/nvcache.py "$OUT/glcache-$row-$tile" "/tmp/sass-$row-$tile" /usr/local/cuda/bin/nvdisasm 2>&1 | cut -c1-600
+done
