@@ -201,13 +201,15 @@ __device__ __forceinline__ void sweep_level(float* own, const Ray& r, const floa
 // The update's per-cell constants, rewritten in place in shared memory once the level's
 // records (layout.rs::CellCoeffs: (rho / (pi T)^{3/2}, 1/T, nu, wall), (U, base),
 // (s, log2(e) / T)) have landed, so that no thread recomputes them per velocity:
-// e0.x = nu rho / (pi T)^{3/2} and e0.y = -log2(e) / T. One thread per cell. A cell with a
-// wall word sets `walls` (cleared before), so that the level sweeps with its wall paths.
-__device__ __forceinline__ void fused_coeffs(float4* cf, unsigned* walls) {
+// e0.x = nu rho / (pi T)^{3/2} and e0.y = -log2(e) / T. One thread per cell. A cell of
+// the grid with a wall word sets `walls` (cleared before), so that the level sweeps with its
+// wall paths; the slots of an edge tile's cells outside the grid, which prefetch_level never
+// fills, are not looked at (they hold an earlier level's records, or nothing).
+__device__ __forceinline__ void fused_coeffs(float4* cf, unsigned* walls, unsigned a, unsigned b) {
     const unsigned lid = threadIdx.x;
     for (unsigned c = lid; c < TXTY; c += BV) {
         float4 e0 = cf[3u * c];
-        if (HAS_WALLS && __float_as_uint(e0.w) != 0u) {
+        if (HAS_WALLS && __float_as_uint(e0.w) != 0u && a * TX + c % TX < NX && b * TY + c / TX < NY) {
             atomicOr(walls, 1u);
         }
         e0.x = e0.x * e0.z;
@@ -414,7 +416,7 @@ __device__ __forceinline__ void march_level(const Ray& ray, const Shared& sh, co
     __syncthreads();
     // The next level's constants, ready after the reduction's barrier.
     if (kk + 1u < NZ) {
-        fused_coeffs(sh.coef[(kk + 1u) & 1u], &sh.walls_at[(kk + 1u) & 1u]);
+        fused_coeffs(sh.coef[(kk + 1u) & 1u], &sh.walls_at[(kk + 1u) & 1u], a, b);
     }
     reduce_level(sh, partials, k, rc, rh, rc_in);
 }
@@ -523,7 +525,7 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     const unsigned rc = lid % TXTY;
     const unsigned rh = lid / TXTY;
     const bool rc_in = a * TX + rc % TX < NX && b * TY + rc / TX < NY;
-    fused_coeffs(coef[0], &walls_at[0]);
+    fused_coeffs(coef[0], &walls_at[0], a, b);
     __syncthreads();
     // Interior tiles (no edge tests) and edge tiles: a branch uniform across the block.
     if (a * TX + TX <= NX && b * TY + TY <= NY) {
