@@ -4,8 +4,10 @@
 # The machine code the NVIDIA Vulkan driver made of the wgpu kernels, which its pipeline
 # statistics (`knudsen vk-stats`) do not show: for each tile, the driver's shader disk cache
 # is put in a folder of its own, a one-iteration `knudsen bench --backend wgpu` fills it, and
-# its .toc/.bin files are copied flat to $OUT/glcache-ROW-TILE/ (tests/tools/nvcache.py then
-# unpacks and disassembles them, here or on the developer machine).
+# its .toc/.bin files are copied flat to $OUT/glcache-ROW-TILE/. tests/tools/nvcache.py
+# unpacks and disassembles them; the device machine has no zstd decoder, so run it on the
+# developer machine (a venv with pip's zstandard and nvidia-cuda-nvdisasm):
+#   python tests/tools/nvcache.py DIR/glcache-64x64-4x4 /tmp/sass .../nvidia/cu13/bin/nvdisasm
 set -u
 . tests/device/setup.sh
 exec > >(tee -a "$OUT/log.txt") 2>&1
@@ -19,5 +21,4 @@ for tile in "${@:-4x4}"; do
     --out "$OUT/vkbench-$row-$tile" 2>&1 | grep -v XDG_RUNTIME | tail -2
   find "$cache" -type f \( -name '*.toc' -o -name '*.bin' \) -exec cp {} "$OUT/glcache-$row-$tile/" \;
   ls -la "$OUT/glcache-$row-$tile"
-  python3 tests/tools/nvcache.py "$OUT/glcache-$row-$tile" "/tmp/sass-$row-$tile" /usr/local/cuda/bin/nvdisasm 2>&1 | cut -c1-600
 done

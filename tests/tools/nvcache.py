@@ -25,7 +25,13 @@ def unzstd(packed, size):
         import zstandard
         return zstandard.ZstdDecompressor().decompress(packed, max_output_size=size)
     except ImportError:
+        pass
+    try:
         return subprocess.run(["zstd", "-d", "-c"], input=packed, capture_output=True, check=True).stdout
+    except FileNotFoundError:
+        # The device machine has neither; its copied cache files are unpacked elsewhere.
+        raise SystemExit("no zstd decoder here (pip install zstandard, or the zstd program): "
+                         "unpack the copied cache files on another machine")
 
 
 def objects(toc_path):
