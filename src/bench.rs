@@ -5,7 +5,10 @@
 //! cells and V^3 velocities, written `CxV`, or the paper's Ma 2 cube (`cube`,
 //! `configs/cube-ma2-kn1.json`). Each runs source iteration for `warmup + iterations`
 //! sweeps from the case's initial state; the warm-up sweeps are not timed and the row's
-//! time is the median of the others.
+//! time is the median of the others. Before that run, runs of `warmup` sweeps from the
+//! initial state repeat until `warmup_seconds` have passed since the backend was built, so
+//! that a row whose sweeps take milliseconds is not timed while the device and its driver
+//! are still cold (a row of seconds per sweep needs none).
 //!
 //! **Floor.** A sweep reads every phase-space point's upwind value and writes its own at
 //! least once, so it moves at least `points x bytes_per_point` bytes:
@@ -112,6 +115,8 @@ pub struct Timing {
     pub device_bytes: Option<u64>,
     /// The slices' count ([`bytes_per_point`]), or the fused sweep's traffic.
     pub bytes_per_point: f64,
+    /// Seconds of untimed runs before the timed one (the `warmup_seconds` loop).
+    pub warmup_seconds: f64,
 }
 
 impl Timing {
@@ -142,6 +147,7 @@ pub fn time_row(
     cfg: &Config,
     choice: BackendChoice,
     warmup: usize,
+    warmup_seconds: f64,
     iterations: usize,
     bandwidth: &mut Option<f64>,
 ) -> anyhow::Result<Timing> {
@@ -156,6 +162,11 @@ pub fn time_row(
     let tolerance = be.residual_floor();
     let (device, plan, device_bytes) = (be.device(), be.plan_summary(), be.device_bytes());
     let mut solver = Solver::new(&problem, be);
+    let warm = std::time::Instant::now();
+    while warmup > 0 && warm.elapsed().as_secs_f64() < warmup_seconds {
+        solver.run_for(warmup, tolerance, &mut |_| {})?;
+    }
+    let warmed = warm.elapsed().as_secs_f64();
     let mut seconds = Vec::new();
     let result = solver.run_for(warmup + iterations, tolerance, &mut |rec| seconds.push(rec.seconds))?;
     anyhow::ensure!(
@@ -172,6 +183,7 @@ pub fn time_row(
         seconds: seconds.split_off(warmup),
         device_bytes,
         bytes_per_point: plan.traffic_per_point.unwrap_or(bytes_per_point(cfg.solver.scheme, value_bytes) as f64),
+        warmup_seconds: warmed,
     })
 }
 

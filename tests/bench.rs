@@ -19,7 +19,9 @@ fn bench_times_each_backend_and_writes_the_csv() {
         backends.push("wgpu");
     }
     let list = backends.join(",");
-    let o = bench(&["--backend", &list, "--rows", "6x10,cube", "--iterations", "2", "--out", dir.to_str().unwrap()]);
+    let d = dir.to_str().unwrap();
+    let o =
+        bench(&["--backend", &list, "--rows", "6x10,cube", "--iterations", "2", "--warmup-seconds", "0.3", "--out", d]);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
     let csv = std::fs::read_to_string(dir.join("bench.csv")).unwrap();
@@ -35,6 +37,8 @@ fn bench_times_each_backend_and_writes_the_csv() {
         // 6^3 cells x 10^3 velocities.
         assert_eq!(num("phase_points"), 216000.0);
         assert_eq!(num("timed_iterations"), 2.0);
+        // Warm-up runs repeat until 0.3 s have passed (each of this row's runs takes less).
+        assert!(num("warmup_s") >= 0.3, "{timed:?}");
         let s = num("s_per_iter");
         assert!(s > 0.0 && num("s_min") <= s && s <= num("s_max"), "{timed:?}");
         // The columns are printed to 7 significant digits: products of three of them agree
@@ -63,6 +67,8 @@ fn bench_refuses_bad_input_before_running() {
         (vec!["--rows", "6x4"], "velocity.points"),
         (vec!["--backend", "auto", "--rows", "6x10"], "--backend auto"),
         (vec!["--iterations", "0", "--rows", "6x10"], "--iterations"),
+        (vec!["--warmup-seconds", "-1", "--rows", "6x10"], "--warmup-seconds"),
+        (vec!["--warmup-seconds", "NaN", "--rows", "6x10"], "--warmup-seconds"),
     ] {
         let mut a = args.clone();
         a.extend(["--out", d]);

@@ -157,6 +157,10 @@ pub struct BenchArgs {
     /// Untimed iterations before them.
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
+    /// Untimed runs of `--warmup` iterations (each from the case's initial state) repeat
+    /// before the timed run until this many seconds have passed since the backend was built.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    pub warmup_seconds: f64,
     #[arg(long, value_enum, default_value = "first_order")]
     pub scheme: knudsen::config::Scheme,
     /// The CPU rows' precision (the GPU backends always use f32).

@@ -81,6 +81,9 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     if a.threads == Some(0) {
         return Err(Failure::BadInput("--threads must be at least 1".into()));
     }
+    if !(a.warmup_seconds.is_finite() && a.warmup_seconds >= 0.0) {
+        return Err(Failure::BadInput(format!("--warmup-seconds must be zero or more, got {}", a.warmup_seconds)));
+    }
     if a.cpu_max_points.is_nan() || a.cpu_max_points <= 0.0 {
         return Err(Failure::BadInput(format!("--cpu-max-points must be positive, got {}", a.cpu_max_points)));
     }
@@ -112,7 +115,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
             let outcome = if slow && points > a.cpu_max_points {
                 Outcome::Skipped(format!("{points:.2e} points > --cpu-max-points {:.2e}", a.cpu_max_points))
             } else {
-                match time_row(&cfg, choice, a.warmup, a.iterations, &mut bandwidth) {
+                match time_row(&cfg, choice, a.warmup, a.warmup_seconds, a.iterations, &mut bandwidth) {
                     Ok(t) => Outcome::Timed(t),
                     Err(e) => Outcome::Failed(format!("{e:#}")),
                 }
@@ -180,7 +183,7 @@ fn print_table(lines: &[Line]) {
     }
 }
 
-pub const CSV_HEADER: &str = "backend,device,row,scheme,precision,phase_points,in_flight,timed_iterations,s_per_iter,s_min,s_max,point_updates_per_s,device_mib,copy_gb_s,bytes_per_point,floor_s,of_floor,status";
+pub const CSV_HEADER: &str = "backend,device,row,scheme,precision,phase_points,in_flight,timed_iterations,s_per_iter,s_min,s_max,point_updates_per_s,device_mib,copy_gb_s,bytes_per_point,floor_s,of_floor,warmup_s,status";
 
 fn csv(lines: &[Line], scheme: knudsen::config::Scheme) -> String {
     let mut s = format!("{CSV_HEADER}\n");
@@ -193,7 +196,7 @@ fn csv(lines: &[Line], scheme: knudsen::config::Scheme) -> String {
                 let max = t.seconds.iter().copied().fold(0.0, f64::max);
                 let floor = l.bandwidth.map(|b| t.floor_seconds(b));
                 s += &format!(
-                    "{},\"{}\",{},{scheme},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.6e},{},{bw},{},{},{},ok\n",
+                    "{},\"{}\",{},{scheme},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.6e},{},{bw},{},{},{},{:.3},ok\n",
                     l.backend,
                     t.device.replace('"', "'"),
                     l.row,
@@ -209,12 +212,13 @@ fn csv(lines: &[Line], scheme: knudsen::config::Scheme) -> String {
                     t.bytes_per_point,
                     floor.map_or(String::new(), |f| format!("{f:.6e}")),
                     floor.map_or(String::new(), |f| format!("{:.6e}", f / t.median())),
+                    t.warmup_seconds,
                 );
             }
             Outcome::Skipped(why) | Outcome::Failed(why) => {
                 let status = if matches!(l.outcome, Outcome::Skipped(_)) { "skipped" } else { "failed" };
                 s += &format!(
-                    "{},,{},{scheme},{},,,,,,,,,{bw},,,,\"{status}: {}\"\n",
+                    "{},,{},{scheme},{},,,,,,,,,{bw},,,,,\"{status}: {}\"\n",
                     l.backend,
                     l.row,
                     l.precision,
