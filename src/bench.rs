@@ -228,6 +228,7 @@ mod tests {
             seconds: vec![3.0, 1.0, 2.0, 10.0],
             device_bytes: None,
             bytes_per_point: 8.0,
+            warmup_seconds: 0.0,
         };
         assert_eq!(t.median(), 2.5);
         assert_eq!(t.floor_seconds(4000.0), 2.0);
