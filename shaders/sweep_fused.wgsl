@@ -22,7 +22,6 @@ const NPART: u32 = 13u;
 const TXTY: u32 = TX * TY;
 const PARTS: u32 = BV / TXTY;
 const NCOEF: u32 = 3u * TXTY;
-const NQ: u32 = (NCOEF + BV - 1u) / BV;
 // Wall words (src/grid/solid.rs): keep in sync with SOLID_BIT there.
 const SOLID: u32 = 0x80000000u;
 
@@ -84,6 +83,8 @@ var<workgroup> runs: array<u32, BV + PARTS + 1u>;
 var<workgroup> part_runs: array<u32, PARTS + 1u>;
 // The tile's coefficients, this level's and the next's; the columns' and rows' 1/width.
 var<workgroup> coef: array<vec4<f32>, 2u * NCOEF>;
+// Per coefficient buffer the cells' wall words (`mark_walls`; only with bodies).
+var<workgroup> words: array<u32, 2u * TXTY>;
 var<workgroup> inv_w: array<f32, TX + TY>;
 // Per coefficient buffer: whether any of the tile's cells at that level has a wall word
 // (a solid cell or a wall side). Levels without select a copy of the sweep that has no wall
@@ -91,39 +92,67 @@ var<workgroup> inv_w: array<f32, TX + TY>;
 // kernel's code was 2.7 times the size.
 var<workgroup> walls_at: array<atomic<u32>, 2>;
 
-// Entry e of the tile's coefficients, c, sets the flag of coefficient buffer `at` where it
-// is a cell's first entry with a wall word (never where the case has no bodies).
-fn mark_walls(e: u32, c: vec4<f32>, at: u32) {
-    if HAS_WALLS && e % 3u == 0u && bitcast<u32>(c.w) != 0u {
-        atomicOr(&walls_at[at], 1u);
+// Cell c's wall word, kept in coefficient buffer `at`'s `words`; a word that is not zero
+// sets that buffer's flag (never where the case has no bodies).
+fn mark_walls(c: u32, word: u32, at: u32) {
+    if HAS_WALLS {
+        words[at * TXTY + c] = word;
+        if word != 0u {
+            atomicOr(&walls_at[at], 1u);
+        }
     }
 }
 
-// dens(), part_at(), partner(), wall_base(), wall_emission(): shaders/sweep_common.wgsl;
-// face_offset(): shaders/face_offset.wgsl; NONE, slots(), slot(): shaders/partner.wgsl; all
-// appended by the host.
+// A cell's three coefficient entries in the update's form, and its wall word.
+struct CellConst {
+    e0: vec4<f32>,
+    e1: vec4<f32>,
+    e2: vec4<f32>,
+    word: u32,
+}
 
-// Entry e of the tile's coefficients at level k, or zero outside the domain (never read).
-// The first entry of a cell (layout.rs::CellCoeffs: rho / (pi T)^{3/2}, 1/T, nu, wall) is
-// returned with the update's per-cell constants in place, so that no invocation recomputes
-// them per velocity: x = nu rho / (pi T)^{3/2}, y = -log2(e) / T (as sweep_fused.cu's
-// fused_coeffs).
-fn coef_load(e: u32, a: u32, b: u32, k: u32, neg_x: bool, neg_y: bool) -> vec4<f32> {
-    let c = e / 3u;
+// Cell c of the tile at level k, or zeros outside the domain (never read). The cell's record
+// (layout.rs::CellCoeffs: (rho / (pi T)^{3/2}, 1/T, nu, wall), (U, base), (s, log2(e) / T))
+// is turned into the update's per-cell constants once, by one invocation per cell, so that
+// no invocation recomputes them per velocity. With l = log2(e) / T,
+// G = nu rho / (pi T)^{3/2} and g = log2 G, the collision term's
+// nu f^S = 2^ell (base + s.c (2 |c|^2 / T - 5)), c = xi - U, becomes
+//   ell = -l |xi|^2 + 2 l U.xi + (g - l |U|^2),   s.c = s.xi - s.U,
+//   2 |c|^2 / T - 5 = -2 ln(2) ell + (2 ln(2) g - 5),
+// polynomials in the invocation's xi (as sweep_fused.cu's fused_coeffs): the entries become
+// (-l, nu, -s.U, 2 ln(2) g - 5), (2 l U, base), (s, g - l |U|^2).
+fn cell_coeffs(c: u32, a: u32, b: u32, k: u32, neg_x: bool, neg_y: bool) -> CellConst {
+    var r: CellConst;
     let iu = a * TX + c % TX;
     let ju = b * TY + c / TX;
-    if e >= NCOEF || iu >= NX || ju >= NY {
-        return vec4<f32>(0.0);
+    if iu >= NX || ju >= NY {
+        return r;
     }
     let i = select(iu, NX - 1u - iu, neg_x);
     let j = select(ju, NY - 1u - ju, neg_y);
     let at = 3u * ((k * NY + j) * NX + i);
-    var r = cells[at + e % 3u];
-    if e % 3u == 0u {
-        r.x = r.x * r.z;
-        r.y = -cells[at + 2u].w;
+    let r0 = cells[at];
+    let r1 = cells[at + 1u];
+    let r2 = cells[at + 2u];
+    let l = r2.w;
+    // The floor keeps log2 finite in solid cells (no gas: their value is replaced by 0); every
+    // fluid cell's G is far above it.
+    let g = log2(max(r0.x * r0.z, 1e-30));
+    r.e0 = vec4<f32>(-l, r0.z, -dot(r2.xyz, r1.xyz), fma(1.38629436, g, -5.0));
+    r.e1 = vec4<f32>(2.0 * l * r1.xyz, r1.w);
+    r.e2 = vec4<f32>(r2.xyz, fma(-l, dot(r1.xyz, r1.xyz), g));
+    if HAS_WALLS {
+        r.word = bitcast<u32>(r0.w);
     }
     return r;
+}
+
+// Cell c's constants into coefficient buffer `at`.
+fn store_cell(c: u32, r: CellConst, at: u32) {
+    coef[at * NCOEF + 3u * c] = r.e0;
+    coef[at * NCOEF + 3u * c + 1u] = r.e1;
+    coef[at * NCOEF + 3u * c + 2u] = r.e2;
+    mark_walls(c, r.word, at);
 }
 
 // The tile's inflows at level k from the face buffers its upwind tiles wrote: the rows'
@@ -196,13 +225,8 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
         atomicStore(&walls_at[1], 0u);
     }
     workgroupBarrier();
-    for (var q = 0u; q < NQ; q++) {
-        let e = lid + q * BV;
-        if e < NCOEF {
-            let c = coef_load(e, a, b, k0, neg_x, neg_y);
-            coef[e] = c;
-            mark_walls(e, c, 0u);
-        }
+    if lid < TXTY {
+        store_cell(lid, cell_coeffs(lid, a, b, k0, neg_x, neg_y), 0u);
     }
     workgroupBarrier();
     if lid == 0u {
@@ -232,6 +256,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
     let x_exit = exit_at(select(1u, 0u, neg_x));
     let y_exit = exit_at(select(3u, 2u, neg_y));
     let z_exit = exit_at(select(5u, 4u, neg_z));
+    let xi2 = dot(vel.xyz, vel.xyz);
     let ux = abs(vel.x);
     let uy = abs(vel.y);
     let uz = abs(vel.z);
@@ -260,13 +285,12 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
         }
         let tile_walls = HAS_WALLS && atomicLoad(&walls_at[kk & 1u]) != 0u;
         // The next level's coefficients, loaded now and stored after this level's update.
-        var next: array<vec4<f32>, NQ>;
+        var next: CellConst;
         var nfin: array<f32, TX + TY>;
         if kk + 1u < NZ {
             let kn = select(k + 1u, k - 1u, neg_z);
-            // @unroll
-            for (var q = 0u; q < NQ; q++) {
-                next[q] = coef_load(lid + q * BV, a, b, kn, neg_x, neg_y);
+            if lid < TXTY {
+                next = cell_coeffs(lid, a, b, kn, neg_x, neg_y);
             }
             nfin = face_inflows(kn, a, b, v, neg_x, neg_y);
         }
@@ -321,13 +345,12 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                             fz = carry[jj * TX + ii];
                         }
                         let at = cur + 3u * (jj * TX + ii);
-                        let e0 = coef[at];
                         // The cell's wall word, the same for the whole workgroup (a uniform
                         // branch); as in sweep_slice: no gas in a solid cell, and a wall side
                         // upwind of a fluid cell emits its body's Maxwellian.
                         var solid = false;
                         if lvl_walls {
-                            let word = bitcast<u32>(e0.w);
+                            let word = words[(kk & 1u) * TXTY + jj * TX + ii];
                             solid = (word & SOLID) != 0u;
                             if !solid && word != 0u {
                                 let cell = (k * NY + j) * NX + i;
@@ -345,19 +368,17 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                                 }
                             }
                         }
+                        let e0 = coef[at];
                         let e1 = coef[at + 1u];
                         let e2 = coef[at + 2u];
-                        let c = vel.xyz - e1.xyz;
-                        let c2 = dot(c, c);
-                        let sc = dot(e2.xyz, c);
-                        // The exponent of f^S in base 2, L = -|c|^2 log2(e) / T (e0.y:
-                        // coef_load), and the Shakhov factor's 2 |c|^2 / T = -2 ln(2) L.
-                        let ell = c2 * e0.y;
-                        let shakhov = fma(sc, fma(ell, -1.38629436, -5.0), e1.w);
-                        // e0.x: nu rho / (pi T)^{3/2}, the collision term's nu f^S without its nu.
-                        let gain = exp2(ell) * shakhov;
-                        let num = fma(ax, fx, fma(e0.x, gain, fma(by, fy, cz * fz)));
-                        var f = num / (ax + byz + e0.z);
+                        // The collision term's nu f^S in base 2, polynomials in xi with the
+                        // cell's constants (cell_coeffs): ell = log2(nu f^S / (1 + Shakhov
+                        // term)), and the Shakhov term's s.c.
+                        let ell = fma(e1.x, vel.x, fma(e1.y, vel.y, fma(e1.z, vel.z, fma(e0.x, xi2, e2.w))));
+                        let sc = fma(e2.x, vel.x, fma(e2.y, vel.y, fma(e2.z, vel.z, e0.z)));
+                        let shakhov = fma(sc, fma(ell, -1.38629436, e0.w), e1.w);
+                        let num = fma(exp2(ell), shakhov, fma(ax, fx, fma(by, fy, cz * fz)));
+                        var f = num / (ax + byz + e0.y);
                         if solid {
                             f = 0.0;
                         }
@@ -397,13 +418,8 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
         // The previous level's readers of `red` and of the other coefficient buffer are done.
         workgroupBarrier();
         if kk + 1u < NZ {
-            let nxt = ((kk + 1u) & 1u) * NCOEF;
-            // @unroll
-            for (var q = 0u; q < NQ; q++) {
-                if lid + q * BV < NCOEF {
-                    coef[nxt + lid + q * BV] = next[q];
-                    mark_walls(lid + q * BV, next[q], (kk + 1u) & 1u);
-                }
+            if lid < TXTY {
+                store_cell(lid, next, (kk + 1u) & 1u);
             }
             fin = nfin;
         }

@@ -52,6 +52,8 @@ __device__ __forceinline__ float rcp_ftz(float x) {
 // What a thread keeps of its velocity.
 struct Ray {
     float4 vel, shape;
+    // |xi|^2: with it the exponent of f^S is a polynomial in xi (fused_coeffs).
+    float xi2;
     unsigned v, x_face, y_face, z_face;
     bool neg_x, neg_y;
     // Specular and periodic faces: the velocity's slot along each axis (common.cuh::slot;
@@ -92,7 +94,8 @@ __device__ __forceinline__ void record_exit(float* __restrict__ incident, unsign
 // load per point, and the level's values are already where the reduction reads them.
 template <bool FULL, bool FIRST, bool WALLS>
 __device__ __forceinline__ void sweep_level(float* own, const Ray& r, const float4* cf, const float (&fin)[TX + TY],
-                                            const float* inv_w, const float4* __restrict__ cells,
+                                            const unsigned* words, const float* inv_w,
+                                            const float4* __restrict__ cells,
                                             const float* __restrict__ bnd, const float4* __restrict__ table,
                                             float* __restrict__ xface, float* __restrict__ yface,
                                             float* __restrict__ incident, unsigned a, unsigned b, unsigned k,
@@ -150,13 +153,12 @@ __device__ __forceinline__ void sweep_level(float* own, const Ray& r, const floa
             } else {
                 fz = own[jj * TX + ii];
             }
-            const float4 e0 = cf[3u * (jj * TX + ii)];
             bool solid = false;
             if (WALLS) {
                 // The cell's wall word (src/grid/solid.rs), the same for the whole block: a
                 // uniform branch. As in sweep_slice: a solid cell holds no gas; a wall side
                 // upwind of a fluid cell emits its body's Maxwellian.
-                const unsigned word = __float_as_uint(e0.w);
+                const unsigned word = words[jj * TX + ii];
                 solid = (word & SOLID) != 0u;
                 if (!solid && word != 0u) {
                     const unsigned cell = (k * NY + j) * NX + i;
@@ -166,20 +168,18 @@ __device__ __forceinline__ void sweep_level(float* own, const Ray& r, const floa
                     if (((word >> zs) & 1u) != 0u) fz = wall_emission(cells, bnd, table, word, zs, cell, r.v);
                 }
             }
+            const float4 e0 = cf[3u * (jj * TX + ii)];
             const float4 e1 = cf[3u * (jj * TX + ii) + 1u];
             const float4 e2 = cf[3u * (jj * TX + ii) + 2u];
-            const float cx = r.vel.x - e1.x, cy = r.vel.y - e1.y, cw = r.vel.z - e1.z;
-            const float c2 = cx * cx + cy * cy + cw * cw;
-            const float sc = e2.x * cx + e2.y * cy + e2.z * cw;
-            // The exponent of f^S in base 2, L = -|c|^2 log2(e) / T (e0.y: fused_coeffs), and
-            // the Shakhov factor's 2 |c|^2 / T = -2 ln(2) L.
-            const float ell = c2 * e0.y;
-            const float shakhov = fmaf(sc, fmaf(ell, -1.38629436f, -5.0f), e1.w);
-            // e0.x: nu rho / (pi T)^{3/2}, the collision term's nu f^S without its nu.
-            const float gain = ex2_ftz(ell) * shakhov;
-            const float num = fmaf(ax, fx, fmaf(e0.x, gain, fmaf(by, fy, cz * fz)));
+            // The collision term's nu f^S in base 2, polynomials in xi with the cell's
+            // constants (fused_coeffs): ell = log2(nu f^S / (1 + Shakhov term)), and the
+            // Shakhov term's s.c.
+            const float ell = fmaf(e1.x, r.vel.x, fmaf(e1.y, r.vel.y, fmaf(e1.z, r.vel.z, fmaf(e0.x, r.xi2, e2.w))));
+            const float sc = fmaf(e2.x, r.vel.x, fmaf(e2.y, r.vel.y, fmaf(e2.z, r.vel.z, e0.z)));
+            const float shakhov = fmaf(sc, fmaf(ell, -1.38629436f, e0.w), e1.w);
+            const float num = fmaf(ex2_ftz(ell), shakhov, fmaf(ax, fx, fmaf(by, fy, cz * fz)));
             // No gas in a solid cell (it adds nothing to any moment).
-            const float f = solid ? 0.0f : num * rcp_ftz(ax + byz + e0.z);
+            const float f = solid ? 0.0f : num * rcp_ftz(ax + byz + e0.y);
             own[jj * TX + ii] = f;
             row[ii] = f;
             fx = f;
@@ -200,21 +200,38 @@ __device__ __forceinline__ void sweep_level(float* own, const Ray& r, const floa
 
 // The update's per-cell constants, rewritten in place in shared memory once the level's
 // records (layout.rs::CellCoeffs: (rho / (pi T)^{3/2}, 1/T, nu, wall), (U, base),
-// (s, log2(e) / T)) have landed, so that no thread recomputes them per velocity:
-// e0.x = nu rho / (pi T)^{3/2} and e0.y = -log2(e) / T. One thread per cell. A cell of
-// the grid with a wall word sets `walls` (cleared before), so that the level sweeps with its
-// wall paths; the slots of an edge tile's cells outside the grid, which prefetch_level never
-// fills, are not looked at (they hold an earlier level's records, or nothing).
-__device__ __forceinline__ void fused_coeffs(float4* cf, unsigned* walls, unsigned a, unsigned b) {
+// (s, log2(e) / T)) have landed, so that no thread recomputes them per velocity. With
+// l = log2(e) / T, G = nu rho / (pi T)^{3/2} and g = log2 G, the collision term's
+// nu f^S = 2^ell (base + s.c (2 |c|^2 / T - 5)), c = xi - U, becomes
+//   ell = -l |xi|^2 + 2 l U.xi + (g - l |U|^2),   s.c = s.xi - s.U,
+//   2 |c|^2 / T - 5 = -2 ln(2) ell + (2 ln(2) g - 5),
+// polynomials in the thread's xi: 8 FMAs per point instead of c's 3 subtractions, |c|^2,
+// s.c and two products (docs/performance.md, "The exponent as a polynomial in xi"). The
+// records become (-l, nu, -s.U, 2 ln(2) g - 5), (2 l U, base), (s, g - l |U|^2), and the
+// wall words move to `words`. One thread per cell. A cell of the grid with a wall word sets
+// `walls` (cleared before), so that the level sweeps with its wall paths; the slots of an
+// edge tile's cells outside the grid, which prefetch_level never fills, are not looked at
+// (they hold an earlier level's records, or nothing).
+__device__ __forceinline__ void fused_coeffs(float4* cf, unsigned* words, unsigned* walls, unsigned a, unsigned b) {
     const unsigned lid = threadIdx.x;
     for (unsigned c = lid; c < TXTY; c += BV) {
-        float4 e0 = cf[3u * c];
-        if (HAS_WALLS && __float_as_uint(e0.w) != 0u && a * TX + c % TX < NX && b * TY + c / TX < NY) {
-            atomicOr(walls, 1u);
+        const float4 r0 = cf[3u * c], r1 = cf[3u * c + 1u], r2 = cf[3u * c + 2u];
+        const unsigned word = __float_as_uint(r0.w);
+        if (HAS_WALLS) {
+            words[c] = word;
+            if (word != 0u && a * TX + c % TX < NX && b * TY + c / TX < NY) {
+                atomicOr(walls, 1u);
+            }
         }
-        e0.x = e0.x * e0.z;
-        e0.y = -cf[3u * c + 2u].w;
-        cf[3u * c] = e0;
+        const float l = r2.w;
+        // The floor keeps log2 finite in solid cells (no gas: their value is replaced by 0)
+        // and in slots outside the grid (never swept); every fluid cell's G is far above it.
+        const float g = __log2f(fmaxf(r0.x * r0.z, 1e-30f));
+        const float u2 = r1.x * r1.x + r1.y * r1.y + r1.z * r1.z;
+        const float su = r2.x * r1.x + r2.y * r1.y + r2.z * r1.z;
+        cf[3u * c] = make_float4(-l, r0.z, -su, fmaf(1.38629436f, g, -5.0f));
+        cf[3u * c + 1u] = make_float4(2.0f * l * r1.x, 2.0f * l * r1.y, 2.0f * l * r1.z, r1.w);
+        cf[3u * c + 2u] = make_float4(r2.x, r2.y, r2.z, fmaf(-l, u2, g));
     }
 }
 
@@ -295,6 +312,8 @@ struct Shared {
     const unsigned* runs;
     const unsigned* part_runs;
     float4 (*coef)[3u * TXTY];
+    // Per coefficient buffer the cells' wall words (fused_coeffs; only with bodies).
+    unsigned (*words)[TXTY];
     const float* inv_w;
     float* fin;
     // Per coefficient buffer: whether the tile has a wall cell at that level.
@@ -405,18 +424,18 @@ __device__ __forceinline__ void march_level(const Ray& ray, const Shared& sh, co
     // sweep without the wall paths, which with them inlined in every cell made the kernel
     // larger and slower (as in sweep_fused.wgsl's `// @walls`).
     if (HAS_WALLS && sh.walls_at[kk & 1u] != 0u) {
-        sweep_level<FULL, FIRST, true>(&sh.red[lid][0], ray, sh.coef[kk & 1u], fin, sh.inv_w, cells, bnd, table,
-                                       xface, yface, incident, a, b, k, kk, cz);
+        sweep_level<FULL, FIRST, true>(&sh.red[lid][0], ray, sh.coef[kk & 1u], fin, sh.words[kk & 1u], sh.inv_w,
+                                       cells, bnd, table, xface, yface, incident, a, b, k, kk, cz);
     } else {
-        sweep_level<FULL, FIRST, false>(&sh.red[lid][0], ray, sh.coef[kk & 1u], fin, sh.inv_w, cells, bnd, table,
-                                        xface, yface, incident, a, b, k, kk, cz);
+        sweep_level<FULL, FIRST, false>(&sh.red[lid][0], ray, sh.coef[kk & 1u], fin, sh.words[kk & 1u], sh.inv_w,
+                                        cells, bnd, table, xface, yface, incident, a, b, k, kk, cz);
     }
     // Every thread's values are in `red`, and the next level's copies have landed.
     copy_async_wait();
     __syncthreads();
     // The next level's constants, ready after the reduction's barrier.
     if (kk + 1u < NZ) {
-        fused_coeffs(sh.coef[(kk + 1u) & 1u], &sh.walls_at[(kk + 1u) & 1u], a, b);
+        fused_coeffs(sh.coef[(kk + 1u) & 1u], sh.words[(kk + 1u) & 1u], &sh.walls_at[(kk + 1u) & 1u], a, b);
     }
     reduce_level(sh, partials, k, rc, rh, rc_in);
 }
@@ -455,13 +474,14 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     // The tile's cell coefficients, this level's and the next's (loaded one level ahead),
     // and its columns' and rows' inverse widths: broadcast reads from shared memory.
     __shared__ float4 coef[2][3u * TXTY];
+    __shared__ unsigned words[2][TXTY];
     __shared__ float inv_w[TX + TY];
     // This thread's x-inflows (TY rows) and y-inflows (TX columns) of the next level, copied
     // here while the current one, taken into registers, is swept (march_level).
     __shared__ float fin[(TX + TY) * BV];
     __shared__ unsigned walls_at[2];
     const Shared sh = {reinterpret_cast<float(*)[TXTY + 1u]>(dyn_shared), dyn_shared + BV * (TXTY + 1u), wpow, xs,
-                       runs, part_runs, coef, inv_w, fin, walls_at};
+                       runs, part_runs, coef, words, inv_w, fin, walls_at};
     const unsigned lid = threadIdx.x;
     const unsigned v = blockIdx.x * BV + lid;
     const unsigned a = a_lo + blockIdx.y;
@@ -486,6 +506,7 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     const unsigned gv = __float_as_uint(shape.w);
     const Ray ray = {vel,
                      shape,
+                     vel.x * vel.x + vel.y * vel.y + vel.z * vel.z,
                      v,
                      x_face,
                      y_face,
@@ -525,7 +546,7 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     const unsigned rc = lid % TXTY;
     const unsigned rh = lid / TXTY;
     const bool rc_in = a * TX + rc % TX < NX && b * TY + rc / TX < NY;
-    fused_coeffs(coef[0], &walls_at[0], a, b);
+    fused_coeffs(coef[0], words[0], &walls_at[0], a, b);
     __syncthreads();
     // Interior tiles (no edge tests) and edge tiles: a branch uniform across the block.
     if (a * TX + TX <= NX && b * TY + TY <= NY) {

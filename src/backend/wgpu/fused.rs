@@ -46,22 +46,27 @@ pub fn source(kernel: &str, tile: [usize; 2]) -> String {
         .replace(tx, &format!("const TX: u32 = {}u;", tile[0]))
         .replace(ty, &format!("const TY: u32 = {}u;", tile[1]));
     let n = tile[0] * tile[1];
-    let nq = (3 * n).div_ceil(BLOCK_VELOCITIES);
-    let bounds = [("TX", tile[0]), ("TY", tile[1]), ("TXTY", n), ("NQ", nq), ("NPART", fused::PARTIALS)];
+    let bounds = [("TX", tile[0]), ("TY", tile[1]), ("TXTY", n), ("NPART", fused::PARTIALS)];
     let sweep =
         if kernel == "sweep_fused" { format!("{}\n{PARTNER}", super::shaders::SWEEP_COMMON) } else { String::new() };
     let s = levels(&walls(&s), levels_from_env());
     format!("{}\n{FACE_OFFSET}\n{sweep}", unroll(&s, &bounds))
 }
 
-/// Workgroup memory of sweep_fused with `tile`: red, xs, wpow, runs, part_runs, coef, inv_w,
-/// walls_at. Keep in sync with the `var<workgroup>` declarations there.
+/// Workgroup memory of sweep_fused with `tile`: red, xs, wpow, runs, part_runs, coef, words,
+/// inv_w, walls_at. Keep in sync with the `var<workgroup>` declarations there.
 pub fn workgroup_bytes(tile: [usize; 2]) -> u32 {
     let (n, bv) = (tile[0] * tile[1], BLOCK_VELOCITIES);
     let parts = bv / n;
     let flags = 4 * 2;
-    (4 * bv * (n + 1) + 2 * 16 * bv + 4 * (bv + parts + 1) + 4 * (parts + 1) + 16 * 2 * 3 * n + 4 * (tile[0] + tile[1]))
-        as u32
+    let words = 4 * 2 * n;
+    (4 * bv * (n + 1)
+        + 2 * 16 * bv
+        + 4 * (bv + parts + 1)
+        + 4 * (parts + 1)
+        + 16 * 2 * 3 * n
+        + words
+        + 4 * (tile[0] + tile[1])) as u32
         + flags
 }
 
