@@ -20,7 +20,11 @@ const TY: u32 = 8u;
 const BV: u32 = 128u;
 const NPART: u32 = 13u;
 const TXTY: u32 = TX * TY;
-const PARTS: u32 = BV / TXTY;
+// Velocities per share of the reduction: TXTY, or a multiple of it set by the host
+// (wgpu/fused.rs::source, KNUDSEN_FUSED_SHARE), so that at small tiles fewer invocations
+// reduce, each over more velocities; the PARTS x TXTY first invocations reduce.
+const SHARE: u32 = TXTY;
+const PARTS: u32 = BV / SHARE;
 const NCOEF: u32 = 3u * TXTY;
 // Wall words (src/grid/solid.rs): keep in sync with SOLID_BIT there.
 const SOLID: u32 = 0x80000000u;
@@ -233,8 +237,8 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
         var n = 0u;
         for (var h = 0u; h < PARTS; h++) {
             part_runs[h] = n;
-            for (var u = h * TXTY; u < (h + 1u) * TXTY; u++) {
-                if u == h * TXTY || xs[u].y != xs[u - 1u].y || xs[u].z != xs[u - 1u].z {
+            for (var u = h * SHARE; u < (h + 1u) * SHARE; u++) {
+                if u == h * SHARE || xs[u].y != xs[u - 1u].y || xs[u].z != xs[u - 1u].z {
                     runs[n] = u;
                     n++;
                 }
@@ -429,47 +433,52 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
         }
         workgroupBarrier();
         var acc: array<f32, NPART>;
-        for (var r = part_runs[rh]; r < part_runs[rh + 1u]; r++) {
-            let u0 = runs[r];
-            let u1 = min(runs[r + 1u], (rh + 1u) * TXTY);
-            var s0 = 0.0;
-            var s1 = 0.0;
-            var s2 = 0.0;
-            var s3 = 0.0;
-            // The sums of w x^p f (p = 0..3) along the run.
-            for (var u = u0; u < u1; u++) {
-                let f = red[u * (TXTY + 1u) + rc];
-                let w = wpow[u];
-                s0 = fma(w.x, f, s0);
-                s1 = fma(w.y, f, s1);
-                s2 = fma(w.z, f, s2);
-                s3 = fma(w.w, f, s3);
+        let reducer = rh < PARTS;
+        if reducer {
+            for (var r = part_runs[rh]; r < part_runs[rh + 1u]; r++) {
+                let u0 = runs[r];
+                let u1 = min(runs[r + 1u], (rh + 1u) * SHARE);
+                var s0 = 0.0;
+                var s1 = 0.0;
+                var s2 = 0.0;
+                var s3 = 0.0;
+                // The sums of w x^p f (p = 0..3) along the run.
+                for (var u = u0; u < u1; u++) {
+                    let f = red[u * (TXTY + 1u) + rc];
+                    let w = wpow[u];
+                    s0 = fma(w.x, f, s0);
+                    s1 = fma(w.y, f, s1);
+                    s2 = fma(w.z, f, s2);
+                    s3 = fma(w.w, f, s3);
+                }
+                let y = xs[u0].y;
+                let z = xs[u0].z;
+                let r2 = y * y + z * z;
+                let q = fma(r2, s0, s2);
+                acc[0] += s0;
+                acc[1] += s1;
+                acc[2] += y * s0;
+                acc[3] += z * s0;
+                acc[4] += s2;
+                acc[5] += y * y * s0;
+                acc[6] += z * z * s0;
+                acc[7] += y * s1;
+                acc[8] += z * s1;
+                acc[9] += y * z * s0;
+                acc[10] += fma(r2, s1, s3);
+                acc[11] += y * q;
+                acc[12] += z * q;
             }
-            let y = xs[u0].y;
-            let z = xs[u0].z;
-            let r2 = y * y + z * z;
-            let q = fma(r2, s0, s2);
-            acc[0] += s0;
-            acc[1] += s1;
-            acc[2] += y * s0;
-            acc[3] += z * s0;
-            acc[4] += s2;
-            acc[5] += y * y * s0;
-            acc[6] += z * z * s0;
-            acc[7] += y * s1;
-            acc[8] += z * s1;
-            acc[9] += y * z * s0;
-            acc[10] += fma(r2, s1, s3);
-            acc[11] += y * q;
-            acc[12] += z * q;
         }
         // The shares of each (cell, moment) added in share order (deterministic), through
-        // `red`, by all invocations at once: with 4x4 tiles eight shares, which one
-        // invocation per cell used to add while the others waited at the barrier.
+        // `red`, by all invocations at once: with 4x4 tiles and SHARE = TXTY eight shares,
+        // which one invocation per cell used to add while the others waited at the barrier.
         workgroupBarrier();
-        // @unroll
-        for (var m = 0u; m < NPART; m++) {
-            red[(rh * NPART + m) * TXTY + rc] = acc[m];
+        if reducer {
+            // @unroll
+            for (var m = 0u; m < NPART; m++) {
+                red[(rh * NPART + m) * TXTY + rc] = acc[m];
+            }
         }
         workgroupBarrier();
         for (var t = lid; t < NPART * TXTY; t += BV) {
