@@ -20,11 +20,7 @@ const TY: u32 = 8u;
 const BV: u32 = 128u;
 const NPART: u32 = 13u;
 const TXTY: u32 = TX * TY;
-// Velocities per share of the reduction: TXTY, or a multiple of it set by the host
-// (wgpu/fused.rs::source, KNUDSEN_FUSED_SHARE), so that at small tiles fewer invocations
-// reduce, each over more velocities; the PARTS x TXTY first invocations reduce.
-const SHARE: u32 = TXTY;
-const PARTS: u32 = BV / SHARE;
+const PARTS: u32 = BV / TXTY;
 const NCOEF: u32 = 3u * TXTY;
 // Wall words (src/grid/solid.rs): keep in sync with SOLID_BIT there.
 const SOLID: u32 = 0x80000000u;
@@ -237,8 +233,8 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
         var n = 0u;
         for (var h = 0u; h < PARTS; h++) {
             part_runs[h] = n;
-            for (var u = h * SHARE; u < (h + 1u) * SHARE; u++) {
-                if u == h * SHARE || xs[u].y != xs[u - 1u].y || xs[u].z != xs[u - 1u].z {
+            for (var u = h * TXTY; u < (h + 1u) * TXTY; u++) {
+                if u == h * TXTY || xs[u].y != xs[u - 1u].y || xs[u].z != xs[u - 1u].z {
                     runs[n] = u;
                     n++;
                 }
@@ -375,9 +371,10 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                         let e0 = coef[at];
                         let e1 = coef[at + 1u];
                         let e2 = coef[at + 2u];
-                        // The collision term's nu f^S in base 2, polynomials in xi with the
-                        // cell's constants (cell_coeffs): ell = log2(nu f^S / (1 + Shakhov
-                        // term)), and the Shakhov term's s.c.
+                        // The collision term's nu f^S = 2^ell (base + s.c (2 |c|^2 / T - 5))
+                        // from polynomials in xi with the cell's constants (cell_coeffs):
+                        // ell = log2 of nu times the Maxwellian factor, and the Shakhov
+                        // term's s.c.
                         let ell = fma(e1.x, vel.x, fma(e1.y, vel.y, fma(e1.z, vel.z, fma(e0.x, xi2, e2.w))));
                         let sc = fma(e2.x, vel.x, fma(e2.y, vel.y, fma(e2.z, vel.z, e0.z)));
                         let shakhov = fma(sc, fma(ell, -1.38629436, e0.w), e1.w);
@@ -433,52 +430,47 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
         }
         workgroupBarrier();
         var acc: array<f32, NPART>;
-        let reducer = rh < PARTS;
-        if reducer {
-            for (var r = part_runs[rh]; r < part_runs[rh + 1u]; r++) {
-                let u0 = runs[r];
-                let u1 = min(runs[r + 1u], (rh + 1u) * SHARE);
-                var s0 = 0.0;
-                var s1 = 0.0;
-                var s2 = 0.0;
-                var s3 = 0.0;
-                // The sums of w x^p f (p = 0..3) along the run.
-                for (var u = u0; u < u1; u++) {
-                    let f = red[u * (TXTY + 1u) + rc];
-                    let w = wpow[u];
-                    s0 = fma(w.x, f, s0);
-                    s1 = fma(w.y, f, s1);
-                    s2 = fma(w.z, f, s2);
-                    s3 = fma(w.w, f, s3);
-                }
-                let y = xs[u0].y;
-                let z = xs[u0].z;
-                let r2 = y * y + z * z;
-                let q = fma(r2, s0, s2);
-                acc[0] += s0;
-                acc[1] += s1;
-                acc[2] += y * s0;
-                acc[3] += z * s0;
-                acc[4] += s2;
-                acc[5] += y * y * s0;
-                acc[6] += z * z * s0;
-                acc[7] += y * s1;
-                acc[8] += z * s1;
-                acc[9] += y * z * s0;
-                acc[10] += fma(r2, s1, s3);
-                acc[11] += y * q;
-                acc[12] += z * q;
+        for (var r = part_runs[rh]; r < part_runs[rh + 1u]; r++) {
+            let u0 = runs[r];
+            let u1 = min(runs[r + 1u], (rh + 1u) * TXTY);
+            var s0 = 0.0;
+            var s1 = 0.0;
+            var s2 = 0.0;
+            var s3 = 0.0;
+            // The sums of w x^p f (p = 0..3) along the run.
+            for (var u = u0; u < u1; u++) {
+                let f = red[u * (TXTY + 1u) + rc];
+                let w = wpow[u];
+                s0 = fma(w.x, f, s0);
+                s1 = fma(w.y, f, s1);
+                s2 = fma(w.z, f, s2);
+                s3 = fma(w.w, f, s3);
             }
+            let y = xs[u0].y;
+            let z = xs[u0].z;
+            let r2 = y * y + z * z;
+            let q = fma(r2, s0, s2);
+            acc[0] += s0;
+            acc[1] += s1;
+            acc[2] += y * s0;
+            acc[3] += z * s0;
+            acc[4] += s2;
+            acc[5] += y * y * s0;
+            acc[6] += z * z * s0;
+            acc[7] += y * s1;
+            acc[8] += z * s1;
+            acc[9] += y * z * s0;
+            acc[10] += fma(r2, s1, s3);
+            acc[11] += y * q;
+            acc[12] += z * q;
         }
         // The shares of each (cell, moment) added in share order (deterministic), through
-        // `red`, by all invocations at once: with 4x4 tiles and SHARE = TXTY eight shares,
-        // which one invocation per cell used to add while the others waited at the barrier.
+        // `red`, by all invocations at once: with 4x4 tiles eight shares, which one
+        // invocation per cell used to add while the others waited at the barrier.
         workgroupBarrier();
-        if reducer {
-            // @unroll
-            for (var m = 0u; m < NPART; m++) {
-                red[(rh * NPART + m) * TXTY + rc] = acc[m];
-            }
+        // @unroll
+        for (var m = 0u; m < NPART; m++) {
+            red[(rh * NPART + m) * TXTY + rc] = acc[m];
         }
         workgroupBarrier();
         for (var t = lid; t < NPART * TXTY; t += BV) {

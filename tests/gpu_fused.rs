@@ -69,6 +69,26 @@ fn body_case() -> knudsen::config::Config {
     }))
 }
 
+/// A cold box in a Mach 10 stream: the fused sweep's exponent of f^S is a polynomial in xi
+/// whose terms grow as (|xi| + |U|)^2 (docs/performance.md, "The exponent as a polynomial in
+/// xi"); here |U| is about 9 in the stream and about 0 at the box.
+fn hypersonic_case() -> knudsen::config::Config {
+    let axis = |n: usize| serde_json::json!({"min": 0.0, "max": n as f64, "cells": n});
+    config(&serde_json::json!({
+        "gas": {"kn": 1.0, "length": 4.0},
+        "grid": {"x": axis(6), "y": axis(4), "z": axis(3)},
+        "velocity": {"points": 30, "max": 13.0},
+        "free_stream": {"mach": 10.0},
+        "boundaries": {
+            "x_min": {"type": "free_stream"}, "x_max": {"type": "free_stream"},
+            "y_min": {"type": "free_stream"}, "y_max": {"type": "free_stream"},
+            "z_min": {"type": "free_stream"}, "z_max": {"type": "free_stream"}
+        },
+        "bodies": [{"min": [2.0, 1.0, 1.0], "max": [4.0, 3.0, 2.0], "temperature": 1.0}],
+        "solver": {"max_iterations": 3, "tolerance": 1e-30}
+    }))
+}
+
 /// The fields of the gas cells (solid cells hold none: their fields are not numbers).
 fn gas(p: &Problem, r: &knudsen::solver::RunResult) -> Vec<knudsen::model::Macro> {
     let words = &p.bodies.solids.words;
@@ -122,6 +142,7 @@ fn fused_sweep_matches_the_slice_kernels() {
         ("odd grid, free stream", odd_case()),
         ("one-cell x axis", thin_case()),
         ("body", body_case()),
+        ("body in a Mach 10 stream", hypersonic_case()),
         ("specular quarter", quarter),
         ("periodic channel", channel),
     ] {
@@ -134,13 +155,20 @@ fn fused_sweep_matches_the_slice_kernels() {
             assert_eq!(fused.iterations(), slices.iterations());
             assert_close(&p, &format!("{name}, tile {tile:?}"), &fused, &slices);
             // Each body wall face's incident number flux: f32 sums of a few hundred positive
-            // terms in another order, relative round-off ~1e-6.
+            // terms in another order, relative round-off ~1e-6, bounded by 1e-5 of the
+            // face's flux. A face the flow hardly reaches sums far tails of a Maxwellian
+            // (on the Mach 10 box's lee side 2.4e-10 of the front's 9.5), whose exponents f32
+            // resolves only to a few 1e-5 relative on every GPU path (measured on lavapipe:
+            // the slice kernels 4.6e-5 from the f64 CPU backend, the fused sweep 7.5e-5 from
+            // the slice kernels before its exponent became a polynomial in xi and 1.3e-4
+            // after), so the bound adds 1e-8 of the body's largest face flux.
+            let largest = slices.wall.iter().map(|b| b[0].abs()).fold(0.0f64, f64::max);
             let mut worst = 0.0f64;
             for (a, b) in fused.wall.iter().zip(&slices.wall) {
-                worst = worst.max((a[0] - b[0]).abs() / b[0].abs());
+                worst = worst.max((a[0] - b[0]).abs() / (1e-5 * b[0].abs() + 1e-8 * largest));
             }
-            eprintln!("{name}, tile {tile:?}: wall number fluxes differ by {worst:.2e} at most");
-            assert!(worst < 1e-5, "{name}: wall fluxes differ by {worst:e}");
+            eprintln!("{name}, tile {tile:?}: wall number fluxes differ by {worst:.2e} of their bound at most");
+            assert!(worst <= 1.0, "{name}: wall fluxes differ by {worst:e} of their bound");
             assert_eq!(fused.wall.len(), slices.wall.len());
         }
     }

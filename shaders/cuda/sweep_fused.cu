@@ -177,9 +177,9 @@ __device__ __forceinline__ void sweep_level(float* own, const Ray& r, const floa
             const float4 e0 = cf[3u * (jj * TX + ii)];
             const float4 e1 = cf[3u * (jj * TX + ii) + 1u];
             const float4 e2 = cf[3u * (jj * TX + ii) + 2u];
-            // The collision term's nu f^S in base 2, polynomials in xi with the cell's
-            // constants (fused_coeffs): ell = log2(nu f^S / (1 + Shakhov term)), and the
-            // Shakhov term's s.c.
+            // The collision term's nu f^S = 2^ell (base + s.c (2 |c|^2 / T - 5)) from
+            // polynomials in xi with the cell's constants (fused_coeffs): ell = log2 of nu
+            // times the Maxwellian factor, and the Shakhov term's s.c.
             const float ell = fmaf(e1.x, r.vel.x, fmaf(e1.y, r.vel.y, fmaf(e1.z, r.vel.z, fmaf(e0.x, r.xi2, e2.w))));
             const float sc = fmaf(e2.x, r.vel.x, fmaf(e2.y, r.vel.y, fmaf(e2.z, r.vel.z, e0.z)));
             const float shakhov = fmaf(sc, fmaf(ell, -1.38629436f, e0.w), e1.w);
@@ -211,13 +211,17 @@ __device__ __forceinline__ void sweep_level(float* own, const Ray& r, const floa
 // nu f^S = 2^ell (base + s.c (2 |c|^2 / T - 5)), c = xi - U, becomes
 //   ell = -l |xi|^2 + 2 l U.xi + (g - l |U|^2),   s.c = s.xi - s.U,
 //   2 |c|^2 / T - 5 = -2 ln(2) ell + (2 ln(2) g - 5),
-// polynomials in the thread's xi: 8 FMAs per point instead of c's 3 subtractions, |c|^2,
-// s.c and two products (docs/performance.md, "The exponent as a polynomial in xi"). The
+// polynomials in the thread's xi: 7 FMAs per point for ell and s.c instead of c's 3
+// subtractions, |c|^2, s.c and the exponent's product (10), and G's product moves into the
+// exponent (docs/performance.md, "The exponent as a polynomial in xi"). Their terms grow as
+// l (|xi| + |U|)^2 and cancel to l |c|^2, so the rounding of ell grows with the flow speed
+// (measured there against the f64 CPU backend at Mach 10). The
 // records become (-l, nu, -s.U, 2 ln(2) g - 5), (2 l U, base), (s, g - l |U|^2), and the
 // wall words move to `words`. One thread per cell. A cell of the grid with a wall word sets
 // `walls` (cleared before), so that the level sweeps with its wall paths; the slots of an
-// edge tile's cells outside the grid, which prefetch_level never fills, are not looked at
-// (they hold an earlier level's records, or nothing).
+// edge tile's cells outside the grid, which prefetch_level never fills, set no flag (they
+// hold an earlier level's constants, transformed again here and possibly not finite; they
+// are never swept, and their partials are not written).
 __device__ __forceinline__ void fused_coeffs(float4* cf, unsigned* words, unsigned* walls, unsigned a, unsigned b) {
     const unsigned lid = threadIdx.x;
     for (unsigned c = lid; c < TXTY; c += BV) {

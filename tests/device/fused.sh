@@ -4,7 +4,7 @@
 # Needs carry/knudsen built with `--features cuda`. check: the fused on-chip sweep against
 # the slice kernels (KNUDSEN_SWEEP=slices) after 5 iterations on small cases with odd and
 # stretched grids, tiles wider than the grid, a one-cell axis, free-stream faces and several
-# tile shapes, a body (and the quick cube), periodic and specular faces, on CUDA and wgpu ($BE); twice the same run for determinism. bench: `knudsen
+# tile shapes, a body (and the quick cube, and a box in a Mach 10 stream), periodic and specular faces, on CUDA and wgpu ($BE); twice the same run for determinism. bench: `knudsen
 # bench --backend cuda,wgpu` ($BENCH_BE) with each kernel. Writes $OUT/log.txt.
 set -u
 . tests/device/setup.sh
@@ -24,7 +24,7 @@ run5() { # out config [env...]
 }
 if [ "$what" = check ] || [ "$what" = all ]; then
   for be in $BE; do
-  for cfg in ${CASES:-tests/device/fused/odd.json tests/device/fused/thin.json tests/device/fused/body.json tests/device/fused/partner.json configs/cavity-quick.json configs/cube-quick.json}; do
+  for cfg in ${CASES:-tests/device/fused/odd.json tests/device/fused/thin.json tests/device/fused/body.json tests/device/fused/partner.json tests/device/fused/mach10.json configs/cavity-quick.json configs/cube-quick.json}; do
     n=$be-$(basename "$cfg" .json)
     echo "== $n"
     run5 $R/$n-slices "$cfg" KNUDSEN_SWEEP=slices RUST_LOG=knudsen=info

@@ -42,12 +42,9 @@ pub fn source(kernel: &str, tile: [usize; 2]) -> String {
     let tx = "const TX: u32 = 8u;";
     let ty = "const TY: u32 = 8u;";
     assert!(src.contains(tx) && src.contains(ty), "{kernel}: the tile constants moved");
-    let share = "const SHARE: u32 = TXTY;";
-    assert!(kernel != "sweep_fused" || src.contains(share), "sweep_fused: the share constant moved");
     let s = src
         .replace(tx, &format!("const TX: u32 = {}u;", tile[0]))
-        .replace(ty, &format!("const TY: u32 = {}u;", tile[1]))
-        .replace(share, &format!("const SHARE: u32 = {}u;", share_of(tile)));
+        .replace(ty, &format!("const TY: u32 = {}u;", tile[1]));
     let n = tile[0] * tile[1];
     let bounds = [("TX", tile[0]), ("TY", tile[1]), ("TXTY", n), ("NPART", fused::PARTIALS)];
     let sweep =
@@ -56,28 +53,11 @@ pub fn source(kernel: &str, tile: [usize; 2]) -> String {
     format!("{}\n{FACE_OFFSET}\n{sweep}", unroll(&s, &bounds))
 }
 
-/// Velocities per share of sweep_fused's reduction with `tile` (its `SHARE`): the tile's
-/// cells, or `KNUDSEN_FUSED_SHARE` for measurement where that is a multiple of them that
-/// divides the block (else a warning and the cells).
-pub fn share_of(tile: [usize; 2]) -> usize {
-    let n = tile[0] * tile[1];
-    match std::env::var("KNUDSEN_FUSED_SHARE").ok().map(|v| v.parse::<usize>()) {
-        None => n,
-        Some(Ok(s)) if s >= n && s % n == 0 && BLOCK_VELOCITIES % s == 0 => s,
-        Some(other) => {
-            log::warn!(
-                "KNUDSEN_FUSED_SHARE={other:?}: expected a multiple of {n} that divides {BLOCK_VELOCITIES}; using {n}"
-            );
-            n
-        }
-    }
-}
-
 /// Workgroup memory of sweep_fused with `tile`: red, xs, wpow, runs, part_runs, coef, words,
 /// inv_w, walls_at. Keep in sync with the `var<workgroup>` declarations there.
 pub fn workgroup_bytes(tile: [usize; 2]) -> u32 {
     let (n, bv) = (tile[0] * tile[1], BLOCK_VELOCITIES);
-    let parts = bv / share_of(tile);
+    let parts = bv / n;
     let flags = 4 * 2;
     let words = 4 * 2 * n;
     (4 * bv * (n + 1)
