@@ -36,12 +36,6 @@ __device__ __forceinline__ size_t partial_at(unsigned t, unsigned vb, unsigned b
     return ((((size_t)t * blocks + vb) * NZ + k) * NPART + m) * TXTY + c;
 }
 
-// Whether cell c of tile (a, b) (c = jj TX + ii) lies in the grid: an edge tile's other
-// slots are never filled (prefetch_level) nor swept, and their partials are not written.
-__device__ __forceinline__ bool tile_cell_in_grid(unsigned a, unsigned b, unsigned c) {
-    return a * TX + c % TX < NX && b * TY + c / TX < NY;
-}
-
 // Fast intrinsics with denormals flushed (the sweep is f32 throughout; a value below
 // 1e-38 is zero to it): 2^x and 1/x in one MUFU instruction each.
 __device__ __forceinline__ float ex2_ftz(float x) {
@@ -229,7 +223,7 @@ __device__ __forceinline__ void fused_coeffs(float4* cf, unsigned* words, unsign
         const unsigned word = __float_as_uint(r0.w);
         if (HAS_WALLS) {
             words[c] = word;
-            if (word != 0u && tile_cell_in_grid(a, b, c)) {
+            if (word != 0u && a * TX + c % TX < NX && b * TY + c / TX < NY) {
                 atomicOr(walls, 1u);
             }
         }
@@ -555,7 +549,7 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     // The reduction's cell and share of the velocities (each share is TXTY velocities).
     const unsigned rc = lid % TXTY;
     const unsigned rh = lid / TXTY;
-    const bool rc_in = tile_cell_in_grid(a, b, rc);
+    const bool rc_in = a * TX + rc % TX < NX && b * TY + rc / TX < NY;
     fused_coeffs(coef[0], words[0], &walls_at[0], a, b);
     __syncthreads();
     // Interior tiles (no edge tests) and edge tiles: a branch uniform across the block.
