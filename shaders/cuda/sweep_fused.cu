@@ -549,6 +549,8 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
     // The reduction's cell and share of the velocities (each share is TXTY velocities).
     const unsigned rc = lid % TXTY;
     const unsigned rh = lid / TXTY;
+    // fused_coeffs writes the same test out for its wall flag: one shared helper cost the
+    // cube's iteration 5% (docs/performance.md, "The exponent as a polynomial in xi").
     const bool rc_in = a * TX + rc % TX < NX && b * TY + rc / TX < NY;
     fused_coeffs(coef[0], words[0], &walls_at[0], a, b);
     __syncthreads();
