@@ -209,9 +209,9 @@ __device__ __forceinline__ void sweep_level(float* own, const Ray& r, const floa
 // subtractions, |c|^2, s.c and the exponent's product (10), and G's product moves into the
 // exponent (docs/performance.md, "The exponent as a polynomial in xi"). Their terms grow as
 // l (|xi| + |U|)^2 and cancel to l |c|^2, so the rounding of ell grows with the flow speed
-// (measured there against the f64 CPU backend at Mach 10). The
-// records become (-l, nu, -s.U, 2 ln(2) g - 5), (2 l U, base), (s, g - l |U|^2), and the
-// wall words move to `words`. One thread per cell. A cell of the grid with a wall word sets
+// (measured there against the f64 CPU backend at Mach 10). The records become
+// (-l, nu, -s.U, 2 ln(2) g - 5), (2 l U, base), (s, g - l |U|^2), and the wall words move
+// to `words`. One thread per cell. A cell of the grid with a wall word sets
 // `walls` (cleared before), so that the level sweeps with its wall paths; the slots of an
 // edge tile's cells outside the grid, which prefetch_level never fills, set no flag (they
 // hold an earlier level's constants, transformed again here and possibly not finite; they
