@@ -9,17 +9,28 @@ use crate::boundary::{slots_per_cell, Face};
 use crate::problem::Problem;
 use rayon::prelude::*;
 
-/// Whether a GPU backend computes the sweep's cell records on the device from the fields or
-/// takes them from the host's [`cell_records`]: `KNUDSEN_CELL_RECORDS=device|host`, else the
-/// backend's `default` (CUDA: the device, in f64, the same fields as the host's; wgpu: the
-/// host, since its f32 stage moves slip-regime fields by more than the f32 sweep's own
-/// spread, `docs/gpu.md`).
-pub fn records_on_device_from_env(default: bool) -> anyhow::Result<bool> {
+/// Where a GPU backend computes the sweep's cell records: on the host from
+/// [`cell_records`] (f64), or on the device from the fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordsAt {
+    Host,
+    /// On the device in f64 (CUDA; wgpu where the device has SHADER_F64): the host's
+    /// records, rounded to f32 in the same places.
+    Device,
+    /// On the device in f32 (wgpu only, opt-in): the slip-regime fields move by more than
+    /// the f32 sweep's own spread (`docs/gpu.md`).
+    DeviceF32,
+}
+
+/// `KNUDSEN_CELL_RECORDS=device|device-f32|host`, else the backend's `default` (CUDA and
+/// wgpu with f64: the device; wgpu without f64: the host).
+pub fn records_from_env(default: RecordsAt) -> anyhow::Result<RecordsAt> {
     match std::env::var("KNUDSEN_CELL_RECORDS").as_deref() {
         Err(_) => Ok(default),
-        Ok("device") => Ok(true),
-        Ok("host") => Ok(false),
-        Ok(other) => anyhow::bail!("KNUDSEN_CELL_RECORDS={other}: expected \"device\" or \"host\""),
+        Ok("device") => Ok(RecordsAt::Device),
+        Ok("device-f32") => Ok(RecordsAt::DeviceF32),
+        Ok("host") => Ok(RecordsAt::Host),
+        Ok(other) => anyhow::bail!("KNUDSEN_CELL_RECORDS={other}: expected \"device\", \"device-f32\" or \"host\""),
     }
 }
 

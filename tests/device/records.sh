@@ -3,11 +3,12 @@
 #   tests/device/records.sh [check|bench|cavity|all]
 # Needs carry/knudsen built with `--features cuda` and .gl/*.deb (tests/device/setup.sh).
 # A GPU backend's cell records computed on the device (shaders/cuda/cell_records.cu, on
-# wgpu shaders/cell_records.wgsl; BE=wgpu for the check)
+# wgpu shaders/cell_records_f64.wgsl, or with MODES="host device-f32" the f32 stage
+# shaders/cell_records.wgsl; BE=wgpu for the check)
 # against the host's (KNUDSEN_CELL_RECORDS=host), on the same binary:
 #   check:  5 iterations of each case with both (GSIS; one case second order), `knudsen
 #           compare` of the fields;
-#   bench:  `knudsen bench --backend cuda --rows $ROWS` alternating $MODES (host device), $REPS
+#   bench:  `knudsen bench --backend $BE --rows $ROWS` alternating $MODES (host device), $REPS
 #           times each, with the debug split of the sweep and the host update;
 #   cavity: configs/cavity-kn1.json to convergence with both, with the config's budget and
 #           with other budgets ($BUDGETS, MiB or "config"; default "config 16384"), $REPS times.
@@ -48,10 +49,10 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   for rep in $(seq ${REPS:-2}); do
     for mode in ${MODES:-host device}; do
       echo "== bench $mode ($rep)"
-      KNUDSEN_CELL_RECORDS=$mode RUST_LOG=knudsen=debug $K bench --backend cuda --rows ${ROWS:-32x32,64x64} \
+      KNUDSEN_CELL_RECORDS=$mode RUST_LOG=knudsen=debug $K bench --backend ${BE:-cuda} --rows ${ROWS:-32x32,64x64} \
         --iterations ${ITERS:-5} --out $OUT/bench-$mode-$rep > $R/bench-$mode-$rep.log 2>&1 || echo "FAILED: bench $mode"
       grep -v -e XDG_RUNTIME -e DEBUG -e INFO $R/bench-$mode-$rep.log | tail -6
-      grep -h -e "cuda sweep:" -e "host update" $R/bench-$mode-$rep.log | sed 's/.*DEBUG[^:]*: //' | tail -6
+      grep -h -e "cuda sweep:" -e "wgpu sweep:" -e "host update" $R/bench-$mode-$rep.log | sed 's/.*DEBUG[^:]*: //' | tail -6
     done
   done
 fi
@@ -62,7 +63,7 @@ if [ "$what" = cavity ] || [ "$what" = all ]; then
         extra=()
         [ "$budget" != config ] && extra=(--memory-budget-mib $budget)
         out=$R/cavity-$mode-$budget-$rep
-        KNUDSEN_CELL_RECORDS=$mode $K run configs/cavity-kn1.json --backend cuda "${extra[@]}" --out $out \
+        KNUDSEN_CELL_RECORDS=$mode $K run configs/cavity-kn1.json --backend ${BE:-cuda} "${extra[@]}" --out $out \
           > $out.log 2>&1 || { echo "FAILED: cavity $mode $budget"; tail -5 $out.log; }
         summary $out/summary.json "cavity, budget $budget, records on the $mode ($rep)"
       done

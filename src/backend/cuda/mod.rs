@@ -130,7 +130,13 @@ impl CudaBackend {
         let distribution = fused_plan.as_ref().map_or(sched.distribution_bytes, |f| f.bytes());
         // Refuse a plan that cannot fit before allocating any of it.
         let (free, _) = ctx.mem_get_info().context("querying free device memory")?;
-        let records_on_device = gpu_io::records_on_device_from_env(true)?;
+        let records_on_device = match gpu_io::records_from_env(gpu_io::RecordsAt::Device)? {
+            gpu_io::RecordsAt::Device => true,
+            gpu_io::RecordsAt::Host => false,
+            gpu_io::RecordsAt::DeviceF32 => {
+                anyhow::bail!("KNUDSEN_CELL_RECORDS=device-f32: the CUDA backend's records are f64 (device) or host")
+            }
+        };
         // The fields the cell records are computed from (records.rs), beside the records.
         let record_fields = if records_on_device { (cells * gpu_io::RECORD_FIELDS * 8) as u64 } else { 0 };
         let need = distribution + sched.field_bytes + record_fields + 4 * (t.bnd.len() + t.incident_len) as u64;

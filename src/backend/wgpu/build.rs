@@ -25,7 +25,7 @@ impl WgpuBackend {
         max_per_dim: u32,
         faults: super::faults::Faults,
         fused_plan: Result<crate::backend::fused::FusedPlan, String>,
-        records_on_device: bool,
+        records: Option<bool>,
     ) -> Self {
         let p = &*problem;
         let g = &p.grid;
@@ -118,8 +118,7 @@ impl WgpuBackend {
                 max_per_dim,
             )
         });
-        let records =
-            if records_on_device { super::records::Records::new(p, &device, &cells, max_per_dim) } else { None };
+        let records = records.and_then(|f64| super::records::Records::new(p, &device, &cells, max_per_dim, f64));
         let slice_buffers = slices;
         keep.push(params);
         Self {

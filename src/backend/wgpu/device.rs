@@ -87,8 +87,9 @@ pub fn pick(mut list: Vec<wgpu::Adapter>, allow_software: bool) -> Result<wgpu::
     })
 }
 
-/// Open a device with the adapter's own limits (wgpu's defaults are far smaller) and
-/// subgroups where offered. `limits` overrides the limits (tests use WebGPU's minimum).
+/// Open a device with the adapter's own limits (wgpu's defaults are far smaller), subgroups
+/// where offered and asked, and f64 where offered (the cell records' f64 stage).
+/// `limits` overrides the limits (tests use WebGPU's minimum).
 pub fn open(
     adapter: &wgpu::Adapter,
     limits: Option<wgpu::Limits>,
@@ -98,6 +99,7 @@ pub fn open(
     if subgroups && adapter.features().contains(wgpu::Features::SUBGROUP) {
         features |= wgpu::Features::SUBGROUP;
     }
+    features |= adapter.features() & wgpu::Features::SHADER_F64;
     let desc = wgpu::DeviceDescriptor {
         label: Some("knudsen"),
         required_features: features,

@@ -37,7 +37,7 @@ impl Sizes {
             // The bandwidth probe (bandwidth.rs) depends on no case.
             return Vec::new();
         }
-        if kernel == "cell_records" {
+        if kernel == "cell_records" || kernel == "cell_records_f64" {
             // Per cell, not per slice (records.rs sets the same two).
             return vec![("M", self.m as f64), ("HAS_WALLS", f64::from(u8::from(self.walls)))];
         }

@@ -20,6 +20,7 @@ pub mod layout;
 pub mod limits;
 mod quiet;
 pub mod records;
+pub mod records_f64;
 pub mod schedule;
 pub mod shaders;
 mod specialise;
@@ -99,8 +100,9 @@ pub struct WgpuBackend {
     /// iteration's moments, and the results are meaningless.
     stages: (bool, bool),
     first_output: Option<SweepOutput>,
-    /// The cell records from the fields on the device (`KNUDSEN_CELL_RECORDS=device`, in
-    /// f32: records.rs); None, the default: from `SweepInput::eq` on the host, in f64.
+    /// The cell records from the fields on the device (records.rs): in f64 where the
+    /// device has it (the default), in f32 when `KNUDSEN_CELL_RECORDS=device-f32` asks;
+    /// None: from `SweepInput::eq` on the host, in f64 (devices without f64, or `host`).
     records: Option<records::Records>,
     faults: faults::Faults,
     /// The fused on-chip sweep where the case and adapter allow it (then no slices are
@@ -156,9 +158,10 @@ impl WgpuBackend {
         if let (Ok(plan), Some(n)) = (&mut fused_plan, opts.fused_moments_per_thread) {
             plan.moments_per_thread = n;
         }
-        let records_on_device = super::gpu_io::records_on_device_from_env(false)?;
         let (device, queue) =
             device::open(adapter, Some(requested.clone()), !opts.no_subgroups).map_err(|e| anyhow!(e))?;
+        let has_f64 = device.features().contains(wgpu::Features::SHADER_F64);
+        let records = records::choose(super::gpu_io::records_from_env(records::default_at(has_f64))?, has_f64)?;
         let subgroups = device.features().contains(wgpu::Features::SUBGROUP);
         let faults = faults::Faults::watch(&device);
         let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
@@ -174,7 +177,7 @@ impl WgpuBackend {
             requested.max_compute_workgroups_per_dimension,
             faults,
             fused_plan,
-            records_on_device,
+            records,
         );
         if let Some(e) = pollster::block_on(validation.pop()) {
             return Err(anyhow!("wgpu rejected the pipelines or buffers: {e}"));
@@ -183,6 +186,14 @@ impl WgpuBackend {
             return Err(anyhow!("out of GPU memory allocating the case: {e}; lower --memory-budget-mib"));
         }
         log::info!("wgpu sweep kernel: {}", fused::describe(&built.fused));
+        log::info!(
+            "wgpu cell records: {}",
+            match records {
+                None => "on the host, f64",
+                Some(true) => "on the device, f64",
+                Some(false) => "on the device, f32 (KNUDSEN_CELL_RECORDS=device-f32)",
+            }
+        );
         Ok(built)
     }
 

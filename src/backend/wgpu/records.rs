@@ -1,17 +1,20 @@
-//! The sweep's cell records computed on the device from the macroscopic fields
-//! (shaders/cell_records.wgsl), instead of on the host from [`crate::model::EqCoeffs`]
-//! (`gpu_io::cell_records`): the Shakhov coefficients' grid sums cost the host ~0.4 us of
-//! one core per cell every iteration. WGSL has no portable f64, so the stage works in f32,
-//! with one exp per node; [`cell_records_twin`] is its CPU twin, line for line.
+//! The sweep's cell records computed on the device from the macroscopic fields, instead of
+//! on the host from [`crate::model::EqCoeffs`] (`gpu_io::cell_records`): the Shakhov
+//! coefficients' grid sums cost the host ~0.4 us of one core per cell every iteration. Two
+//! stages share the host side here:
 //!
-//! Opt-in (`KNUDSEN_CELL_RECORDS=device`): measured on an H100 it takes 10% off the 32^3 x
-//! 32^3 iteration and 3-4% off the 64^3 and cube rows, but the f32 sums (each exp a few
-//! ulps off) normalise f^S less exactly than the host's f64 ones, and at Kn 0.01 the
-//! converged cavity's fields moved by 1.4e-6 in density and 7.5e-4 in heat flux (relative
-//! L2), five and three times what separates wgpu from CUDA there; at Kn 1 by less than that
-//! spread (docs/benchmarks.md). The host's f64 records stay the default.
+//! - f64 (shaders/cell_records_f64.wgsl, records_f64.rs), on devices with SHADER_F64: the
+//!   host's formulas and recurrence, so the records are the host's up to rounding; the
+//!   default where the device has f64 (`gpu_io::RecordsAt::Device`).
+//! - f32 (shaders/cell_records.wgsl, one exp per node; [`cell_records_twin`] is its CPU twin,
+//!   line for line), opt-in (`KNUDSEN_CELL_RECORDS=device-f32`): measured on an H100 it took
+//!   10% off the 32^3 x 32^3 iteration and 3-4% off the 64^3 and cube rows, but the f32 sums
+//!   (each exp a few ulps off) normalise f^S less exactly than f64 ones, and at Kn 0.01 the
+//!   converged cavity's fields moved by 1.4e-6 in density and 7.5e-4 in heat flux (relative
+//!   L2), five and three times what separates wgpu from CUDA there (docs/benchmarks.md).
 
 use super::kernels::{kernel_with, storage, Kernel};
+use super::records_f64::RecordParams64;
 use super::schedule::grid_2d;
 use crate::backend::wgpu::layout::CellCoeffs;
 use crate::grid::solid::SOLID_BIT;
@@ -20,9 +23,32 @@ use crate::problem::Problem;
 use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
-use crate::backend::gpu_io::{pack_fields, RECORD_FIELDS as FIELDS};
+use crate::backend::gpu_io::{pack_fields, RecordsAt, RECORD_FIELDS as FIELDS};
 /// Invocations per workgroup (`@workgroup_size`).
 const GROUP: u32 = 64;
+
+/// Where the records are made when nothing asks: the f64 stage on a device with f64, else
+/// the host (the f32 stage moves slip-regime fields; module docs).
+pub fn default_at(has_f64: bool) -> RecordsAt {
+    if has_f64 {
+        RecordsAt::Device
+    } else {
+        RecordsAt::Host
+    }
+}
+
+/// The stage to build for `at`: None (the host's records), Some(true) f64, Some(false) f32.
+/// Device records on a device without f64 are an error (`device-f32` asks for the f32 stage).
+pub fn choose(at: RecordsAt, has_f64: bool) -> anyhow::Result<Option<bool>> {
+    match at {
+        RecordsAt::Host => Ok(None),
+        RecordsAt::Device if has_f64 => Ok(Some(true)),
+        RecordsAt::Device => {
+            anyhow::bail!("KNUDSEN_CELL_RECORDS=device: this device has no f64 (SHADER_F64); use device-f32 or host")
+        }
+        RecordsAt::DeviceF32 => Ok(Some(false)),
+    }
+}
 
 /// Keep in sync with `RecordParams` in shaders/cell_records.wgsl.
 #[repr(C)]
@@ -36,28 +62,37 @@ pub struct RecordParams {
     pub pad: [u32; 3],
 }
 
+/// The fields as uploaded: f32 or f64, as the stage reads them.
+enum HostFields {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
 pub struct Records {
     kernel: Kernel,
     group: wgpu::BindGroup,
     fields: wgpu::Buffer,
     dispatch: (u32, u32),
-    host: Vec<f32>,
+    host: HostFields,
 }
 
 impl Records {
-    /// The stage for `p`, writing into `cells`; None where the dispatch cannot be laid out.
-    pub fn new(p: &Problem, device: &wgpu::Device, cells: &wgpu::Buffer, max_per_dim: u32) -> Option<Self> {
+    /// The stage for `p`, writing into `cells`, in f64 (`f64`: the device must have been
+    /// opened with SHADER_F64) or f32; None where the dispatch cannot be laid out.
+    pub fn new(p: &Problem, device: &wgpu::Device, cells: &wgpu::Buffer, max_per_dim: u32, f64: bool) -> Option<Self> {
         let ncell = p.grid.cells();
         let groups = ncell.div_ceil(GROUP as usize);
         let dispatch = grid_2d(groups, max_per_dim)?;
-        let params = RecordParams {
+        let row = dispatch.0 * GROUP;
+        let params32 = RecordParams {
             prandtl: p.prandtl as f32,
             delta: p.delta as f32,
             omega: p.omega as f32,
             ncell: ncell as u32,
-            row: dispatch.0 * GROUP,
+            row,
             pad: [0; 3],
         };
+        let params64 = RecordParams64 { prandtl: p.prandtl, delta: p.delta, omega: p.omega, ncell: ncell as u32, row };
         // As kernels::Sizes::constants("cell_records").
         let constants = [("M", p.vgrid.m as f64), ("HAS_WALLS", if p.bodies.solids.any() { 1.0 } else { 0.0 })];
         let entries = [
@@ -76,19 +111,31 @@ impl Records {
             storage(3, true),
             storage(4, false),
         ];
-        let kernel = kernel_with(device, "cell_records", super::shaders::CELL_RECORDS, &entries, &constants);
+        let kernel = match f64 {
+            true => kernel_with(device, "cell_records_f64", super::shaders::CELL_RECORDS_F64, &entries, &constants),
+            false => kernel_with(device, "cell_records", super::shaders::CELL_RECORDS, &entries, &constants),
+        };
         let init = |label: &str, contents: &[u8], usage: wgpu::BufferUsages| {
             device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage })
         };
-        let params = init("record params", bytemuck::bytes_of(&params), wgpu::BufferUsages::UNIFORM);
-        let vgrid: Vec<f32> = p.vgrid.nodes.iter().chain(&p.vgrid.weights_1d).map(|&x| x as f32).collect();
-        let vgrid = init("record vgrid", bytemuck::cast_slice(&vgrid), wgpu::BufferUsages::STORAGE);
+        let params = match f64 {
+            true => bytemuck::bytes_of(&params64),
+            false => bytemuck::bytes_of(&params32),
+        };
+        let params = init("record params", params, wgpu::BufferUsages::UNIFORM);
+        let nodes = p.vgrid.nodes.iter().chain(&p.vgrid.weights_1d);
+        let vgrid = match f64 {
+            true => bytemuck::cast_slice::<f64, u8>(&nodes.copied().collect::<Vec<f64>>()).to_vec(),
+            false => bytemuck::cast_slice::<f32, u8>(&nodes.map(|&x| x as f32).collect::<Vec<f32>>()).to_vec(),
+        };
+        let vgrid = init("record vgrid", &vgrid, wgpu::BufferUsages::STORAGE);
+        let width = if f64 { 8 } else { 4 };
         let mut words = p.bodies.solids.words.clone();
         words.resize(words.len().max(1), 0);
         let words = init("record words", bytemuck::cast_slice(&words), wgpu::BufferUsages::STORAGE);
         let fields = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("record fields"),
-            size: (ncell * FIELDS * 4) as u64,
+            size: (ncell * FIELDS * width) as u64,
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
@@ -101,7 +148,11 @@ impl Records {
                 .map(|(n, b)| wgpu::BindGroupEntry { binding: n as u32, resource: b.as_entire_binding() })
                 .collect::<Vec<_>>(),
         });
-        Some(Self { kernel, group, fields, dispatch, host: vec![0.0; ncell * FIELDS] })
+        let host = match f64 {
+            true => HostFields::F64(vec![0.0; ncell * FIELDS]),
+            false => HostFields::F32(vec![0.0; ncell * FIELDS]),
+        };
+        Some(Self { kernel, group, fields, dispatch, host })
     }
 
     pub fn device_bytes(&self) -> u64 {
@@ -110,8 +161,16 @@ impl Records {
 
     /// Upload `fields` and encode the stage (before the sweep, in the same submission).
     pub fn encode(&mut self, queue: &wgpu::Queue, enc: &mut wgpu::CommandEncoder, fields: &[Macro]) {
-        pack_fields(fields, &mut self.host, |x| x as f32);
-        queue.write_buffer(&self.fields, 0, bytemuck::cast_slice(&self.host));
+        match &mut self.host {
+            HostFields::F32(h) => {
+                pack_fields(fields, h, |x| x as f32);
+                queue.write_buffer(&self.fields, 0, bytemuck::cast_slice(h));
+            }
+            HostFields::F64(h) => {
+                pack_fields(fields, h, |x| x);
+                queue.write_buffer(&self.fields, 0, bytemuck::cast_slice(h));
+            }
+        }
         let mut pass = enc
             .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("cell_records"), timestamp_writes: None });
         pass.set_pipeline(&self.kernel.pipeline);
@@ -172,13 +231,13 @@ pub fn cell_records_twin(p: &Problem, fields: &[f32]) -> Vec<CellCoeffs> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::backend::wgpu::device;
     use crate::model::Macro;
 
     /// Fields that vary from cell to cell: drifts both ways, hot and cold, heat flux.
-    fn fields_of(p: &Problem) -> Vec<Macro> {
+    pub(crate) fn fields_of(p: &Problem) -> Vec<Macro> {
         (0..p.grid.cells())
             .map(|c| {
                 let x = c as f64;
@@ -190,16 +249,54 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn the_stage_matches_its_twin_and_the_hosts_f64_records() {
+    /// The host's records of `fields` (`gpu_io::cell_records`' path: f64, rounded once).
+    pub(crate) fn host_records(p: &Problem, fields: &[Macro]) -> Vec<CellCoeffs> {
+        let words = &p.bodies.solids.words;
+        let word = |c: usize| words.get(c).copied().unwrap_or(0);
+        (0..fields.len())
+            .map(|c| match word(c) & SOLID_BIT {
+                0 => CellCoeffs::from_eq(&p.eq_coeffs(&fields[c]), word(c)),
+                _ => CellCoeffs { rows: [[0.0, 0.0, 0.0, f32::from_bits(word(c))], [0.0; 4], [0.0; 4]] },
+            })
+            .collect()
+    }
+
+    /// Records computed in f64 by other means agree with the host's after the rounding to
+    /// f32: identical, or one f32 ulp apart where the two f64 values straddle a rounding
+    /// boundary (their own difference is a few f64 ulps: exp64 against the C library's exp).
+    pub(crate) fn assert_within_an_ulp(p: &Problem, got: &[CellCoeffs], host: &[CellCoeffs], what: &str) {
+        let words = &p.bodies.solids.words;
+        let solid = (0..got.len()).filter(|&c| words[c] & SOLID_BIT != 0).count();
+        assert!(solid > 0 && solid < got.len(), "the case needs solid and fluid cells");
+        let mut differ = 0;
+        for c in 0..got.len() {
+            for row in 0..3 {
+                for k in 0..4 {
+                    let (a, b) = (got[c].rows[row][k], host[c].rows[row][k]);
+                    assert!(
+                        (a - b).abs() <= f32::EPSILON * a.abs().max(b.abs()),
+                        "{what}, cell {c} [{row}][{k}]: {a} against the host's {b}"
+                    );
+                    differ += usize::from(a.to_bits() != b.to_bits());
+                }
+            }
+        }
+        // Straddled boundaries are rare: a few per thousand values at most.
+        assert!(differ * 100 <= got.len() * 12, "{what}: {differ} values of {} differ", got.len() * 12);
+    }
+
+    /// Run the stage (`f64` or f32) on `fields` on the test adapter; None without one
+    /// (outside CI) or, for f64, on an adapter without SHADER_F64 (CI's lavapipe has it).
+    fn run_stage(p: &Problem, fields: &[Macro], f64: bool) -> Option<(Vec<CellCoeffs>, Records)> {
         let Ok(adapter) = device::pick(device::adapters(), true) else {
             assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true but no wgpu adapter");
-            return;
+            return None;
         };
+        if f64 && !adapter.features().contains(wgpu::Features::SHADER_F64) {
+            assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true but the adapter has no f64");
+            return None;
+        }
         let (dev, queue) = device::open(&adapter, None, false).unwrap();
-        // The quick cube: a body (solid cells and wall words), stretched cells, 12^3 velocities.
-        let cfg = crate::config::Config::from_json(include_str!("../../../configs/cube-quick.json")).unwrap();
-        let p = Problem::new(&cfg);
         let n = p.grid.cells();
         let cells = dev.create_buffer(&wgpu::BufferDescriptor {
             label: None,
@@ -207,10 +304,9 @@ mod tests {
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         });
-        let mut r = Records::new(&p, &dev, &cells, 65535).unwrap();
-        let fields = fields_of(&p);
+        let mut r = Records::new(p, &dev, &cells, 65535, f64).unwrap();
         let mut enc = dev.create_command_encoder(&Default::default());
-        r.encode(&queue, &mut enc, &fields);
+        r.encode(&queue, &mut enc, fields);
         let staging = dev.create_buffer(&wgpu::BufferDescriptor {
             label: None,
             size: cells.size(),
@@ -222,13 +318,36 @@ mod tests {
         staging.slice(..).map_async(wgpu::MapMode::Read, |_| {});
         dev.poll(wgpu::PollType::wait_indefinitely()).unwrap();
         let gpu: Vec<CellCoeffs> = bytemuck::cast_slice(&staging.slice(..).get_mapped_range().unwrap()).to_vec();
-        let twin = cell_records_twin(&p, &r.host);
-        let eq: Vec<_> = fields.iter().map(|m| p.eq_coeffs(m)).collect();
+        Some((gpu, r))
+    }
+
+    /// The quick cube: a body (solid cells and wall words), stretched cells, 12^3 velocities.
+    fn cube_quick() -> Problem {
+        let cfg = crate::config::Config::from_json(include_str!("../../../configs/cube-quick.json")).unwrap();
+        Problem::new(&cfg)
+    }
+
+    #[test]
+    fn the_f64_stage_gives_the_hosts_records() {
+        let p = cube_quick();
+        let fields = fields_of(&p);
+        let Some((gpu, r)) = run_stage(&p, &fields, true) else { return };
+        let HostFields::F64(packed) = &r.host else { panic!("the f64 stage keeps f64 fields") };
+        let twin = super::super::records_f64::cell_records_f64_twin(&p, packed);
+        assert_within_an_ulp(&p, &gpu, &twin, "f64 stage against its twin");
+        assert_within_an_ulp(&p, &gpu, &host_records(&p, &fields), "f64 stage");
+    }
+
+    #[test]
+    fn the_stage_matches_its_twin_and_the_hosts_f64_records() {
+        let p = cube_quick();
+        let n = p.grid.cells();
+        let fields = fields_of(&p);
+        let Some((gpu, r)) = run_stage(&p, &fields, false) else { return };
+        let HostFields::F32(packed) = &r.host else { panic!("the f32 stage keeps f32 fields") };
+        let twin = cell_records_twin(&p, packed);
+        let host = host_records(&p, &fields);
         let words = &p.bodies.solids.words;
-        let host: Vec<CellCoeffs> =
-            eq.iter().enumerate().map(|(c, e)| CellCoeffs::from_eq(e, words.get(c).copied().unwrap_or(0))).collect();
-        let solid = (0..n).filter(|&c| words[c] & SOLID_BIT != 0).count();
-        assert!(solid > 0 && solid < n, "the case needs solid and fluid cells");
         for c in 0..n {
             let (g, t, h) = (gpu[c].rows, twin[c].rows, host[c].rows);
             // The wall word, bit for bit; zeros in solid cells.

@@ -12,6 +12,7 @@ const UPWIND2: &str = include_str!("../../../shaders/upwind2.wgsl");
 pub const SWEEP_COMMON: &str = include_str!("../../../shaders/sweep_common.wgsl");
 pub const COPY_BANDWIDTH: &str = include_str!("../../../shaders/copy_bandwidth.wgsl");
 pub const CELL_RECORDS: &str = include_str!("../../../shaders/cell_records.wgsl");
+pub const CELL_RECORDS_F64: &str = include_str!("../../../shaders/cell_records_f64.wgsl");
 
 pub fn sweep_source(bindings: usize) -> String {
     format!("{}\n{SWEEP_COMMON}\n{FACE_OFFSET}\n{PARTNER}\n{UPWIND2}", per_binding(SWEEP, bindings))
@@ -99,11 +100,13 @@ pub struct Variant {
     pub source: String,
     /// Needs the SUBGROUP feature (created only on adapters that offer it).
     pub subgroups: bool,
+    /// Needs the SHADER_F64 feature (created only on adapters that offer it; never Metal).
+    pub f64: bool,
 }
 
 /// Every shader variant knudsen can create.
 pub fn variants() -> Vec<Variant> {
-    let v = |label, entry, source, subgroups| Variant { label, entry, source, subgroups };
+    let v = |label, entry, source, subgroups| Variant { label, entry, source, subgroups, f64: false };
     // One slice binding (adapters at wgpu's downlevel minimum) and several (group.rs).
     [(1, ""), (3, ", 3 slice bindings")]
         .into_iter()
@@ -118,14 +121,26 @@ pub fn variants() -> Vec<Variant> {
         .chain([
             v("copy_bandwidth".into(), "copy_bandwidth", COPY_BANDWIDTH.to_string(), false),
             v("cell_records".into(), "cell_records", CELL_RECORDS.to_string(), false),
+            Variant {
+                f64: true,
+                ..v("cell_records_f64".into(), "cell_records_f64", CELL_RECORDS_F64.to_string(), false)
+            },
         ])
         .collect()
 }
 
 /// Parse and validate a WGSL source with naga, with or without subgroup capabilities.
 pub fn validate(src: &str, subgroups: bool) -> Result<naga::Module, String> {
+    validate_with(src, subgroups, false)
+}
+
+/// [`validate`], with the FLOAT64 capability where `f64`.
+pub fn validate_with(src: &str, subgroups: bool, f64: bool) -> Result<naga::Module, String> {
     let module = naga::front::wgsl::parse_str(src).map_err(|e| e.emit_to_string(src))?;
     let mut caps = naga::valid::Capabilities::empty();
+    if f64 {
+        caps |= naga::valid::Capabilities::FLOAT64;
+    }
     let mut stages = naga::valid::ShaderStages::empty();
     let mut ops = naga::valid::SubgroupOperationSet::empty();
     if subgroups {
@@ -148,8 +163,10 @@ mod tests {
     #[test]
     fn every_shader_parses_and_validates() {
         for v in variants() {
-            validate(&v.source, v.subgroups).unwrap_or_else(|e| panic!("{}:\n{e}", v.label));
+            validate_with(&v.source, v.subgroups, v.f64).unwrap_or_else(|e| panic!("{}:\n{e}", v.label));
         }
+        // The check has teeth: the f64 stage needs the capability.
+        assert!(validate(CELL_RECORDS_F64, false).is_err());
     }
 
     #[test]

@@ -56,6 +56,7 @@ pub fn variants() -> Vec<crate::backend::wgpu::shaders::Variant> {
                 entry: e,
                 source: source(src),
                 subgroups: false,
+                f64: false,
             })
         })
         .collect()

@@ -1,0 +1,175 @@
+// cell_records_f64: the sweep's per-cell records from the macroscopic fields, on the device,
+// in f64, on adapters with the SHADER_F64 feature. The same formulas, in the same order, as
+// the host's src/model.rs::EqCoeffs::new_on_grid (its Gaussian sums by the recurrence of
+// gaussian_moments_of) and as shaders/cuda/cell_records.cu; rounded to f32 only in the record.
+// The CPU twin, line for line, is src/backend/wgpu/records_f64.rs::cell_records_f64_twin.
+// exp and log are written out (exp64, log64): the builtins are not usable on f64 (lavapipe's
+// f64 exp returns garbage, NVIDIA's is f32-accurate: ../shared/platform-facts.md), and only
+// +, -, *, / and conversions are asked of the device in f64. One invocation per cell.
+// Keep in sync with src/backend/wgpu/records_f64.rs (RecordParams64), gpu_io.rs
+// (RECORD_FIELDS) and src/backend/wgpu/layout.rs::CellCoeffs (the record: (pref, 1/T, nu,
+// wall word), (U, base), (s, log2(e)/T)).
+
+struct RecordParams64 {
+    prandtl: f64,
+    delta: f64,
+    omega: f64,
+    ncell: u32,
+    // Invocations along x of the dispatch (2D where cells exceed one dimension's groups).
+    row: u32,
+}
+
+// Velocity nodes per axis.
+override M: u32;
+// Whether the case has bodies: without, `words` is not read.
+override HAS_WALLS: bool = true;
+// Wall words (src/grid/solid.rs): keep in sync with SOLID_BIT there.
+const SOLID: u32 = 0x80000000u;
+
+@group(0) @binding(0) var<uniform> params: RecordParams64;
+// Per cell (rho, U_x, U_y, U_z, T, q_x, q_y, q_z).
+@group(0) @binding(1) var<storage, read> fields: array<f64>;
+// The M nodes of one axis, then their M 1D weights.
+@group(0) @binding(2) var<storage, read> vgrid: array<f64>;
+@group(0) @binding(3) var<storage, read> words: array<u32>;
+@group(0) @binding(4) var<storage, read_write> cells: array<vec4<f32>>;
+
+// 2^n, exactly, by binary powers (no f64 ldexp or bitcast needed).
+fn pow2(n: i32) -> f64 {
+    var s = 1.0lf;
+    var b = select(2.0lf, 0.5lf, n < 0);
+    var k = u32(abs(n));
+    while k != 0u {
+        if (k & 1u) != 0u {
+            s *= b;
+        }
+        b *= b;
+        k >>= 1u;
+    }
+    return s;
+}
+
+// e^x: x = n ln 2 + r with |r| <= ln(2) / 2 (Cody and Waite's two-part ln 2, whose high part
+// has trailing zeros so that n ln2_hi is exact), e^r by its Taylor series to r^13 (the
+// remainder below 4e-18 relative), times 2^n. A few ulps of f64. Below -708 the result
+// would be subnormal or zero; it is 0 here (far below any weight it is added to).
+fn exp64(x: f64) -> f64 {
+    if x < -708.0lf {
+        return 0.0lf;
+    }
+    let y = x * 1.4426950408889634lf;
+    let n = i32(y + select(-0.5lf, 0.5lf, y >= 0.0lf));
+    let nf = f64(n);
+    let r = (x - nf * 6.93147180369123816490e-01lf) - nf * 1.90821492927058770002e-10lf;
+    var p = 1.0lf / 6227020800.0lf;
+    p = p * r + 1.0lf / 479001600.0lf;
+    p = p * r + 1.0lf / 39916800.0lf;
+    p = p * r + 1.0lf / 3628800.0lf;
+    p = p * r + 1.0lf / 362880.0lf;
+    p = p * r + 1.0lf / 40320.0lf;
+    p = p * r + 1.0lf / 5040.0lf;
+    p = p * r + 1.0lf / 720.0lf;
+    p = p * r + 1.0lf / 120.0lf;
+    p = p * r + 1.0lf / 24.0lf;
+    p = p * r + 1.0lf / 6.0lf;
+    p = p * r + 0.5lf;
+    p = p * r + 1.0lf;
+    p = p * r + 1.0lf;
+    return p * pow2(n);
+}
+
+// ln t for t > 0: the f32 logarithm, then two Newton steps on e^y = t in f64 (each squares
+// the relative error: 1e-7, 1e-14, below an ulp).
+fn log64(t: f64) -> f64 {
+    var y = f64(log(f32(t)));
+    y += t * exp64(-y) - 1.0lf;
+    y += t * exp64(-y) - 1.0lf;
+    return y;
+}
+
+// sum_i w_i g_i (x_i - u)^n, n = 0..3, g_i = exp(-(x_i - u)^2 / t), by the recurrence of
+// src/model.rs::gaussian_moments_of: outward from the node nearest u, up then down.
+fn gaussian_moments(u: f64, t: f64) -> array<f64, 4> {
+    var m = array<f64, 4>(0.0lf, 0.0lf, 0.0lf, 0.0lf);
+    if M < 2u {
+        for (var i = 0u; i < M; i++) {
+            let x = vgrid[i] - u;
+            let wg = vgrid[M + i] * exp64(-(x * x) / t);
+            m[0] += wg;
+            m[1] += wg * x;
+            m[2] += wg * x * x;
+            m[3] += wg * x * x * x;
+        }
+        return m;
+    }
+    let h = vgrid[1] - vgrid[0];
+    let c = exp64(-2.0lf * h * h / t);
+    // Rust's f64::round (halves away from zero) of a value clamped to >= 0: floor(v + 1/2).
+    let v = (u - vgrid[0]) / h;
+    let k = min(u32(select(v, 0.0lf, v < 0.0lf) + 0.5lf), M - 1u);
+    for (var half = 0u; half < 2u; half++) {
+        let up = half == 0u;
+        let first = select(select(0u, k - 1u, k > 0u), k, up);
+        let count = select(k, M - k, up);
+        let dh = select(-h, h, up);
+        let d = vgrid[first] - u;
+        var g = exp64(-d * d / t);
+        var r = exp64(-(2.0lf * d * dh + h * h) / t);
+        for (var step = 0u; step < count; step++) {
+            let i = select(first - step, first + step, up);
+            let x = vgrid[i] - u;
+            let wg = vgrid[M + i] * g;
+            m[0] += wg;
+            m[1] += wg * x;
+            m[2] += wg * x * x;
+            m[3] += wg * x * x * x;
+            g *= r;
+            r *= c;
+        }
+    }
+    return m;
+}
+
+@compute @workgroup_size(64)
+fn cell_records_f64(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let c = gid.y * params.row + gid.x;
+    if c >= params.ncell {
+        return;
+    }
+    var word = 0u;
+    if HAS_WALLS {
+        word = words[c];
+    }
+    if (word & SOLID) != 0u {
+        // Solid cells hold zero coefficients (src/solver/state.rs) and their word.
+        cells[3u * c] = vec4<f32>(0.0, 0.0, 0.0, bitcast<f32>(word));
+        cells[3u * c + 1u] = vec4<f32>(0.0);
+        cells[3u * c + 2u] = vec4<f32>(0.0);
+        return;
+    }
+    let at = 8u * c;
+    let rho = fields[at];
+    let u = array<f64, 3>(fields[at + 1u], fields[at + 2u], fields[at + 3u]);
+    let t = fields[at + 4u];
+    let ks = (1.0lf - params.prandtl) * 4.0lf / (5.0lf * rho * t * t);
+    let s = array<f64, 3>(ks * fields[at + 5u], ks * fields[at + 6u], ks * fields[at + 7u]);
+    let inv_t = 1.0lf / t;
+    let nu = params.delta * rho * exp64((1.0lf - params.omega) * log64(t));
+    var g = array<array<f64, 4>, 3>(gaussian_moments(u[0], t), gaussian_moments(u[1], t), gaussian_moments(u[2], t));
+    let z = g[0][0] * g[1][0] * g[2][0];
+    let pref = rho / z;
+    var base = 1.0lf;
+    if s[0] != 0.0lf || s[1] != 0.0lf || s[2] != 0.0lf {
+        var corr = 0.0lf;
+        for (var a = 0u; a < 3u; a++) {
+            let b = (a + 1u) % 3u;
+            let e = (a + 2u) % 3u;
+            let cube = g[a][3] * g[b][0] * g[e][0] + g[a][1] * g[b][2] * g[e][0] + g[a][1] * g[b][0] * g[e][2];
+            corr += s[a] * (2.0lf * inv_t * cube - 5.0lf * g[a][1] * g[b][0] * g[e][0]);
+        }
+        base = 1.0lf - corr / z;
+    }
+    cells[3u * c] = vec4<f32>(f32(pref), f32(inv_t), f32(nu), bitcast<f32>(word));
+    cells[3u * c + 1u] = vec4<f32>(f32(u[0]), f32(u[1]), f32(u[2]), f32(base));
+    cells[3u * c + 2u] = vec4<f32>(f32(s[0]), f32(s[1]), f32(s[2]), f32(inv_t * 1.4426950408889634lf));
+}
