@@ -31,6 +31,7 @@ const SOLID: u32 = 0x80000000u;
 @group(0) @binding(1) var<storage, read> fields: array<f64>;
 // The M nodes of one axis, then their M 1D weights.
 @group(0) @binding(2) var<storage, read> vgrid: array<f64>;
+// Keep the literals of exp64 in sync with records_f64.rs (a test compares them).
 @group(0) @binding(3) var<storage, read> words: array<u32>;
 @group(0) @binding(4) var<storage, read_write> cells: array<vec4<f32>>;
 
@@ -104,9 +105,14 @@ fn gaussian_moments(u: f64, t: f64) -> array<f64, 4> {
     }
     let h = vgrid[1] - vgrid[0];
     let c = exp64(-2.0lf * h * h / t);
-    // Rust's f64::round (halves away from zero) of a value clamped to >= 0: floor(v + 1/2).
-    let v = (u - vgrid[0]) / h;
-    let k = min(u32(select(v, 0.0lf, v < 0.0lf) + 0.5lf), M - 1u);
+    // Rust's f64::round (halves away from zero) of v clamped to >= 0: floor(v + 1/2), less one
+    // where v + 1/2 rounded up to the next integer (v = 0.49999999999999994 gives 1.0).
+    let v = select((u - vgrid[0]) / h, 0.0lf, u < vgrid[0]);
+    var kr = u32(v + 0.5lf);
+    if f64(kr) - v > 0.5lf {
+        kr -= 1u;
+    }
+    let k = min(kr, M - 1u);
     for (var half = 0u; half < 2u; half++) {
         let up = half == 0u;
         let first = select(select(0u, k - 1u, k > 0u), k, up);

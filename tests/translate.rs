@@ -6,8 +6,8 @@
 //! Options are each back end's defaults, except where a variant needs a capability that a
 //! device offering it implies: the subgroup reduction exists only on adapters with SUBGROUP,
 //! for which wgpu writes MSL 2.4 and HLSL shader model 6.0 (wave intrinsics need 6.0); the
-//! f64 cell records only on adapters with SHADER_F64, which Metal never offers, so they go
-//! to SPIR-V and HLSL only.
+//! f64 cell records only on adapters with SHADER_F64, which wgpu offers on Vulkan alone
+//! (Metal has no double), so they go to SPIR-V and HLSL, not MSL.
 
 use knudsen::backend::wgpu::kernels::Sizes;
 use knudsen::backend::wgpu::shaders::{validate_with, variants, Variant};
@@ -66,12 +66,7 @@ fn translate(v: &Variant, sizes: &Sizes) -> Result<(), String> {
     } else {
         sizes.constants(v.entry).into_iter().map(|(k, x)| (k.to_string(), x)).collect()
     };
-    match translate_source(&v.source, v.entry, v.subgroups, caps, &constants) {
-        // Metal has no double: wgpu never offers SHADER_F64 there, so the f64 stage is never
-        // created for it.
-        Err(e) if v.f64 && e.starts_with("MSL") => Ok(()),
-        r => r,
-    }
+    translate_source(&v.source, v.entry, v.subgroups, caps, &constants, !v.f64)
 }
 
 /// Parse, validate with `caps`, substitute `constants`, and write all three targets. A back
@@ -83,6 +78,7 @@ fn translate_source(
     subgroups: bool,
     caps: naga::valid::Capabilities,
     constants: &naga::back::PipelineConstants,
+    metal: bool,
 ) -> Result<(), String> {
     let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(source))?;
     let mut validator = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps);
@@ -106,7 +102,9 @@ fn translate_source(
     };
     let entry = Some((ShaderStage::Compute, entry_name.to_string()));
     guarded("SPIR-V", &|| spv_out(&module, &info, entry_name))?;
-    guarded("MSL", &|| msl_out(&module, &info, entry.clone(), subgroups))?;
+    if metal {
+        guarded("MSL", &|| msl_out(&module, &info, entry.clone(), subgroups))?;
+    }
     guarded("HLSL", &|| hlsl_out(&module, &info, entry.clone(), subgroups))
 }
 
@@ -181,7 +179,7 @@ fn translation_rejects_what_a_target_cannot_express() {
     // capability and translates to SPIR-V, but Metal has no double, so the chain must fail.
     let src = "@group(0) @binding(0) var<storage, read_write> x: array<f64>;\n\
                @compute @workgroup_size(1) fn main() { x[0] = x[0] * 2.0lf; }";
-    let r = translate_source(src, "main", false, naga::valid::Capabilities::FLOAT64, &Default::default());
+    let r = translate_source(src, "main", false, naga::valid::Capabilities::FLOAT64, &Default::default(), true);
     let e = r.expect_err("f64 must not reach Metal");
     assert!(e.starts_with("MSL"), "{e}");
 }

@@ -35,10 +35,12 @@ pub fn records_from_env(default: RecordsAt) -> anyhow::Result<RecordsAt> {
 }
 
 /// Values per cell the device-side cell records read: (rho, U, T, q). Keep in sync with
-/// shaders/cuda/cell_records.cu (CELL_FIELDS) and shaders/cell_records.wgsl.
+/// shaders/cuda/cell_records.cu (CELL_FIELDS), shaders/cell_records.wgsl and
+/// shaders/cell_records_f64.wgsl.
 pub const RECORD_FIELDS: usize = 8;
 
-/// (rho, U, T, q) of each cell into `out`, converted by `conv` (f64 for CUDA, f32 for wgpu);
+/// (rho, U, T, q) of each cell into `out`, converted by `conv` (f64 for CUDA and wgpu's f64
+/// stage, shaders/cell_records_f64.wgsl; f32 for wgpu's f32 stage);
 /// solid cells' NaN fields pass through, the stages read only their wall word.
 pub fn pack_fields<T: Send>(fields: &[crate::model::Macro], out: &mut [T], conv: impl Fn(f64) -> T + Sync) {
     out.par_chunks_mut(RECORD_FIELDS * 256).zip(fields.par_chunks(256)).for_each(|(o, f)| {

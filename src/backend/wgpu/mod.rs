@@ -188,7 +188,7 @@ impl WgpuBackend {
         log::info!("wgpu sweep kernel: {}", fused::describe(&built.fused));
         log::info!(
             "wgpu cell records: {}",
-            match records {
+            match built.records.as_ref().map(records::Records::is_f64) {
                 None => "on the host, f64",
                 Some(true) => "on the device, f64",
                 Some(false) => "on the device, f32 (KNUDSEN_CELL_RECORDS=device-f32)",

@@ -159,6 +159,11 @@ impl Records {
         self.fields.size()
     }
 
+    /// Whether this is the f64 stage.
+    pub fn is_f64(&self) -> bool {
+        matches!(self.host, HostFields::F64(_))
+    }
+
     /// Upload `fields` and encode the stage (before the sweep, in the same submission).
     pub fn encode(&mut self, queue: &wgpu::Queue, enc: &mut wgpu::CommandEncoder, fields: &[Macro]) {
         match &mut self.host {
@@ -249,6 +254,26 @@ pub(crate) mod tests {
             .collect()
     }
 
+    /// [`fields_of`] with a few cells at the edges of the Gaussian sums' recurrence: drifts
+    /// past the velocity grid's ends (the nearest node clamped) and onto a node near them,
+    /// no heat flux (base = 1), a cold and a hot cell.
+    pub(crate) fn edge_fields(p: &Problem) -> Vec<Macro> {
+        let mut f = fields_of(p);
+        let half = p.vgrid.half_width;
+        let edges = [
+            ([half + 0.5, -half - 0.5, -half + 0.01], 1.0, [0.01, 0.0, 0.0]),
+            ([0.0, 0.0, 0.0], 1.0, [0.0; 3]),
+            ([0.1, -0.2, 0.05], 0.05, [0.001, 0.0, -0.001]),
+            ([0.1, -0.2, 0.05], 20.0, [0.3, 0.1, 0.0]),
+            ([half, -half, 0.0], 2.0, [0.0, 0.02, 0.0]),
+        ];
+        let fluid = (0..f.len()).filter(|&c| p.bodies.solids.words[c] & SOLID_BIT == 0);
+        for (c, (u, t, q)) in fluid.zip(edges) {
+            f[c] = Macro { rho: 0.8, u, t, q, p: [0.4; 6] };
+        }
+        f
+    }
+
     /// The host's records of `fields` (`gpu_io::cell_records`' path: f64, rounded once).
     pub(crate) fn host_records(p: &Problem, fields: &[Macro]) -> Vec<CellCoeffs> {
         let words = &p.bodies.solids.words;
@@ -270,6 +295,8 @@ pub(crate) mod tests {
         assert!(solid > 0 && solid < got.len(), "the case needs solid and fluid cells");
         let mut differ = 0;
         for c in 0..got.len() {
+            // The wall word, bit for bit.
+            assert_eq!(got[c].rows[0][3].to_bits(), host[c].rows[0][3].to_bits(), "{what}, cell {c}: wall word");
             for row in 0..3 {
                 for k in 0..4 {
                     let (a, b) = (got[c].rows[row][k], host[c].rows[row][k]);
@@ -281,7 +308,8 @@ pub(crate) mod tests {
                 }
             }
         }
-        // Straddled boundaries are rare: a few per thousand values at most.
+        // Straddled boundaries are rare: 1% of the values bounds them (measured on lavapipe,
+        // the quick cube with edge cells: 0 of 139392 for the stage and for its twin).
         assert!(differ * 100 <= got.len() * 12, "{what}: {differ} values of {} differ", got.len() * 12);
     }
 
@@ -330,7 +358,7 @@ pub(crate) mod tests {
     #[test]
     fn the_f64_stage_gives_the_hosts_records() {
         let p = cube_quick();
-        let fields = fields_of(&p);
+        let fields = edge_fields(&p);
         let Some((gpu, r)) = run_stage(&p, &fields, true) else { return };
         let HostFields::F64(packed) = &r.host else { panic!("the f64 stage keeps f64 fields") };
         let twin = super::super::records_f64::cell_records_f64_twin(&p, packed);

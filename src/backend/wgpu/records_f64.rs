@@ -39,6 +39,29 @@ pub fn pow2(n: i32) -> f64 {
     s
 }
 
+/// ln 2 in two parts (fdlibm's): the high part's low 21 bits are zero, so n LN2_HI is exact.
+/// The shader writes both as literals; a test holds them equal.
+pub const LN2_HI: f64 = 6.931_471_803_691_238e-1;
+pub const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
+/// The Taylor series' denominators, 13! down to 0!, in Horner's order (the shader's
+/// `1.0lf / N` literals, in the same order; a test holds them equal).
+pub const TAYLOR: [f64; 14] = [
+    6227020800.0,
+    479001600.0,
+    39916800.0,
+    3628800.0,
+    362880.0,
+    40320.0,
+    5040.0,
+    720.0,
+    120.0,
+    24.0,
+    6.0,
+    2.0,
+    1.0,
+    1.0,
+];
+
 /// e^x as the shader's `exp64`: Cody and Waite's reduction by n ln 2, the Taylor series of
 /// e^r to r^13, times 2^n; 0 below -708.
 pub fn exp64(x: f64) -> f64 {
@@ -48,9 +71,9 @@ pub fn exp64(x: f64) -> f64 {
     let y = x * std::f64::consts::LOG2_E;
     let n = (y + if y >= 0.0 { 0.5 } else { -0.5 }) as i32;
     let nf = n as f64;
-    let r = (x - nf * 6.931_471_803_691_238e-1) - nf * 1.908_214_929_270_587_7e-10;
-    let mut p = 1.0 / 6227020800.0;
-    for d in [479001600.0, 39916800.0, 3628800.0, 362880.0, 40320.0, 5040.0, 720.0, 120.0, 24.0, 6.0, 2.0, 1.0, 1.0] {
+    let r = (x - nf * LN2_HI) - nf * LN2_LO;
+    let mut p = 1.0 / TAYLOR[0];
+    for d in &TAYLOR[1..] {
         p = p * r + 1.0 / d;
     }
     p * pow2(n)
@@ -83,8 +106,12 @@ fn gaussian_moments(vgrid: &[f64], m: usize, u: f64, t: f64) -> [f64; 4] {
     }
     let h = vgrid[1] - vgrid[0];
     let c = exp64(-2.0 * h * h / t);
-    let v = (u - vgrid[0]) / h;
-    let k = (((if v < 0.0 { 0.0 } else { v }) + 0.5) as usize).min(m - 1);
+    let v = if u < vgrid[0] { 0.0 } else { (u - vgrid[0]) / h };
+    let mut kr = (v + 0.5) as usize;
+    if kr as f64 - v > 0.5 {
+        kr -= 1;
+    }
+    let k = kr.min(m - 1);
     for up in [true, false] {
         let first = if up { k } else { k.max(1) - 1 };
         let count = if up { m - k } else { k };
@@ -175,10 +202,27 @@ mod tests {
     }
 
     #[test]
+    fn the_shader_and_the_twin_share_their_constants() {
+        // A wrong high-order coefficient or ln 2 part moves exp64 by less than an f32 ulp,
+        // which the stage's comparison with the host cannot see: hold the literals equal.
+        let src = crate::backend::wgpu::shaders::CELL_RECORDS_F64;
+        let body = &src[src.find("fn exp64").unwrap()..src.find("fn log64").unwrap()];
+        let lits: Vec<f64> =
+            body.split("1.0lf / ").skip(1).map(|t| t[..t.find("lf").unwrap()].parse().unwrap()).collect();
+        // 13! .. 3!; the shader writes the last three steps as `+ 0.5lf` and `+ 1.0lf` twice.
+        assert_eq!(lits, TAYLOR[..11].to_vec());
+        assert_eq!(TAYLOR[11..], [2.0, 1.0, 1.0]);
+        assert_eq!(body.matches("p = p * r + 0.5lf;").count(), 1);
+        assert_eq!(body.matches("p = p * r + 1.0lf;").count(), 2);
+        let cw: Vec<f64> = body.split("nf * ").skip(1).map(|t| t[..t.find("lf").unwrap()].parse().unwrap()).collect();
+        assert_eq!(cw, [LN2_HI, LN2_LO]);
+    }
+
+    #[test]
     fn the_twin_gives_the_hosts_records() {
         let cfg = crate::config::Config::from_json(include_str!("../../../configs/cube-quick.json")).unwrap();
         let p = Problem::new(&cfg);
-        let fields = super::super::records::tests::fields_of(&p);
+        let fields = super::super::records::tests::edge_fields(&p);
         let mut packed = vec![0.0f64; fields.len() * FIELDS];
         crate::backend::gpu_io::pack_fields(&fields, &mut packed, |x| x);
         let twin = cell_records_f64_twin(&p, &packed);
