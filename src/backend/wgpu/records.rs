@@ -214,16 +214,7 @@ pub fn cell_records_twin(p: &Problem, fields: &[f32]) -> Vec<CellCoeffs> {
             let g = [gaussian_moments(u[0], t), gaussian_moments(u[1], t), gaussian_moments(u[2], t)];
             let z = g[0][0] * g[1][0] * g[2][0];
             let pref = rho / z;
-            let mut base = 1.0;
-            if s != [0.0; 3] {
-                let mut corr = 0.0;
-                for a in 0..3 {
-                    let (b, e) = ((a + 1) % 3, (a + 2) % 3);
-                    let cube = g[a][3] * g[b][0] * g[e][0] + g[a][1] * g[b][2] * g[e][0] + g[a][1] * g[b][0] * g[e][2];
-                    corr += s[a] * (2.0 * inv_t * cube - 5.0 * g[a][1] * g[b][0] * g[e][0]);
-                }
-                base = 1.0 - corr / z;
-            }
+            let base = super::records_f64::shakhov_base(&g, s, inv_t, z);
             CellCoeffs {
                 rows: [
                     [pref, inv_t, nu, f32::from_bits(word)],

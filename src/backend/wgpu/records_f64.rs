@@ -11,6 +11,7 @@ use crate::backend::wgpu::layout::CellCoeffs;
 use crate::grid::solid::SOLID_BIT;
 use crate::problem::Problem;
 use bytemuck::{Pod, Zeroable};
+use std::ops::{Add, Div, Mul, Sub};
 
 /// Keep in sync with `RecordParams64` in shaders/cell_records_f64.wgsl (32 bytes: three f64,
 /// two u32, as WGSL's uniform layout puts them).
@@ -130,6 +131,26 @@ fn gaussian_moments(vgrid: &[f64], m: usize, u: f64, t: f64) -> [f64; 4] {
     g
 }
 
+/// The Shakhov factor's constant, 1 - corr / Z, from the three axes' Gaussian moments `g`
+/// (model.rs::EqCoeffs::new_on_grid): both stages' twins, in their precision, as the
+/// shaders' `if any(s != 0) { ... }` blocks.
+pub(crate) fn shakhov_base<T>(g: &[[T; 4]; 3], s: [T; 3], inv_t: T, z: T) -> T
+where
+    T: Copy + PartialEq + From<f32> + Add<Output = T> + Sub<Output = T> + Mul<Output = T> + Div<Output = T>,
+{
+    let (zero, two, five) = (T::from(0.0), T::from(2.0), T::from(5.0));
+    if s == [zero; 3] {
+        return T::from(1.0);
+    }
+    let mut corr = zero;
+    for a in 0..3 {
+        let (b, e) = ((a + 1) % 3, (a + 2) % 3);
+        let cube = g[a][3] * g[b][0] * g[e][0] + g[a][1] * g[b][2] * g[e][0] + g[a][1] * g[b][0] * g[e][2];
+        corr = corr + s[a] * (two * inv_t * cube - five * g[a][1] * g[b][0] * g[e][0]);
+    }
+    T::from(1.0) - corr / z
+}
+
 /// The stage's CPU twin, line for line in f64 (shaders/cell_records_f64.wgsl); `fields` as
 /// uploaded ([`crate::backend::gpu_io::pack_fields`]).
 pub fn cell_records_f64_twin(p: &Problem, fields: &[f64]) -> Vec<CellCoeffs> {
@@ -150,16 +171,7 @@ pub fn cell_records_f64_twin(p: &Problem, fields: &[f64]) -> Vec<CellCoeffs> {
             let g = u.map(|ua| gaussian_moments(&vgrid, m, ua, t));
             let z = g[0][0] * g[1][0] * g[2][0];
             let pref = rho / z;
-            let mut base = 1.0;
-            if s != [0.0; 3] {
-                let mut corr = 0.0;
-                for a in 0..3 {
-                    let (b, e) = ((a + 1) % 3, (a + 2) % 3);
-                    let cube = g[a][3] * g[b][0] * g[e][0] + g[a][1] * g[b][2] * g[e][0] + g[a][1] * g[b][0] * g[e][2];
-                    corr += s[a] * (2.0 * inv_t * cube - 5.0 * g[a][1] * g[b][0] * g[e][0]);
-                }
-                base = 1.0 - corr / z;
-            }
+            let base = shakhov_base(&g, s, inv_t, z);
             CellCoeffs {
                 rows: [
                     [pref as f32, inv_t as f32, nu as f32, f32::from_bits(word)],
