@@ -24,6 +24,7 @@ use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
 use crate::backend::gpu_io::{pack_fields, RecordsAt, RECORD_FIELDS as FIELDS};
+use rayon::prelude::*;
 /// Invocations per workgroup (`@workgroup_size`).
 const GROUP: u32 = 64;
 
@@ -62,10 +63,11 @@ pub struct RecordParams {
     pub pad: [u32; 3],
 }
 
-/// The fields as uploaded: f32 or f64, as the stage reads them.
+/// The fields as uploaded: f32 (packed here, then copied) or f64 (packed straight into
+/// wgpu's staging memory, [`pack_into`]).
 enum HostFields {
     F32(Vec<f32>),
-    F64(Vec<f64>),
+    F64,
 }
 
 pub struct Records {
@@ -149,7 +151,7 @@ impl Records {
                 .collect::<Vec<_>>(),
         });
         let host = match f64 {
-            true => HostFields::F64(vec![0.0; ncell * FIELDS]),
+            true => HostFields::F64,
             false => HostFields::F32(vec![0.0; ncell * FIELDS]),
         };
         Some(Self { kernel, group, fields, dispatch, host })
@@ -161,7 +163,7 @@ impl Records {
 
     /// Whether this is the f64 stage.
     pub fn is_f64(&self) -> bool {
-        matches!(self.host, HostFields::F64(_))
+        matches!(self.host, HostFields::F64)
     }
 
     /// Upload `fields` and encode the stage (before the sweep, in the same submission).
@@ -171,9 +173,12 @@ impl Records {
                 pack_fields(fields, h, |x| x as f32);
                 queue.write_buffer(&self.fields, 0, bytemuck::cast_slice(h));
             }
-            HostFields::F64(h) => {
-                pack_fields(fields, h, |x| x);
-                queue.write_buffer(&self.fields, 0, bytemuck::cast_slice(h));
+            HostFields::F64 => {
+                let size = wgpu::BufferSize::new(self.fields.size()).expect("a grid has cells");
+                // None only where wgpu rejects the write, which it then reports as an error.
+                if let Some(mut view) = queue.write_buffer_with(&self.fields, 0, size) {
+                    pack_into(fields, view.slice(..));
+                }
             }
         }
         let mut pass = enc
@@ -182,6 +187,35 @@ impl Records {
         pass.set_bind_group(0, &self.group, &[]);
         pass.dispatch_workgroups(self.dispatch.0, self.dispatch.1, 1);
     }
+}
+
+/// (rho, U, T, q) of each cell as f64 into `out` (wgpu's staging memory, write-only), in
+/// parallel: on the paper cube 400 MB, which `Queue::write_buffer` would copy on one thread
+/// after the packing. The layout of [`pack_fields`].
+fn pack_into(fields: &[Macro], mut out: wgpu::WriteOnly<'_, [u8]>) {
+    // Cells per part: 16 KiB of f64 packed on the stack, then copied out in one piece.
+    const CELLS: usize = 256;
+    const BYTES: usize = CELLS * FIELDS * 8;
+    /// A part of the view, to hand to another thread.
+    struct Part<'a>(wgpu::WriteOnly<'a, [u8]>);
+    // SAFETY: a `WriteOnly<[u8]>` is an exclusive pointer to bytes, as `&mut [u8]` is, which
+    // is Send; wgpu-types implements Send only for sized targets (its bound `T: Send` implies
+    // `T: Sized`). The parts come from `split_at` and so never overlap.
+    unsafe impl Send for Part<'_> {}
+    let mut parts = Vec::with_capacity(fields.len().div_ceil(CELLS));
+    while out.len() > BYTES {
+        let (head, rest) = out.split_at(BYTES);
+        parts.push(Part(head));
+        out = rest;
+    }
+    parts.push(Part(out));
+    parts.into_par_iter().zip(fields.par_chunks(CELLS)).for_each(|(mut dst, cells)| {
+        let mut local = [0.0f64; CELLS * FIELDS];
+        for (o, m) in local.chunks_mut(FIELDS).zip(cells) {
+            o.copy_from_slice(&[m.rho, m.u[0], m.u[1], m.u[2], m.t, m.q[0], m.q[1], m.q[2]]);
+        }
+        dst.0.copy_from_slice(bytemuck::cast_slice(&local[..cells.len() * FIELDS]));
+    });
 }
 
 /// The stage's CPU twin, line for line in f32 (shaders/cell_records.wgsl).
@@ -351,8 +385,10 @@ pub(crate) mod tests {
         let p = cube_quick();
         let fields = edge_fields(&p);
         let Some((gpu, r)) = run_stage(&p, &fields, true) else { return };
-        let HostFields::F64(packed) = &r.host else { panic!("the f64 stage keeps f64 fields") };
-        let twin = super::super::records_f64::cell_records_f64_twin(&p, packed);
+        assert!(r.is_f64());
+        let mut packed = vec![0.0f64; fields.len() * FIELDS];
+        pack_fields(&fields, &mut packed, |x| x);
+        let twin = super::super::records_f64::cell_records_f64_twin(&p, &packed);
         assert_within_an_ulp(&p, &gpu, &twin, "f64 stage against its twin");
         assert_within_an_ulp(&p, &gpu, &host_records(&p, &fields), "f64 stage");
     }
