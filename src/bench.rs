@@ -17,7 +17,10 @@
 //! floor = points * b / B,     b = value bytes * (reads + writes) per point,
 //! ```
 //!
-//! with B the copy bandwidth (bytes read plus written per second) measured in the same run,
+//! with B the copy bandwidth (bytes read plus written per second) measured in the same run
+//! (before and after the backend's first row, the larger of the two: a fresh machine's first
+//! wgpu process has measured half its later bandwidth before its first row and the full one
+//! by its second, `docs/benchmarks.md`),
 //! and `(reads, writes) = (1, 1)` for the first-order sweep and `(2, 4)` for the second-order
 //! one (it reads the y and z face values and writes the cell value and three face values).
 //! `of floor` = floor / measured: 1 is the bandwidth limit of slices kept in memory. The
@@ -141,8 +144,9 @@ impl Timing {
     }
 }
 
-/// Build the backend for `cfg`, measure the copy bandwidth if `bandwidth` is still unknown,
-/// and time `warmup + iterations` sweeps.
+/// Build the backend for `cfg`, measure the copy bandwidth if `bandwidth` is still unknown
+/// (before the sweeps and again after them, keeping the larger), and time `warmup +
+/// iterations` sweeps.
 pub fn time_row(
     cfg: &Config,
     choice: BackendChoice,
@@ -154,7 +158,8 @@ pub fn time_row(
     anyhow::ensure!(iterations >= 1, "at least one timed iteration");
     let problem = Arc::new(Problem::new(cfg));
     let (mut be, _) = backend::create(choice, problem.clone(), cfg.solver.memory_budget_mib)?;
-    if bandwidth.is_none() {
+    let first = bandwidth.is_none();
+    if first {
         *bandwidth = Some(be.copy_bandwidth()?);
     }
     let value_bytes = if be.kind() == "cpu" { crate::backend::cpu::value_bytes(&problem) } else { GPU_BYTES_PER_VALUE };
@@ -176,6 +181,10 @@ pub fn time_row(
         warmup + iterations,
         result.final_residual()
     );
+    if first {
+        let after = solver.backend.copy_bandwidth()?;
+        *bandwidth = bandwidth.map(|before| before.max(after));
+    }
     Ok(Timing {
         device,
         phase_points: problem.phase_points(),
