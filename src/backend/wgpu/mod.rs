@@ -161,7 +161,7 @@ impl WgpuBackend {
         let (device, queue) =
             device::open(adapter, Some(requested.clone()), !opts.no_subgroups).map_err(|e| anyhow!(e))?;
         let has_f64 = device.features().contains(wgpu::Features::SHADER_F64);
-        let records = records::choose(super::gpu_io::records_from_env(records::default_at(has_f64))?, has_f64)?;
+        let records = records_f64::choose(super::gpu_io::records_from_env(records_f64::default_at(has_f64))?, has_f64)?;
         let subgroups = device.features().contains(wgpu::Features::SUBGROUP);
         let faults = faults::Faults::watch(&device);
         let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);

@@ -23,33 +23,9 @@ use crate::problem::Problem;
 use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
-use crate::backend::gpu_io::{pack_fields, RecordsAt, RECORD_FIELDS as FIELDS};
-use rayon::prelude::*;
+use crate::backend::gpu_io::{pack_fields, RECORD_FIELDS as FIELDS};
 /// Invocations per workgroup (`@workgroup_size`).
 const GROUP: u32 = 64;
-
-/// Where the records are made when nothing asks: the f64 stage on a device with f64, else
-/// the host (the f32 stage moves slip-regime fields; module docs).
-pub fn default_at(has_f64: bool) -> RecordsAt {
-    if has_f64 {
-        RecordsAt::Device
-    } else {
-        RecordsAt::Host
-    }
-}
-
-/// The stage to build for `at`: None (the host's records), Some(true) f64, Some(false) f32.
-/// Device records on a device without f64 are an error (`device-f32` asks for the f32 stage).
-pub fn choose(at: RecordsAt, has_f64: bool) -> anyhow::Result<Option<bool>> {
-    match at {
-        RecordsAt::Host => Ok(None),
-        RecordsAt::Device if has_f64 => Ok(Some(true)),
-        RecordsAt::Device => {
-            anyhow::bail!("KNUDSEN_CELL_RECORDS=device: this device has no f64 (SHADER_F64); use device-f32 or host")
-        }
-        RecordsAt::DeviceF32 => Ok(Some(false)),
-    }
-}
 
 /// Keep in sync with `RecordParams` in shaders/cell_records.wgsl.
 #[repr(C)]
@@ -64,7 +40,7 @@ pub struct RecordParams {
 }
 
 /// The fields as uploaded: f32 (packed here, then copied) or f64 (packed straight into
-/// wgpu's staging memory, [`pack_into`]).
+/// wgpu's staging memory, `records_f64::pack_into`).
 enum HostFields {
     F32(Vec<f32>),
     F64,
@@ -177,7 +153,7 @@ impl Records {
                 let size = wgpu::BufferSize::new(self.fields.size()).expect("a grid has cells");
                 // None only where wgpu rejects the write, which it then reports as an error.
                 if let Some(mut view) = queue.write_buffer_with(&self.fields, 0, size) {
-                    pack_into(fields, view.slice(..));
+                    super::records_f64::pack_into(fields, view.slice(..));
                 }
             }
         }
@@ -187,35 +163,6 @@ impl Records {
         pass.set_bind_group(0, &self.group, &[]);
         pass.dispatch_workgroups(self.dispatch.0, self.dispatch.1, 1);
     }
-}
-
-/// (rho, U, T, q) of each cell as f64 into `out` (wgpu's staging memory, write-only), in
-/// parallel: on the paper cube 400 MB, which `Queue::write_buffer` would copy on one thread
-/// after the packing. The layout of [`pack_fields`].
-fn pack_into(fields: &[Macro], mut out: wgpu::WriteOnly<'_, [u8]>) {
-    // Cells per part: 16 KiB of f64 packed on the stack, then copied out in one piece.
-    const CELLS: usize = 256;
-    const BYTES: usize = CELLS * FIELDS * 8;
-    /// A part of the view, to hand to another thread.
-    struct Part<'a>(wgpu::WriteOnly<'a, [u8]>);
-    // SAFETY: a `WriteOnly<[u8]>` is an exclusive pointer to bytes, as `&mut [u8]` is, which
-    // is Send; wgpu-types implements Send only for sized targets (its bound `T: Send` implies
-    // `T: Sized`). The parts come from `split_at` and so never overlap.
-    unsafe impl Send for Part<'_> {}
-    let mut parts = Vec::with_capacity(fields.len().div_ceil(CELLS));
-    while out.len() > BYTES {
-        let (head, rest) = out.split_at(BYTES);
-        parts.push(Part(head));
-        out = rest;
-    }
-    parts.push(Part(out));
-    parts.into_par_iter().zip(fields.par_chunks(CELLS)).for_each(|(mut dst, cells)| {
-        let mut local = [0.0f64; CELLS * FIELDS];
-        for (o, m) in local.chunks_mut(FIELDS).zip(cells) {
-            o.copy_from_slice(&[m.rho, m.u[0], m.u[1], m.u[2], m.t, m.q[0], m.q[1], m.q[2]]);
-        }
-        dst.0.copy_from_slice(bytemuck::cast_slice(&local[..cells.len() * FIELDS]));
-    });
 }
 
 /// The stage's CPU twin, line for line in f32 (shaders/cell_records.wgsl).

@@ -4,14 +4,70 @@
 //! rounding to f32. Only +, -, *, / and conversions run on the device in f64; exp and log are
 //! written out ([`exp64`], [`log64`]), as the builtins are not usable on f64 there
 //! (../shared/platform-facts.md). [`cell_records_f64_twin`] is the stage's CPU twin, line for
-//! line. The host side (buffers, dispatch) is shared with the f32 stage in records.rs.
+//! line. The host side (buffers, dispatch) is shared with the f32 stage in records.rs; here
+//! are which stage a device gets ([`default_at`], [`choose`]) and the fields' upload
+//! ([`pack_into`]).
 
-use crate::backend::gpu_io::RECORD_FIELDS as FIELDS;
+use crate::backend::gpu_io::{RecordsAt, RECORD_FIELDS as FIELDS};
 use crate::backend::wgpu::layout::CellCoeffs;
 use crate::grid::solid::SOLID_BIT;
+use crate::model::Macro;
 use crate::problem::Problem;
 use bytemuck::{Pod, Zeroable};
+use rayon::prelude::*;
 use std::ops::{Add, Div, Mul, Sub};
+
+/// Where the records are made when nothing asks: the f64 stage on a device with f64, else
+/// the host (the f32 stage moves slip-regime fields; module docs).
+pub fn default_at(has_f64: bool) -> RecordsAt {
+    if has_f64 {
+        RecordsAt::Device
+    } else {
+        RecordsAt::Host
+    }
+}
+
+/// The stage to build for `at`: None (the host's records), Some(true) f64, Some(false) f32.
+/// Device records on a device without f64 are an error (`device-f32` asks for the f32 stage).
+pub fn choose(at: RecordsAt, has_f64: bool) -> anyhow::Result<Option<bool>> {
+    match at {
+        RecordsAt::Host => Ok(None),
+        RecordsAt::Device if has_f64 => Ok(Some(true)),
+        RecordsAt::Device => {
+            anyhow::bail!("KNUDSEN_CELL_RECORDS=device: this device has no f64 (SHADER_F64); use device-f32 or host")
+        }
+        RecordsAt::DeviceF32 => Ok(Some(false)),
+    }
+}
+
+/// (rho, U, T, q) of each cell as f64 into `out` (wgpu's staging memory, write-only), in
+/// parallel: on the paper cube 400 MB, which `Queue::write_buffer` would copy on one thread
+/// after the packing. The layout of [`pack_fields`].
+pub(super) fn pack_into(fields: &[Macro], mut out: wgpu::WriteOnly<'_, [u8]>) {
+    // Cells per part: 16 KiB of f64 packed on the stack, then copied out in one piece.
+    const CELLS: usize = 256;
+    const BYTES: usize = CELLS * FIELDS * 8;
+    /// A part of the view, to hand to another thread.
+    struct Part<'a>(wgpu::WriteOnly<'a, [u8]>);
+    // SAFETY: a `WriteOnly<[u8]>` is an exclusive pointer to bytes, as `&mut [u8]` is, which
+    // is Send; wgpu-types implements Send only for sized targets (its bound `T: Send` implies
+    // `T: Sized`). The parts come from `split_at` and so never overlap.
+    unsafe impl Send for Part<'_> {}
+    let mut parts = Vec::with_capacity(fields.len().div_ceil(CELLS));
+    while out.len() > BYTES {
+        let (head, rest) = out.split_at(BYTES);
+        parts.push(Part(head));
+        out = rest;
+    }
+    parts.push(Part(out));
+    parts.into_par_iter().zip(fields.par_chunks(CELLS)).for_each(|(mut dst, cells)| {
+        let mut local = [0.0f64; CELLS * FIELDS];
+        for (o, m) in local.chunks_mut(FIELDS).zip(cells) {
+            o.copy_from_slice(&[m.rho, m.u[0], m.u[1], m.u[2], m.t, m.q[0], m.q[1], m.q[2]]);
+        }
+        dst.0.copy_from_slice(bytemuck::cast_slice(&local[..cells.len() * FIELDS]));
+    });
+}
 
 /// Keep in sync with `RecordParams64` in shaders/cell_records_f64.wgsl (32 bytes: three f64,
 /// two u32, as WGSL's uniform layout puts them).
@@ -186,6 +242,18 @@ pub fn cell_records_f64_twin(p: &Problem, fields: &[f64]) -> Vec<CellCoeffs> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn device_records_need_f64_unless_the_f32_stage_is_asked_for() {
+        assert_eq!(default_at(true), RecordsAt::Device);
+        assert_eq!(default_at(false), RecordsAt::Host);
+        assert_eq!(choose(RecordsAt::Device, true).unwrap(), Some(true));
+        assert_eq!(choose(RecordsAt::DeviceF32, true).unwrap(), Some(false));
+        assert_eq!(choose(RecordsAt::DeviceF32, false).unwrap(), Some(false));
+        assert_eq!(choose(RecordsAt::Host, true).unwrap(), None);
+        let e = choose(RecordsAt::Device, false).unwrap_err().to_string();
+        assert!(e.contains("no f64") && e.contains("device-f32"), "{e}");
+    }
 
     #[test]
     fn exp64_and_log64_are_within_a_few_ulps_of_the_std_library() {
