@@ -28,6 +28,11 @@ pub struct CellCoeffs {
 }
 
 impl CellCoeffs {
+    /// A solid cell's record: no gas (zero coefficients), and its wall word.
+    pub fn solid(wall_word: u32) -> Self {
+        Self { rows: [[0.0, 0.0, 0.0, f32::from_bits(wall_word)], [0.0; 4], [0.0; 4]] }
+    }
+
     pub fn from_eq(e: &EqCoeffs, wall_word: u32) -> Self {
         Self {
             rows: [

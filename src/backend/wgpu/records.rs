@@ -184,7 +184,7 @@ pub fn cell_records_twin(p: &Problem, fields: &[f32]) -> Vec<CellCoeffs> {
         .map(|c| {
             let word = p.bodies.solids.words.get(c).copied().unwrap_or(0);
             if word & SOLID_BIT != 0 {
-                return CellCoeffs { rows: [[0.0, 0.0, 0.0, f32::from_bits(word)], [0.0; 4], [0.0; 4]] };
+                return CellCoeffs::solid(word);
             }
             let f = &fields[FIELDS * c..FIELDS * (c + 1)];
             let (rho, u, t) = (f[0], [f[1], f[2], f[3]], f[4]);
@@ -253,7 +253,7 @@ pub(crate) mod tests {
         (0..fields.len())
             .map(|c| match word(c) & SOLID_BIT {
                 0 => CellCoeffs::from_eq(&p.eq_coeffs(&fields[c]), word(c)),
-                _ => CellCoeffs { rows: [[0.0, 0.0, 0.0, f32::from_bits(word(c))], [0.0; 4], [0.0; 4]] },
+                _ => CellCoeffs::solid(word(c)),
             })
             .collect()
     }

@@ -216,7 +216,7 @@ pub fn cell_records_f64_twin(p: &Problem, fields: &[f64]) -> Vec<CellCoeffs> {
         .map(|c| {
             let word = p.bodies.solids.words.get(c).copied().unwrap_or(0);
             if word & SOLID_BIT != 0 {
-                return CellCoeffs { rows: [[0.0, 0.0, 0.0, f32::from_bits(word)], [0.0; 4], [0.0; 4]] };
+                return CellCoeffs::solid(word);
             }
             let f = &fields[FIELDS * c..FIELDS * (c + 1)];
             let (rho, u, t) = (f[0], [f[1], f[2], f[3]], f[4]);
