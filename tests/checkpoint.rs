@@ -20,10 +20,11 @@ fn case(dir: &Path) -> PathBuf {
     path
 }
 
-/// The case with one wall hotter (1.5): the state moves enough in the first sweeps that GSIS
-/// rebuilds its operator.
+/// The case with one wall hotter (1.5) and a fast lid (one thermal speed): the state moves
+/// enough in the first sweeps that GSIS rebuilds its operator (after sweeps 1, 2 and 8 at the
+/// default rebuild drift of 0.2).
 fn hot_case(dir: &Path) -> PathBuf {
-    let mut v = cavity_json(10, 16, 4.0, 0.1);
+    let mut v = cavity_json(10, 16, 4.0, 1.0);
     v["boundaries"]["x_min"]["temperature"] = serde_json::json!(1.5);
     v["solver"] = serde_json::json!({"tolerance": 1e-10, "max_iterations": 400, "checkpoint_minutes": 1e-6});
     let v = pinned(&v);
@@ -182,7 +183,7 @@ fn a_gsis_run_continued_after_its_iteration_limit_matches_the_uninterrupted_one(
     // Stopped after each of the first sweeps, before and after the operator's rebuild (the
     // continued run must rebuild the operator that was in use).
     let mut rebuilt = 0;
-    for n in 2..=5 {
+    for n in 1..=5 {
         let out = dir.path().join(format!("limited-{n}"));
         let o = knudsen()
             .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--max-iterations"])

@@ -8,14 +8,17 @@ use rayon::prelude::*;
 /// The operator is linearised about the sweep's state; any nonsingular operator leaves the
 /// fixed point as it is, so it is rebuilt only when some fluid cell's density, temperature
 /// or velocity (in thermal speeds) has moved by more than this since it was built. Measured
-/// (64^3 cavity, Kn 1, 2 CPU cores, 10^3 velocities): 16 sweeps to 1e-6 with 2 builds,
-/// as with 16.
+/// at 0.05 (64^3 cavity, Kn 1, 2 CPU cores, 10^3 velocities): 16 sweeps to 1e-6 with 2
+/// builds, as with 16. At 0.2 (2026-11-26): the validation suite's 41 runs (CPU) take the
+/// same sweeps as at 0.05, their values within 1e-9; the paper cavity the same 12 sweeps
+/// with 1 build instead of 2, the paper cube the same 11 with 4 instead of 5, 1.5-3% sooner
+/// (CUDA, H100; `docs/performance.md`, "The synthetic operator's rebuild drift").
 ///
 /// The state matters for the rate, not for the fixed point: linearised about the fields the
 /// sweep starts from instead (known before the sweep, so that the build could run beside
 /// it), the paper cube took 14 sweeps against 11 (CUDA, H200, 2026-11-26), while the cavity
 /// and planar cases kept their counts.
-pub(super) const REBUILD_DRIFT: f64 = 0.05;
+pub(super) const REBUILD_DRIFT: f64 = 0.2;
 
 /// [`REBUILD_DRIFT`], or `KNUDSEN_GSIS_REBUILD_DRIFT` (measurements).
 fn rebuild_drift() -> f64 {
