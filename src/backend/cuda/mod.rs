@@ -13,6 +13,8 @@ mod bandwidth;
 mod fused;
 pub mod kernels;
 mod records;
+/// Page-locked host buffers, also for the synthetic solve's transfers.
+pub(crate) use records::Pinned;
 
 use super::gpu_tables::{moment_index, velocity_table};
 use super::wgpu::layout::{CellCoeffs, MSTRIDE};

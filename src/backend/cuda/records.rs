@@ -126,6 +126,11 @@ impl<T: DeviceRepr + ValidAsZeroBits + Default + Clone> Pinned<T> {
         Ok(())
     }
 
+    /// The values the buffer holds (not counting the one allocated for an empty buffer).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
     pub fn get(&self) -> anyhow::Result<&[T]> {
         self.stream.synchronize().context("waiting for the GPU")?;
         Ok(&self.buf.as_slice()?[..self.len])

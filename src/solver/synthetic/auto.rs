@@ -10,7 +10,7 @@
 
 use super::ledger::{Ledger, Update};
 use super::placement::{device_forced, host_solve, Device, DEVICE_MIN_CELLS};
-use super::{inner_tolerance, krylov, linearisation, Base, Gsis, Hierarchy};
+use super::{inner_tolerance, krylov, linearisation, Base, Gsis, Hierarchy, Scratch};
 use crate::backend::{SweepOutput, WgpuHandles};
 use crate::config::Config;
 use crate::problem::Problem;
@@ -119,7 +119,10 @@ impl Gsis {
             && a.ledger.measured_sweeps_left(sweep.residual, a.tolerance).is_some_and(|n| n > MIN_SWEEPS_LEFT)
             && a.ledger.worth_measuring(solve_floor(p.grid.cells(), trial_threads()))
         {
-            let (_, base, rhs) = linearisation(p, out, state);
+            // Arrays of its own: the trial's thread keeps them.
+            let mut w = Scratch::default();
+            linearisation(p, out, state, &mut w);
+            let (base, rhs) = (w.base, w.rhs);
             let config = p.config.clone();
             a.trial = Some(std::thread::spawn(move || {
                 // A pool of its own, so that the source updates' parallel loops do not queue
