@@ -35,10 +35,21 @@ pub(super) struct Hierarchy {
 impl Hierarchy {
     /// `factor_lines`: factor the line smoother here (else the device that solves does).
     pub(super) fn build(p: &Problem, base: Vec<Base>, factor_lines: bool) -> anyhow::Result<Self> {
+        Self::rebuild(p, base, factor_lines, None)
+    }
+
+    /// [`Hierarchy::build`] in `old`'s finest operator's storage (the same values as a fresh
+    /// build: [`operator::Operator::assemble_reusing`]).
+    fn rebuild(
+        p: &Problem,
+        base: Vec<Base>,
+        factor_lines: bool,
+        old: Option<operator::Operator>,
+    ) -> anyhow::Result<Self> {
         let solids = &p.bodies.solids;
         let volumes = p.grid.volumes();
         let t = std::time::Instant::now();
-        let mut op = operator::Operator::assemble(p, &base, 0.0);
+        let mut op = operator::Operator::assemble_reusing(p, &base, 0.0, old);
         let t_assemble = t.elapsed().as_secs_f64();
         if p.bounds.closed() {
             let shift = operator::closed_shift(p, &op, &base, &volumes);
@@ -89,8 +100,15 @@ impl Gsis {
             None => true,
         };
         if rebuild {
-            self.hierarchy = None; // free the old one before building the new
-            self.hierarchy = Some(Hierarchy::build(p, base.to_vec(), self.host_factors())?);
+            // The old one's coarse levels are freed before the new are built; its finest
+            // operator and state arrays take the new values.
+            let (old_op, mut new_base) = match self.hierarchy.take() {
+                Some(h) => (Some(h.mg.into_operator()), h.base),
+                None => (None, Vec::new()),
+            };
+            new_base.clear();
+            new_base.extend_from_slice(base);
+            self.hierarchy = Some(Hierarchy::rebuild(p, new_base, self.host_factors(), old_op)?);
             self.builds += 1;
             self.generation += 1;
         }

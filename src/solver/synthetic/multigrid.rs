@@ -253,6 +253,11 @@ impl Multigrid {
     }
 
     /// The finest operator, the one the hierarchy was built from.
+    /// The finest operator, its storage for the next build; the rest is dropped.
+    pub fn into_operator(self) -> Operator {
+        self.fine
+    }
+
     pub fn operator(&self) -> &Operator {
         &self.fine
     }
