@@ -15,6 +15,7 @@
 //! is (`super`).
 
 mod cycle;
+mod staging;
 #[cfg(test)]
 mod tests;
 
@@ -140,6 +141,8 @@ pub struct CudaSynthetic {
     /// the 10 MB of a 64^3-cell correction came back in a fraction of the 8 ms that the
     /// pageable copy into a fresh vector took on an H100's host.
     back: RefCell<Option<Pinned<f64>>>,
+    /// Page-locked buffers for the hierarchy's uploads (allocated at the first).
+    staging: Option<staging::Staging>,
 }
 
 fn bytes_of_op(op: &Operator) -> u64 {
@@ -227,6 +230,7 @@ impl CudaSynthetic {
             total,
             restart,
             back: RefCell::default(),
+            staging: None,
         })
     }
 
@@ -254,6 +258,7 @@ impl CudaSynthetic {
             need >> 20,
             free >> 20
         );
+        let mut st = self.staging.take().unwrap_or_default();
         let s = &self.stream;
         let mut levels = Vec::new();
         let mut work = Vec::new();
@@ -262,11 +267,11 @@ impl CudaSynthetic {
             let cells = v.op.diag.len();
             let op = DevOp {
                 cells,
-                diag: s.clone_htod(bytemuck::cast_slice::<_, f64>(&v.op.diag))?,
-                off: s.clone_htod(bytemuck::cast_slice::<_, f32>(&v.op.off))?,
-                nbr: s.clone_htod(bytemuck::cast_slice::<_, u32>(&v.op.nbr))?,
+                diag: st.put(s, bytemuck::cast_slice::<_, f64>(&v.op.diag))?,
+                off: st.put(s, bytemuck::cast_slice::<_, f32>(&v.op.off))?,
+                nbr: st.put(s, bytemuck::cast_slice::<_, u32>(&v.op.nbr))?,
             };
-            let inv = if v.inv.is_empty() { None } else { Some(s.clone_htod(bytemuck::cast_slice::<_, f32>(v.inv))?) };
+            let inv = if v.inv.is_empty() { None } else { Some(st.put(s, bytemuck::cast_slice::<_, f32>(v.inv))?) };
             let lines = v
                 .lines
                 .iter()
@@ -274,8 +279,8 @@ impl CudaSynthetic {
                     let (m, dinv) = ln.factors();
                     let (axis, dims) = (ln.axis() as u32, ln.dims().map(|d| d as u32));
                     if ln.is_factored() {
-                        let m = s.clone_htod(bytemuck::cast_slice::<_, f32>(m))?;
-                        let dinv = s.clone_htod(bytemuck::cast_slice::<_, f32>(dinv))?;
+                        let m = st.put(s, bytemuck::cast_slice::<_, f32>(m))?;
+                        let dinv = st.put(s, bytemuck::cast_slice::<_, f32>(dinv))?;
                         return Ok(DevLines { axis, dims, m, dinv });
                     }
                     let mut d =
@@ -289,13 +294,14 @@ impl CudaSynthetic {
             } else {
                 let members: Vec<u32> =
                     v.children.iter().flat_map(|m| (0..8).map(move |i| m.get(i).copied().unwrap_or(NONE))).collect();
-                Some((v.children.len(), s.clone_htod(&members)?, s.clone_htod(v.parent)?))
+                Some((v.children.len(), st.put(s, &members)?, st.put(s, v.parent)?))
             };
             let vec = || s.alloc_zeros::<f64>(cells * NV);
             work.push(Work { b: vec()?, r2: vec()?, x: vec()?, tmp: vec()?, y: vec()?, xc: vec()? });
             levels.push(DevLevel { op, inv, lines, links });
         }
-        let inverse = s.clone_htod(&mg.coarsest_inverse())?;
+        let inverse = st.put(s, &mg.coarsest_inverse())?;
+        self.staging = Some(st);
         self.hierarchy = Some(Uploaded { levels, inverse, work: RefCell::new(work) });
         Ok(())
     }
