@@ -2,7 +2,7 @@
 //! and GMRES's vector space on device buffers: each method launches the kernel named after
 //! the host function it mirrors (`shaders/cuda/synthetic.cu`, `synthetic_lines.cu`).
 
-use super::{launch_cfg, CudaSynthetic, Uploaded, Work, BLOCK, DOT_BLOCKS, LINES_PER_WARP};
+use super::{launch_cfg, CudaSynthetic, Uploaded, Work, BLOCK, DOT_BLOCKS, LINES_PER_WARP, ROW_CELLS_PER_WARP};
 use crate::solver::synthetic::flux::NV;
 use crate::solver::synthetic::krylov::Space;
 use crate::solver::synthetic::multigrid::{DAMPING, LINE_DAMPING, OVER_CORRECTION, SWEEPS};
@@ -31,8 +31,9 @@ impl DeviceSpace<'_> {
         let (cells, has_b) = (op.cells as u32, b.is_some() as u32);
         let mut a = self.s.stream.launch_builder(&self.s.k.row);
         a.arg(&cells).arg(&op.diag).arg(&op.off).arg(&op.nbr).arg(&has_b).arg(b.unwrap_or(x)).arg(x).arg(out);
-        // SAFETY: the arguments match syn_row's signature; every buffer holds `cells` rows.
-        unsafe { a.launch(launch_cfg(op.cells)) }.context("syn_row")?;
+        // SAFETY: the arguments match syn_row's signature; every buffer holds `cells` rows;
+        // 32 threads per ROW_CELLS_PER_WARP cells.
+        unsafe { a.launch(launch_cfg(op.cells.div_ceil(ROW_CELLS_PER_WARP) * 32)) }.context("syn_row")?;
         Ok(())
     }
 
