@@ -32,6 +32,16 @@ __device__ __forceinline__ void syn_add_product(double y[SYN_NV], const float* _
     }
 }
 
+// One row of operator.rs::product: an f32 block row times an f64 vector, summed over k in
+// order.
+__device__ __forceinline__ double syn_row_product(const float* __restrict__ a, const double* x) {
+    double t = 0.0;
+    for (unsigned k = 0u; k < SYN_NV; k++) {
+        t += (double)a[k] * x[k];
+    }
+    return t;
+}
+
 // Operator::off_row: the neighbours' part of (A x) of cell c.
 __device__ __forceinline__ void syn_off_row(unsigned c, const float* __restrict__ off,
                                             const unsigned* __restrict__ nbr, const double* __restrict__ x,
@@ -66,12 +76,7 @@ extern "C" __global__ void syn_row(unsigned cells, const double* __restrict__ di
     for (unsigned s = 0u; s < 6u; s++) {
         const unsigned n = nbr[c * 6u + s];
         if (n != SYN_NONE) {
-            const float* a = off + ((size_t)c * 6u + s) * 25u + r * SYN_NV;
-            double t = 0.0;
-            for (unsigned k = 0u; k < SYN_NV; k++) {
-                t += (double)a[k] * x[(size_t)n * SYN_NV + k];
-            }
-            acc += 1.0 * t;
+            acc += 1.0 * syn_row_product(off + ((size_t)c * 6u + s) * 25u + r * SYN_NV, x + (size_t)n * SYN_NV);
         }
     }
     const double* d = diag + (size_t)c * 25u + r * SYN_NV;

@@ -12,16 +12,6 @@
 // (the lines of a warp may break at different cells). Forward elimination into y, then back
 // substitution; out = x + w (x_line - x), with x = 0 when has_x is 0. Each row's sums run
 // over k in the host's order.
-// One row of operator.rs::product: an f32 block row times an f64 vector, summed over k in
-// order.
-__device__ __forceinline__ double syn_row_product(const float* __restrict__ a, const double* x) {
-    double t = 0.0;
-    for (unsigned k = 0u; k < SYN_NV; k++) {
-        t += (double)a[k] * x[k];
-    }
-    return t;
-}
-
 #define SYN_LANES 5u
 #define SYN_LINES_PER_WARP 6u
 // Cells of a line whose loads are issued together: the loads of a cell (its right-hand side,

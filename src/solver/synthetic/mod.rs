@@ -324,9 +324,9 @@ impl Gsis {
         let host_eq = state.host_eq;
         state.fields.par_iter_mut().zip(state.eq.par_iter_mut()).enumerate().for_each(|(c, (f, e))| {
             if fluid(c) {
-                let (b, d) = (&base[c], &dw[c]);
-                let u = std::array::from_fn(|i| b.u[i] + scale * d[1 + i]);
-                *f = Macro { rho: b.rho + scale * d[0], u, t: b.t + scale * d[4], q: w.star[c].q, p: w.star[c].p };
+                let (b, d) = (&w.base[c], &w.change[c]);
+                let u = std::array::from_fn(|i| b.u[i] + d[1 + i]);
+                *f = Macro { rho: b.rho + d[0], u, t: b.t + d[4], q: w.star[c].q, p: w.star[c].p };
                 if host_eq {
                     *e = p.eq_coeffs(f);
                 }
