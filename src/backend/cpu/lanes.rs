@@ -62,9 +62,11 @@ pub fn groups(batch: &Batch) -> Vec<[Option<u32>; L]> {
     batch.velocities.chunks(L).map(|c| std::array::from_fn(|l| c.get(l).copied())).collect()
 }
 
-/// Sweep group `g` (one slice of `[j][i][lane]`) over z-slice `k`, in place; `first` for the
-/// first slice of its sweep. The f64 path's `sweep_slice`, lane by lane. Compiled twice, for
-/// the baseline instruction set and for AVX2 with FMA, chosen at run time ([`simd`]).
+/// Sweep group `g` over z-slice `k` into `f` (one slice of `[j][i][lane]`), reading the
+/// z-upwind values from `prev`, the group's previous slice (unused for the `first` slice of
+/// its sweep, which takes the face's inflow). The f64 path's `sweep_slice`, lane by lane.
+/// Compiled twice, for the baseline instruction set and for AVX2 with FMA, chosen at run
+/// time ([`simd`]).
 #[allow(clippy::too_many_arguments)]
 pub fn sweep_slice_lanes(
     p: &Problem,
@@ -74,9 +76,10 @@ pub fn sweep_slice_lanes(
     oct: crate::grid::Octant,
     k: usize,
     first: bool,
+    prev: &[f32],
     f: &mut [f32],
 ) {
-    simd!(sweep_slice_lanes_body(p, inp, tables, g, oct, k, first, f))
+    simd!(sweep_slice_lanes_body(p, inp, tables, g, oct, k, first, prev, f))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -89,6 +92,7 @@ fn sweep_slice_lanes_body(
     oct: crate::grid::Octant,
     k: usize,
     first: bool,
+    prev: &[f32],
     f: &mut [f32],
 ) {
     let grid = &p.grid;
@@ -136,10 +140,10 @@ fn sweep_slice_lanes_body(
             } else {
                 f[(jup * nx + i) * L..(jup * nx + i + 1) * L].try_into().unwrap()
             };
-            let mut fz: [f32; L] = if first { ghost(2, s) } else { f[s * L..(s + 1) * L].try_into().unwrap() };
-            if jj + 1 < ny {
+            let mut fz: [f32; L] = if first { ghost(2, s) } else { prev[s * L..(s + 1) * L].try_into().unwrap() };
+            if jj + 1 < ny && !first {
                 let below = if oct.negative(1) { j - 1 } else { j + 1 } * nx + i;
-                prefetch(f.as_ptr().wrapping_add(below * L));
+                prefetch(prev.as_ptr().wrapping_add(below * L));
             }
             let word = words.get(slab + s).copied().unwrap_or(0);
             if word & SOLID_BIT != 0 {
@@ -327,6 +331,14 @@ impl LaneSlots<'_> {
 }
 
 /// One iteration of the f32 path over the plan's batches.
+///
+/// Each group keeps two slices (`slices` holds two halves of the batch's storage): level
+/// `step` is swept into half `step % 2` from the z-upwind values in the other half, so the
+/// moment, face and wall stages of the level before, which only read that other half, run
+/// beside it (`rayon::join`). Without the overlap each level waited at two joins for the
+/// slowest core, and on hosts whose cores differ in speed under load (docs/performance.md,
+/// "What the host gives sixteen threads") those waits were the parallel loss. The
+/// arithmetic and every sum's order are unchanged.
 pub fn sweep_all(
     p: &Problem,
     plan: &BatchPlan,
@@ -337,27 +349,21 @@ pub fn sweep_all(
 ) {
     let nxy = p.grid.slice_cells();
     let nz = p.grid.nz();
-    // Seconds in each stage, for `RUST_LOG=knudsen=debug` (where parallel scaling is lost).
-    let mut t = [0.0f64; 3];
-    let mut lap = |i: usize, t0: &mut std::time::Instant| {
-        t[i] += t0.elapsed().as_secs_f64();
-        *t0 = std::time::Instant::now();
-    };
+    // Seconds of the overlapped levels and of each batch's last level's stages, for
+    // `RUST_LOG=knudsen=debug`.
+    let (mut t_levels, mut t_last) = (0.0f64, 0.0f64);
     for batch in &plan.batches {
         let gs = groups(batch);
         let weights: Vec<_> = gs.iter().map(|g| moment_weights(p, g)).collect();
         let flux: Vec<_> = gs.iter().map(|g| flux_weights(p, g, batch.octant)).collect();
         let keeps_exits = out.exits.iter().any(|e| !e.is_empty());
-        let store = &mut slices[..gs.len() * nxy * L];
-        for step in 0..nz {
-            let mut t0 = std::time::Instant::now();
-            let k = if batch.octant.negative(2) { nz - 1 - step } else { step };
-            store.par_chunks_mut(nxy * L).zip(&gs).for_each(|(f, g)| {
-                sweep_slice_lanes(p, input, tables, g, batch.octant, k, step == 0, f);
-            });
-            lap(0, &mut t0);
+        let half = gs.len() * nxy * L;
+        let (h0, h1) = slices[..2 * half].split_at_mut(half);
+        let mut halves = [h0, h1];
+        let level = |step: usize| if batch.octant.negative(2) { nz - 1 - step } else { step };
+        // The moment, face and wall stages of the level in `store`.
+        let stages = |k: usize, store: &[f32], out: &mut SweepOutput| {
             moment_slice_lanes(&weights, store, nxy, &mut out.raw[k * nxy..(k + 1) * nxy]);
-            lap(1, &mut t0);
             incident_slice_lanes(p, batch.octant, k, &flux, store, &mut out.incident);
             let stored = LaneSlots { data: store, nxy };
             let value = |b: usize, s: usize, _axis: usize| stored.value(b, s);
@@ -366,8 +372,28 @@ pub fn sweep_all(
                 super::wall_flux_slice(p, batch, k, &value, None, &mut out.exits);
             }
             super::wall_load_slice(p, batch, k, &value, &mut out.wall);
-            lap(2, &mut t0);
+        };
+        for step in 0..nz {
+            let t0 = std::time::Instant::now();
+            let [a, b] = &mut halves;
+            let (cur, prev) = if step % 2 == 0 { (a, &**b) } else { (b, &**a) };
+            let k = level(step);
+            let gs = &gs;
+            let mut sweep = move || {
+                cur.par_chunks_mut(nxy * L).zip(prev.par_chunks(nxy * L)).zip(gs).for_each(|((f, fp), g)| {
+                    sweep_slice_lanes(p, input, tables, g, batch.octant, k, step == 0, fp, f);
+                });
+            };
+            if step == 0 {
+                sweep();
+            } else {
+                rayon::join(|| stages(level(step - 1), prev, out), sweep);
+            }
+            t_levels += t0.elapsed().as_secs_f64();
         }
+        let t0 = std::time::Instant::now();
+        stages(level(nz - 1), &*halves[(nz - 1) % 2], out);
+        t_last += t0.elapsed().as_secs_f64();
     }
-    log::debug!("cpu f32 stages: sweep {:.4} s, moments {:.4} s, faces and walls {:.4} s", t[0], t[1], t[2]);
+    log::debug!("cpu f32 stages: levels (sweep beside the previous level's moments) {t_levels:.4} s, last levels' moments {t_last:.4} s");
 }

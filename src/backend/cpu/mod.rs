@@ -64,7 +64,7 @@ impl CpuBackend {
         let f32 = problem.config.solver.precision == Precision::F32;
         let nxy = problem.grid.slice_cells();
         let (slices, slices32) = if f32 {
-            (Vec::new(), vec![0.0; plan.max_batch.div_ceil(lanes::L) * lanes::L * nxy])
+            (Vec::new(), vec![0.0; 2 * plan.max_batch.div_ceil(lanes::L) * lanes::L * nxy])
         } else {
             (vec![0.0; plan.max_batch * nxy * slots], Vec::new())
         };
@@ -72,10 +72,14 @@ impl CpuBackend {
     }
 }
 
-/// The CPU plan: one slice per batch velocity (four for the second-order scheme), of f64, or
-/// of f32 under `solver.precision = "f32"`.
+/// The CPU plan: one slice per batch velocity (four for the second-order scheme) of f64, or
+/// two of f32 under `solver.precision = "f32"` (the level being swept and the one before,
+/// whose moments are summed meanwhile: lanes::sweep_all).
 pub fn cpu_plan(p: &Problem, budget_bytes: u64) -> Result<BatchPlan, crate::plan::PlanError> {
-    let slices = p.config.solver.scheme.slices();
+    let slices = match p.config.solver.precision {
+        Precision::F64 => p.config.solver.scheme.slices(),
+        Precision::F32 => 2 * p.config.solver.scheme.slices(),
+    };
     plan_batches(&p.vgrid.octant_members(), p.grid.slice_cells(), value_bytes(p), slices, budget_bytes)
 }
 

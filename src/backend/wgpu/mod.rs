@@ -349,6 +349,9 @@ impl Backend for WgpuBackend {
         }
         let t_encode = t0.elapsed().as_secs_f64();
         self.queue.submit([enc.finish()]);
+        // wgpu's submit does host work of its own (resource tracking, clears of buffers not
+        // yet written); timed apart so that the wait below is the GPU's alone.
+        let t_submit = t0.elapsed().as_secs_f64();
 
         let slice = self.staging.slice(..);
         let f = self.faults.clone();
@@ -372,8 +375,9 @@ impl Backend for WgpuBackend {
         }
         self.staging.unmap();
         log::debug!(
-            "wgpu sweep: upload + encode {t_encode:.4} s, GPU {:.4} s, readback {:.4} s",
-            t_gpu - t_encode,
+            "wgpu sweep: upload + encode {t_encode:.4} s, submit {:.4} s, GPU {:.4} s, readback {:.4} s",
+            t_submit - t_encode,
+            t_gpu - t_submit,
             t0.elapsed().as_secs_f64() - t_gpu
         );
         if self.stages != (true, true) {
