@@ -34,9 +34,17 @@ const SLOTS: u64 = 2048;
 /// First-stage workgroups of a dot product, fixed per length so sums are reproducible.
 const DOT_GROUPS: usize = 512;
 /// Bytes per write of an upload: each goes through a staging buffer of its size.
+#[cfg(not(test))]
 const UPLOAD_PIECE: usize = 256 << 20;
 /// Bytes per parallel copy within a write (a multiple of 4, as writes must be).
+#[cfg(not(test))]
 const COPY_PIECE: usize = 16 << 20;
+// Small in the unit tests, so that their small hierarchies are uploaded in several groups of
+// several pieces, with pieces that end inside a cell's block (upload.rs).
+#[cfg(test)]
+const UPLOAD_PIECE: usize = 24 << 10;
+#[cfg(test)]
+const COPY_PIECE: usize = 3 << 10;
 
 /// A level on the device: its operator and smoother buffers and their bind groups.
 struct DevLevel {
