@@ -42,26 +42,11 @@ __device__ __forceinline__ double syn_row_product(const float* __restrict__ a, c
     return t;
 }
 
-// Operator::off_row: the neighbours' part of (A x) of cell c.
-__device__ __forceinline__ void syn_off_row(unsigned c, const float* __restrict__ off,
-                                            const unsigned* __restrict__ nbr, const double* __restrict__ x,
-                                            double acc[SYN_NV]) {
-    for (unsigned k = 0u; k < SYN_NV; k++) {
-        acc[k] = 0.0;
-    }
-    for (unsigned s = 0u; s < 6u; s++) {
-        const unsigned n = nbr[c * 6u + s];
-        if (n != SYN_NONE) {
-            syn_add_product(acc, off + ((size_t)c * 6u + s) * 25u, x + (size_t)n * SYN_NV, 1.0);
-        }
-    }
-}
-
 // Operator::row and HostSpace::residual: out = A x, or b - A x when has_b. Five lanes per
 // cell, one per block row, six cells per warp (lanes 30 and 31 idle): with a thread per cell
 // each load of a warp touched 32 rows 850 B apart, and the finest level's product ran at
 // half the memory bandwidth; a lane's row is the same sums in the same order as the cell's
-// thread made for it (syn_off_row, then the diagonal block's product).
+// thread made for it (Operator::off_row's order, then the diagonal block's product).
 #define SYN_ROW_CELLS_PER_WARP 6u
 extern "C" __global__ void syn_row(unsigned cells, const double* __restrict__ diag, const float* __restrict__ off,
                                    const unsigned* __restrict__ nbr, unsigned has_b, const double* __restrict__ b,
@@ -142,25 +127,40 @@ extern "C" __global__ void syn_jacobi_first(unsigned cells, const float* __restr
     }
 }
 
-// Multigrid::jacobi: out = (1 - w) x + w D^-1 (b - O x).
+// Multigrid::jacobi: out = (1 - w) x + w D^-1 (b - O x). Five lanes per cell as in syn_row
+// (a thread per cell read 32 rows 850 B apart per load): lane r sums row r of O x, the five
+// residuals are exchanged within the cell's lanes, and lane r forms row r of D^-1 times them;
+// each with the host's sums (Operator::off_row, operator.rs::add_product) in their order.
 extern "C" __global__ void syn_jacobi(unsigned cells, const float* __restrict__ off, const unsigned* __restrict__ nbr,
                                       const float* __restrict__ inv, const double* __restrict__ b,
                                       const double* __restrict__ x, double w, double* __restrict__ out) {
-    const unsigned c = syn_thread();
-    if (c >= cells) {
+    const unsigned lane = threadIdx.x % 32u;
+    const unsigned c = (syn_thread() / 32u) * SYN_ROW_CELLS_PER_WARP + lane / SYN_NV;
+    const unsigned r = lane % SYN_NV;
+    const bool active = lane < SYN_NV * SYN_ROW_CELLS_PER_WARP && c < cells;
+    double res = 0.0;
+    if (active) {
+        double ox = 0.0;
+        for (unsigned s = 0u; s < 6u; s++) {
+            const unsigned n = nbr[c * 6u + s];
+            if (n != SYN_NONE) {
+                ox += 1.0 * syn_row_product(off + ((size_t)c * 6u + s) * 25u + r * SYN_NV, x + (size_t)n * SYN_NV);
+            }
+        }
+        res = b[(size_t)c * SYN_NV + r] - ox;
+    }
+    // Every lane takes part in the exchange (idle ones read lanes they never use).
+    const unsigned first = (lane / SYN_NV) * SYN_NV;
+    double rs[SYN_NV];
+    for (unsigned k = 0u; k < SYN_NV; k++) {
+        rs[k] = __shfl_sync(0xffffffffu, res, (first + k) % 32u);
+    }
+    if (!active) {
         return;
     }
-    double ox[SYN_NV];
-    syn_off_row(c, off, nbr, x, ox);
-    double res[SYN_NV];
-    for (unsigned k = 0u; k < SYN_NV; k++) {
-        res[k] = b[(size_t)c * SYN_NV + k] - ox[k];
-    }
-    double d[SYN_NV] = {0.0, 0.0, 0.0, 0.0, 0.0};
-    syn_add_product(d, inv + (size_t)c * 25u, res, 1.0);
-    for (unsigned k = 0u; k < SYN_NV; k++) {
-        out[(size_t)c * SYN_NV + k] = (1.0 - w) * x[(size_t)c * SYN_NV + k] + w * d[k];
-    }
+    double d = 0.0;
+    d += 1.0 * syn_row_product(inv + (size_t)c * 25u + r * SYN_NV, rs);
+    out[(size_t)c * SYN_NV + r] = (1.0 - w) * x[(size_t)c * SYN_NV + r] + w * d;
 }
 
 // Multigrid::solve_coarsest: x = A^-1 b with the coarsest operator's inverse, stored by

@@ -67,8 +67,9 @@ impl DeviceSpace<'_> {
         let inv = lv.inv.as_ref().context("a Jacobi level without inverses")?;
         let mut a = self.s.stream.launch_builder(&self.s.k.jacobi);
         a.arg(&cells).arg(&lv.op.off).arg(&lv.op.nbr).arg(inv).arg(b).arg(x).arg(&w).arg(out);
-        // SAFETY: the arguments match syn_jacobi's signature.
-        unsafe { a.launch(launch_cfg(lv.op.cells)) }.context("syn_jacobi")?;
+        // SAFETY: the arguments match syn_jacobi's signature; 32 threads per
+        // ROW_CELLS_PER_WARP cells.
+        unsafe { a.launch(launch_cfg(lv.op.cells.div_ceil(ROW_CELLS_PER_WARP) * 32)) }.context("syn_jacobi")?;
         Ok(())
     }
 

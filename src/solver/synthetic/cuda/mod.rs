@@ -38,7 +38,7 @@ const BLOCK: u32 = 256;
 const DOT_BLOCKS: usize = 1024;
 /// Lines per warp of syn_lines (SYN_LINES_PER_WARP: five lanes per line).
 const LINES_PER_WARP: usize = 6;
-/// Cells per warp of syn_row (SYN_ROW_CELLS_PER_WARP: five lanes per cell).
+/// Cells per warp of syn_row and syn_jacobi (SYN_ROW_CELLS_PER_WARP: five lanes per cell).
 const ROW_CELLS_PER_WARP: usize = 6;
 /// Device memory left free beyond the solve's own (the driver, the sweep's transients).
 const MARGIN: u64 = 512 << 20;
