@@ -49,8 +49,9 @@ fn run_writes_every_result_file() {
     assert_eq!(s["phase_space_points"], 6 * 5 * 4 * 12 * 12 * 12);
     let iters = s["iterations"].as_u64().unwrap();
     assert!(s["final_residual"].as_f64().unwrap() < 1e-6);
-    // One f64 slice per velocity of the largest batch: a whole octant here (216 velocities).
-    assert_eq!(s["distribution_bytes"], 216 * 6 * 5 * 8);
+    // Two f64 slices (the level swept and the one before) per velocity of the largest batch:
+    // a whole octant here (216 velocities).
+    assert_eq!(s["distribution_bytes"], 2 * 216 * 6 * 5 * 8);
 
     let csv = std::fs::read_to_string(out.join("residuals.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();

@@ -212,11 +212,13 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     let cpu_budget = cfg.solver.memory_budget_mib.unwrap_or(backend::CPU_DEFAULT_BUDGET_MIB);
     match cpu_plan(p, (cpu_budget * 1048576.0) as u64) {
         Ok(pl) => println!(
-            "cpu ({}{}), budget {cpu_budget} MiB: batch {} velocities in {} batches; distribution storage {:.1} MiB",
+            "cpu ({}{}), budget {cpu_budget} MiB: batch {} velocities in {} batches, {} slices per velocity{}; distribution storage {:.1} MiB",
             cfg.solver.precision.name(),
             if cfg.solver.precision == knudsen::config::Precision::F32 { ", vectorised over 8 velocities" } else { "" },
             pl.max_batch,
             pl.batches.len(),
+            slots.max(2),
+            if slots == 1 { " (the level swept and the one before)" } else { "" },
             mib(pl.distribution_bytes())
         ),
         Err(e) => {

@@ -330,15 +330,8 @@ impl LaneSlots<'_> {
     }
 }
 
-/// One iteration of the f32 path over the plan's batches.
-///
-/// Each group keeps two slices (`slices` holds two halves of the batch's storage): level
-/// `step` is swept into half `step % 2` from the z-upwind values in the other half, so the
-/// moment, face and wall stages of the level before, which only read that other half, run
-/// beside it (`rayon::join`). Without the overlap each level waited at two joins for the
-/// slowest core, and on hosts whose cores differ in speed under load (docs/performance.md,
-/// "What the host gives sixteen threads") those waits were the parallel loss. The
-/// arithmetic and every sum's order are unchanged.
+/// One iteration of the f32 path over the plan's batches, each batch's levels marched with
+/// their stages beside the next level's sweep ([`super::levels`]).
 pub fn sweep_all(
     p: &Problem,
     plan: &BatchPlan,
@@ -349,7 +342,7 @@ pub fn sweep_all(
 ) {
     let nxy = p.grid.slice_cells();
     let nz = p.grid.nz();
-    // Seconds of the overlapped levels and of each batch's last level's stages, for
+    // Seconds of the levels and of each batch's last level's stages, for
     // `RUST_LOG=knudsen=debug`.
     let (mut t_levels, mut t_last) = (0.0f64, 0.0f64);
     for batch in &plan.batches {
@@ -357,43 +350,30 @@ pub fn sweep_all(
         let weights: Vec<_> = gs.iter().map(|g| moment_weights(p, g)).collect();
         let flux: Vec<_> = gs.iter().map(|g| flux_weights(p, g, batch.octant)).collect();
         let keeps_exits = out.exits.iter().any(|e| !e.is_empty());
-        let half = gs.len() * nxy * L;
-        let (h0, h1) = slices[..2 * half].split_at_mut(half);
-        let mut halves = [h0, h1];
         let level = |step: usize| if batch.octant.negative(2) { nz - 1 - step } else { step };
-        // The moment, face and wall stages of the level in `store`.
-        let stages = |k: usize, store: &[f32], out: &mut SweepOutput| {
-            moment_slice_lanes(&weights, store, nxy, &mut out.raw[k * nxy..(k + 1) * nxy]);
-            incident_slice_lanes(p, batch.octant, k, &flux, store, &mut out.incident);
-            let stored = LaneSlots { data: store, nxy };
-            let value = |b: usize, s: usize, _axis: usize| stored.value(b, s);
-            if keeps_exits {
-                // Only the exits: the incident sums above are already in.
-                super::wall_flux_slice(p, batch, k, &value, None, &mut out.exits);
-            }
-            super::wall_load_slice(p, batch, k, &value, &mut out.wall);
-        };
-        for step in 0..nz {
-            let t0 = std::time::Instant::now();
-            let [a, b] = &mut halves;
-            let (cur, prev) = if step % 2 == 0 { (a, &**b) } else { (b, &**a) };
-            let k = level(step);
-            let gs = &gs;
-            let mut sweep = move || {
-                cur.par_chunks_mut(nxy * L).zip(prev.par_chunks(nxy * L)).zip(gs).for_each(|((f, fp), g)| {
+        let (tl, ts) = super::levels::march(
+            nz,
+            &mut slices[..2 * gs.len() * nxy * L],
+            |step, prev, cur| {
+                let k = level(step);
+                cur.par_chunks_mut(nxy * L).zip(prev.par_chunks(nxy * L)).zip(&gs).for_each(|((f, fp), g)| {
                     sweep_slice_lanes(p, input, tables, g, batch.octant, k, step == 0, fp, f);
                 });
-            };
-            if step == 0 {
-                sweep();
-            } else {
-                rayon::join(|| stages(level(step - 1), prev, out), sweep);
-            }
-            t_levels += t0.elapsed().as_secs_f64();
-        }
-        let t0 = std::time::Instant::now();
-        stages(level(nz - 1), &*halves[(nz - 1) % 2], out);
-        t_last += t0.elapsed().as_secs_f64();
+            },
+            |step, store| {
+                let k = level(step);
+                moment_slice_lanes(&weights, store, nxy, &mut out.raw[k * nxy..(k + 1) * nxy]);
+                incident_slice_lanes(p, batch.octant, k, &flux, store, &mut out.incident);
+                let stored = LaneSlots { data: store, nxy };
+                let value = |b: usize, s: usize, _axis: usize| stored.value(b, s);
+                if keeps_exits {
+                    // Only the exits: the incident sums above are already in.
+                    super::wall_flux_slice(p, batch, k, &value, None, &mut out.exits);
+                }
+                super::wall_load_slice(p, batch, k, &value, &mut out.wall);
+            },
+        );
+        (t_levels, t_last) = (t_levels + tl, t_last + ts);
     }
     log::debug!("cpu f32 stages: levels (sweep beside the previous level's moments) {t_levels:.4} s, last levels' moments {t_last:.4} s");
 }

@@ -22,6 +22,7 @@ pub mod context;
 pub mod gauss;
 pub mod lane_tables;
 pub mod lanes;
+pub mod levels;
 pub mod sweep2;
 
 use super::{Backend, SweepInput, SweepOutput, CPU_BYTES_PER_VALUE};
@@ -66,20 +67,18 @@ impl CpuBackend {
         let (slices, slices32) = if f32 {
             (Vec::new(), vec![0.0; 2 * plan.max_batch.div_ceil(lanes::L) * lanes::L * nxy])
         } else {
-            (vec![0.0; plan.max_batch * nxy * slots], Vec::new())
+            // First order: two slices per velocity (levels.rs).
+            (vec![0.0; plan.max_batch * nxy * slots.max(2)], Vec::new())
         };
         Self { problem, plan, slices, gauss: GaussTables::default(), f32, slices32, lane_tables: Default::default() }
     }
 }
 
-/// The CPU plan: one slice per batch velocity (four for the second-order scheme) of f64, or
-/// two of f32 under `solver.precision = "f32"` (the level being swept and the one before,
-/// whose moments are summed meanwhile: lanes::sweep_all).
+/// The CPU plan: per batch velocity two slices (the level being swept and the one before,
+/// whose moments are summed meanwhile: levels.rs) of f64, or of f32 under
+/// `solver.precision = "f32"`; four f64 slices, swept in place, for the second-order scheme.
 pub fn cpu_plan(p: &Problem, budget_bytes: u64) -> Result<BatchPlan, crate::plan::PlanError> {
-    let slices = match p.config.solver.precision {
-        Precision::F64 => p.config.solver.scheme.slices(),
-        Precision::F32 => 2 * p.config.solver.scheme.slices(),
-    };
+    let slices = p.config.solver.scheme.slices().max(2);
     plan_batches(&p.vgrid.octant_members(), p.grid.slice_cells(), value_bytes(p), slices, budget_bytes)
 }
 
@@ -140,30 +139,46 @@ impl Backend for CpuBackend {
         }
         let gauss = use_tables.then_some(&self.gauss);
         let slots = p.config.solver.scheme.slices();
-        let second = slots > 1;
         for batch in &self.plan.batches {
-            let slices = &mut self.slices[..batch.velocities.len() * nxy * slots];
-            for step in 0..nz {
-                let k = if batch.octant.negative(2) { nz - 1 - step } else { step };
-                slices.par_chunks_mut(nxy * slots).zip(batch.velocities.par_iter()).for_each(|(f, &v)| {
-                    if second {
-                        sweep2::sweep_slice2(p, input, gauss, v as usize, batch.octant, k, step == 0, f)
-                    } else {
-                        sweep_slice(p, input, gauss, v as usize, batch.octant, k, step == 0, f)
-                    }
-                });
+            let level = |step: usize| if batch.octant.negative(2) { nz - 1 - step } else { step };
+            let stages = |k: usize, slices: &[f64], out: &mut SweepOutput| {
                 let stored = SliceSlots { data: slices, nxy, slots };
                 moment_slice(p, batch, k, stored, &mut out.raw[k * nxy..(k + 1) * nxy]);
                 let value = |b: usize, s: usize, axis: usize| face_out(stored, b, s, axis);
                 wall_flux_slice(p, batch, k, &value, Some(&mut out.incident), &mut out.exits);
                 wall_load_slice(p, batch, k, &value, &mut out.wall);
+            };
+            let store = &mut self.slices[..batch.velocities.len() * nxy * slots.max(2)];
+            if slots > 1 {
+                // Second order: the stored face values are overwritten in place, level by level.
+                for step in 0..nz {
+                    let k = level(step);
+                    store.par_chunks_mut(nxy * slots).zip(batch.velocities.par_iter()).for_each(|(f, &v)| {
+                        sweep2::sweep_slice2(p, input, gauss, v as usize, batch.octant, k, step == 0, f)
+                    });
+                    stages(k, store, out);
+                }
+            } else {
+                let (t_levels, t_last) = levels::march(
+                    nz,
+                    store,
+                    |step, prev, cur| {
+                        let k = level(step);
+                        cur.par_chunks_mut(nxy).zip(prev.par_chunks(nxy)).zip(batch.velocities.par_iter()).for_each(
+                            |((f, fp), &v)| sweep_slice(p, input, gauss, v as usize, batch.octant, k, step == 0, fp, f),
+                        );
+                    },
+                    |step, values| stages(level(step), values, out),
+                );
+                log::trace!("cpu f64 levels {t_levels:.4} s, last level's stages {t_last:.4} s");
             }
         }
         Ok(())
     }
 }
 
-/// Sweep one velocity over z-slice `k` in upwind order, in place.
+/// Sweep one velocity over z-slice `k` in upwind order into `f`, the z-upwind values from
+/// `prev` (the velocity's slice of the level before; unused when `first`).
 ///
 /// For xi with all components positive (other octants mirror it), first-order upwind gives
 /// `f_ijk = (a f_(i-1)jk + b f_i(j-1)k + c f_ij(k-1) + nu f^S) / (a + b + c + nu)`,
@@ -186,6 +201,7 @@ pub fn sweep_slice(
     oct: Octant,
     k: usize,
     first: bool,
+    prev: &[f64],
     f: &mut [f64],
 ) {
     let g = &p.grid;
@@ -204,7 +220,7 @@ pub fn sweep_slice(
             let mut up = [
                 if ii == 0 { cx.ghost(0, k * ny + j) } else { f[j * nx + iup] },
                 if jj == 0 { cx.ghost(1, k * nx + i) } else { f[jup * nx + i] },
-                if first { cx.ghost(2, s) } else { f[s] },
+                if first { cx.ghost(2, s) } else { prev[s] },
             ];
             if let Some(word) = cx.word(s) {
                 if word & SOLID_BIT != 0 {
@@ -385,12 +401,12 @@ mod tests {
         let mut f = vec![0.0; 4];
         let partner = face_zeros(&p.grid).map(|_| Vec::new());
         let inp = SweepInput { eq: &eq, fields: &[], face_density: &dens, wall_density: &[], partner: &partner };
-        sweep_slice(&p, &inp, None, v, oct, 0, true, &mut f);
+        sweep_slice(&p, &inp, None, v, oct, 0, true, &[], &mut f);
         // The Gaussian tables give the same update to round-off.
         let mut tables = GaussTables::default();
         tables.fill(&p, &eq);
         let mut ft = vec![0.0; 4];
-        sweep_slice(&p, &inp, Some(&tables), v, oct, 0, true, &mut ft);
+        sweep_slice(&p, &inp, Some(&tables), v, oct, 0, true, &[], &mut ft);
         for (a, b) in f.iter().zip(&ft) {
             assert!((a - b).abs() <= 4.0 * f64::EPSILON * a.abs(), "{a} vs {b}");
         }
