@@ -217,7 +217,7 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
             if cfg.solver.precision == knudsen::config::Precision::F32 { ", vectorised over 8 velocities" } else { "" },
             pl.max_batch,
             pl.batches.len(),
-            slots.max(2),
+            knudsen::backend::cpu::cpu_slices(cfg.solver.scheme),
             if slots == 1 { " (the level swept and the one before)" } else { "" },
             mib(pl.distribution_bytes())
         ),

@@ -61,24 +61,29 @@ impl CpuBackend {
 
     /// Replace the plan (tests use it to compare batchings); storage is resized to fit.
     pub fn with_plan(problem: Arc<Problem>, plan: BatchPlan) -> Self {
-        let slots = problem.config.solver.scheme.slices();
+        let slots = cpu_slices(problem.config.solver.scheme);
         let f32 = problem.config.solver.precision == Precision::F32;
         let nxy = problem.grid.slice_cells();
         let (slices, slices32) = if f32 {
-            (Vec::new(), vec![0.0; 2 * plan.max_batch.div_ceil(lanes::L) * lanes::L * nxy])
+            (Vec::new(), vec![0.0; slots * plan.max_batch.div_ceil(lanes::L) * lanes::L * nxy])
         } else {
-            // First order: two slices per velocity (levels.rs).
-            (vec![0.0; plan.max_batch * nxy * slots.max(2)], Vec::new())
+            (vec![0.0; plan.max_batch * nxy * slots], Vec::new())
         };
         Self { problem, plan, slices, gauss: GaussTables::default(), f32, slices32, lane_tables: Default::default() }
     }
+}
+
+/// Slices the CPU backend keeps per velocity: two at first order (levels.rs), the scheme's
+/// four, swept in place, at second order.
+pub fn cpu_slices(scheme: crate::config::Scheme) -> usize {
+    scheme.slices().max(2)
 }
 
 /// The CPU plan: per batch velocity two slices (the level being swept and the one before,
 /// whose moments are summed meanwhile: levels.rs) of f64, or of f32 under
 /// `solver.precision = "f32"`; four f64 slices, swept in place, for the second-order scheme.
 pub fn cpu_plan(p: &Problem, budget_bytes: u64) -> Result<BatchPlan, crate::plan::PlanError> {
-    let slices = p.config.solver.scheme.slices().max(2);
+    let slices = cpu_slices(p.config.solver.scheme);
     plan_batches(&p.vgrid.octant_members(), p.grid.slice_cells(), value_bytes(p), slices, budget_bytes)
 }
 
@@ -148,7 +153,7 @@ impl Backend for CpuBackend {
                 wall_flux_slice(p, batch, k, &value, Some(&mut out.incident), &mut out.exits);
                 wall_load_slice(p, batch, k, &value, &mut out.wall);
             };
-            let store = &mut self.slices[..batch.velocities.len() * nxy * slots.max(2)];
+            let store = &mut self.slices[..batch.velocities.len() * nxy * cpu_slices(p.config.solver.scheme)];
             if slots > 1 {
                 // Second order: the stored face values are overwritten in place, level by level.
                 for step in 0..nz {
