@@ -13,16 +13,7 @@ one() {  # config backend acceleration rep [args]
   local name; name=$(basename "$cfg" .json)
   local out=/tmp/g-$name-$b-$acc-$rep
   timeout 200 $K run "$cfg" --backend "$b" --acceleration "$acc" "$@" --out "$out" > "$OUT/$name-$b-$acc-$rep.log" 2>&1
-  python3 - "$out/summary.json" "$name $b $acc $rep" <<'PY'
-import json, sys
-try:
-    d = json.load(open(sys.argv[1]))
-except OSError as e:
-    print(f"{sys.argv[2]}: no summary ({e})"); sys.exit()
-cd = [b.get("drag_coefficient") for b in d.get("bodies", [])]
-print(f"{sys.argv[2]}: {d['iterations']} iterations, converged {d['converged']}, "
-      f"residual {d['final_residual']:.2e}, {d['total_seconds']:.3f} s, C_D {cd}")
-PY
+  python3 tests/device/summary_line.py "$out/summary.json" "$name $b $acc $rep"
 }
 for rep in 1 2; do
   for b in cuda wgpu; do

@@ -18,16 +18,7 @@ for rep in $(seq "$reps"); do
       out=/tmp/ab-$name-$b-$bin-$rep
       RUST_LOG=knudsen=debug carry/$bin run "$cfg" --backend "$b" ${ARGS:-} --out "$out" \
         > "$OUT/$name-$b-$bin-$rep.log" 2>&1
-      python3 - "$out/summary.json" "$name $b $bin $rep" <<'PY'
-import json, sys
-try:
-    d = json.load(open(sys.argv[1]))
-except OSError as e:
-    print(f"{sys.argv[2]}: no summary ({e})"); sys.exit()
-cd = [b.get("drag_coefficient") for b in d.get("bodies", [])]
-print(f"{sys.argv[2]}: {d['iterations']} iterations, converged {d['converged']}, "
-      f"residual {d['final_residual']:.2e}, {d['total_seconds']:.3f} s, C_D {cd}")
-PY
+      python3 tests/device/summary_line.py "$out/summary.json" "$name $b $bin $rep"
     done
   done
 done
