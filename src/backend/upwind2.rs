@@ -57,14 +57,9 @@ pub fn solve_cell(a: [f64; 3], inflow: [f64; 3], nu: f64, fs: f64) -> CellUpdate
             hi = hi.max(inflow[d]);
         }
     }
-    let sum_a = a[0] + a[1] + a[2];
-    // The diamond weight: 1 (F_out = 2 f - F_in) in cells thinner than a mean free path along
-    // the characteristic (nu <= sum_d a_d), falling as sum_d a_d / nu in thicker ones, where
-    // the diamond difference would pass on an error of the opposite sign (module docs).
-    let w = (sum_a / nu).min(1.0);
+    let (mut f, w) = diamond(a, inflow, nu, fs);
     let rhs = a[0] * inflow[0] + a[1] * inflow[1] + a[2] * inflow[2] + nu * fs;
     let out = |f: f64, d: usize| if a[d] > 0.0 { ((1.0 + w) * f - w * inflow[d]).clamp(lo, hi) } else { f };
-    let mut f = (rhs + w * (rhs - nu * fs)) / ((1.0 + w) * sum_a + nu);
     let clamped = (0..3).any(|d| a[d] > 0.0 && !(lo..=hi).contains(&((1.0 + w) * f - w * inflow[d])));
     if clamped {
         let g = |f: f64| nu * f + (0..3).map(|d| a[d] * out(f, d)).sum::<f64>();
@@ -86,6 +81,20 @@ pub fn solve_cell(a: [f64; 3], inflow: [f64; 3], nu: f64, fs: f64) -> CellUpdate
     }
     let f = f.clamp(lo, hi);
     CellUpdate { f, out: [0, 1, 2].map(|d| out(f, d)) }
+}
+
+/// The unlimited weighted diamond difference: the cell value
+/// `((1 + w) sum_d a_d inflow_d + nu fs) / ((1 + w) sum_d a_d + nu)` and the diamond weight
+/// `w`, with which the outflows are `(1 + w) f - w inflow_d`. [`solve_cell`] takes it where
+/// nothing clamps.
+pub fn diamond(a: [f64; 3], inflow: [f64; 3], nu: f64, fs: f64) -> (f64, f64) {
+    let sum_a = a[0] + a[1] + a[2];
+    // The diamond weight: 1 (F_out = 2 f - F_in) in cells thinner than a mean free path along
+    // the characteristic (nu <= sum_d a_d), falling as sum_d a_d / nu in thicker ones, where
+    // the diamond difference would pass on an error of the opposite sign (module docs).
+    let w = (sum_a / nu).min(1.0);
+    let rhs = a[0] * inflow[0] + a[1] * inflow[1] + a[2] * inflow[2] + nu * fs;
+    ((rhs + w * (rhs - nu * fs)) / ((1.0 + w) * sum_a + nu), w)
 }
 
 #[cfg(test)]
@@ -113,6 +122,77 @@ mod tests {
             for w in e.windows(2) {
                 let order = (w[0] / w[1]).log2();
                 assert!(order > 1.9, "stretched {stretched}: observed order {order:.3} from errors {e:?}");
+            }
+        }
+    }
+
+    /// L1 error of the cell values against f_e's cell averages, for one velocity `xi` (all
+    /// components positive) on n^3 cells with faces `(i / n)^stretch` on [0, 1]^3, `nu`
+    /// constant: the manufactured solution f_e = 1 + A sin(K x + p0) sin(K y + p1) sin(K z +
+    /// p2) solves `xi . grad f = nu (g - f)` with g = f_e + xi . grad f_e / nu, given as cell
+    /// averages, and f_e's face averages on the inflow faces. `limited` sweeps with
+    /// [`solve_cell`]; otherwise with the unlimited weighted diamond difference ([`diamond`]).
+    fn manufactured_error(n: usize, xi: [f64; 3], nu: f64, stretch: f64, limited: bool) -> f64 {
+        use std::f64::consts::TAU;
+        let (amp, ph) = (0.5, [0.3, 0.7, 1.1]);
+        let face: Vec<f64> = (0..=n).map(|i| (i as f64 / n as f64).powf(stretch)).collect();
+        let width: Vec<f64> = face.windows(2).map(|w| w[1] - w[0]).collect();
+        // Per axis and cell: the averages of sin(K t + p) and of its derivative.
+        let avg = |d: usize| -> (Vec<f64>, Vec<f64>) {
+            let p = ph[d];
+            let s = face.windows(2).map(|w| ((TAU * w[0] + p).cos() - (TAU * w[1] + p).cos()) / (TAU * (w[1] - w[0])));
+            let c = face.windows(2).map(|w| ((TAU * w[1] + p).sin() - (TAU * w[0] + p).sin()) / (w[1] - w[0]));
+            (s.collect(), c.collect())
+        };
+        let [(sx, cx), (sy, cy), (sz, cz)] = [avg(0), avg(1), avg(2)];
+        let at0 = |d: usize| ph[d].sin();
+        let mut fz: Vec<f64> = (0..n * n).map(|s| 1.0 + amp * sx[s % n] * sy[s / n] * at0(2)).collect();
+        let mut err = 0.0;
+        for k in 0..n {
+            let mut fy: Vec<f64> = (0..n).map(|i| 1.0 + amp * sx[i] * at0(1) * sz[k]).collect();
+            for j in 0..n {
+                let mut fx = 1.0 + amp * at0(0) * sy[j] * sz[k];
+                for i in 0..n {
+                    let fe = 1.0 + amp * sx[i] * sy[j] * sz[k];
+                    let grad =
+                        xi[0] * cx[i] * sy[j] * sz[k] + xi[1] * sx[i] * cy[j] * sz[k] + xi[2] * sx[i] * sy[j] * cz[k];
+                    let g = fe + amp * grad / nu;
+                    let a = [xi[0] / width[i], xi[1] / width[j], xi[2] / width[k]];
+                    let up = [fx, fy[i], fz[j * n + i]];
+                    let (f, out) = if limited {
+                        let u = solve_cell(a, up, nu, g);
+                        (u.f, u.out)
+                    } else {
+                        let (f, w) = diamond(a, up, nu, g);
+                        (f, [0, 1, 2].map(|d| (1.0 + w) * f - w * up[d]))
+                    };
+                    err += (f - fe).abs() * width[i] * width[j] * width[k];
+                    (fx, fy[i], fz[j * n + i]) = (out[0], out[1], out[2]);
+                }
+            }
+        }
+        err
+    }
+
+    #[test]
+    fn three_dimensional_manufactured_solution_converges_at_second_order_unlimited() {
+        // A smooth field in 3D, oblique and grazing velocities, uniform and stretched cells,
+        // thin and thick ones: the diamond difference itself must divide the error by about 4
+        // per halving of the widths (order >= 1.9 from 16^3 to 32^3). The clamp of the
+        // shipped limiter acts on some smooth cells in 3D (docs/model.md, "Limiter"): its
+        // order is only asked to be at least first (>= 0.9), which is what it measures here
+        // (about 1.0 in L1; docs/validation.md, "A manufactured solution in three dimensions").
+        for (xi, nu, stretch) in
+            [([0.7, 0.4, 0.25], 1.0, 1.0), ([0.9, 0.1, 0.3], 1.0, 1.5), ([0.3, 0.5, 0.8], 10.0, 1.0)]
+        {
+            for limited in [false, true] {
+                let e: Vec<f64> = [16, 32].iter().map(|&n| manufactured_error(n, xi, nu, stretch, limited)).collect();
+                let order = (e[0] / e[1]).log2();
+                let want = if limited { 0.9 } else { 1.9 };
+                assert!(
+                    order >= want,
+                    "xi {xi:?} nu {nu} stretch {stretch} limited {limited}: order {order:.3} ({e:?})"
+                );
             }
         }
     }
