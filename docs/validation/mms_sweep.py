@@ -13,43 +13,15 @@ cell averages for n = 8, 16, 32, 64 and three limiters:
 
     python3 docs/validation/mms_sweep.py XI NU STRETCH [LIMITERS]
     python3 docs/validation/mms_sweep.py 0.7,0.4,0.25 1.0 1.0 clamp,none,faces
+    MMS_CELLS=8,16,32 python3 docs/validation/mms_sweep.py ...   (fewer resolutions)
 
 src/backend/upwind2.rs's test `three_dimensional_manufactured_solution_...` runs the same
 case on the Rust update (16^3 and 32^3).
 """
 import math, sys
 
-def solve_cell(a, inflow, nu, fs, limit=True):
-    lo = hi = fs
-    for d in range(3):
-        if a[d] > 0:
-            lo = min(lo, inflow[d]); hi = max(hi, inflow[d])
-    if not limit:
-        lo, hi = -1e300, 1e300
-    sa = a[0] + a[1] + a[2]
-    w = min(sa / nu, 1.0)
-    rhs = a[0]*inflow[0] + a[1]*inflow[1] + a[2]*inflow[2] + nu*fs
-    def out(f, d):
-        if a[d] <= 0: return f
-        return min(max((1+w)*f - w*inflow[d], lo), hi)
-    f = (rhs + w*(rhs - nu*fs)) / ((1+w)*sa + nu)
-    clamped = any(a[d] > 0 and not (lo <= (1+w)*f - w*inflow[d] <= hi) for d in range(3))
-    if clamped:
-        g = lambda f: nu*f + sum(a[d]*out(f, d) for d in range(3))
-        kl, kh = lo, hi
-        gl, gh = g(lo), g(hi)
-        for d in range(3):
-            if a[d] <= 0: continue
-            for k in ((w*inflow[d] + lo)/(1+w), (w*inflow[d] + hi)/(1+w)):
-                if kl < k < kh:
-                    gk = g(k)
-                    if gk <= rhs: kl, gl = k, gk
-                    else: kh, gh = k, gk
-        f = kl + (rhs - gl)*(kh - kl)/(gh - gl) if gh > gl else kl
-    f = min(max(f, lo), hi)
-    return f, [out(f, d) for d in range(3)], clamped
-
 def solve_axes(a, inflow, nu, fs, lo3, hi3):
+    """The update with F_d^out clamped to [lo3[d], hi3[d]] (upwind2.rs::solve_cell for one range)."""
     sa = a[0] + a[1] + a[2]
     w = min(sa / nu, 1.0)
     rhs = a[0]*inflow[0] + a[1]*inflow[1] + a[2]*inflow[2] + nu*fs
@@ -73,6 +45,17 @@ def solve_axes(a, inflow, nu, fs, lo3, hi3):
         f = kl + (rhs - gl)*(kh - kl)/(gh - gl) if gh > gl else kl
     f = min(max(f, lmin), hmax)
     return f, [out(f, d) for d in range(3)], clamped
+
+def solve_cell(a, inflow, nu, fs, limit=True):
+    """The shipped clamp: one range, the inflows of the active axes and fs, for every axis
+    (or none, unlimited)."""
+    lo = hi = fs
+    for d in range(3):
+        if a[d] > 0:
+            lo = min(lo, inflow[d]); hi = max(hi, inflow[d])
+    if not limit:
+        lo, hi = -1e300, 1e300
+    return solve_axes(a, inflow, nu, fs, [lo] * 3, [hi] * 3)
 
 K = 2*math.pi
 A = 0.5
@@ -133,7 +116,7 @@ nu = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
 stretch = float(sys.argv[3]) if len(sys.argv) > 3 else 1.0
 for limit in [m for m in (sys.argv[4].split(',') if len(sys.argv) > 4 else ['clamp','none','faces'])]:
     prev = None
-    for n in (8, 16, 32, 64):
+    for n in [int(v) for v in __import__("os").environ.get("MMS_CELLS", "8,16,32,64").split(",")]:
         e1, em, fr = run(n, xi, nu, limit, stretch)
         o = f"  order L1 {math.log2(prev[0]/e1):.2f} max {math.log2(prev[1]/em):.2f}" if prev else ""
         print(f"xi {xi} nu {nu} stretch {stretch} {limit:5s} n {n:3d}: L1 {e1:.3e} max {em:.3e} clamped {fr:.3f}{o}", flush=True)
