@@ -57,8 +57,7 @@ pub fn solve_cell(a: [f64; 3], inflow: [f64; 3], nu: f64, fs: f64) -> CellUpdate
             hi = hi.max(inflow[d]);
         }
     }
-    let (mut f, w) = diamond(a, inflow, nu, fs);
-    let rhs = a[0] * inflow[0] + a[1] * inflow[1] + a[2] * inflow[2] + nu * fs;
+    let (mut f, w, rhs) = diamond(a, inflow, nu, fs);
     let out = |f: f64, d: usize| if a[d] > 0.0 { ((1.0 + w) * f - w * inflow[d]).clamp(lo, hi) } else { f };
     let clamped = (0..3).any(|d| a[d] > 0.0 && !(lo..=hi).contains(&((1.0 + w) * f - w * inflow[d])));
     if clamped {
@@ -84,17 +83,17 @@ pub fn solve_cell(a: [f64; 3], inflow: [f64; 3], nu: f64, fs: f64) -> CellUpdate
 }
 
 /// The unlimited weighted diamond difference: the cell value
-/// `((1 + w) sum_d a_d inflow_d + nu fs) / ((1 + w) sum_d a_d + nu)` and the diamond weight
-/// `w`, with which the outflows are `(1 + w) f - w inflow_d`. [`solve_cell`] takes it where
-/// nothing clamps.
-pub fn diamond(a: [f64; 3], inflow: [f64; 3], nu: f64, fs: f64) -> (f64, f64) {
+/// `((1 + w) sum_d a_d inflow_d + nu fs) / ((1 + w) sum_d a_d + nu)`, the diamond weight `w`
+/// (the outflows are `(1 + w) f - w inflow_d`) and the balance's right side
+/// `R = sum_d a_d inflow_d + nu fs`. [`solve_cell`] takes it where nothing clamps.
+pub fn diamond(a: [f64; 3], inflow: [f64; 3], nu: f64, fs: f64) -> (f64, f64, f64) {
     let sum_a = a[0] + a[1] + a[2];
     // The diamond weight: 1 (F_out = 2 f - F_in) in cells thinner than a mean free path along
     // the characteristic (nu <= sum_d a_d), falling as sum_d a_d / nu in thicker ones, where
     // the diamond difference would pass on an error of the opposite sign (module docs).
     let w = (sum_a / nu).min(1.0);
     let rhs = a[0] * inflow[0] + a[1] * inflow[1] + a[2] * inflow[2] + nu * fs;
-    ((rhs + w * (rhs - nu * fs)) / ((1.0 + w) * sum_a + nu), w)
+    ((rhs + w * (rhs - nu * fs)) / ((1.0 + w) * sum_a + nu), w, rhs)
 }
 
 #[cfg(test)]
@@ -163,7 +162,7 @@ mod tests {
                         let u = solve_cell(a, up, nu, g);
                         (u.f, u.out)
                     } else {
-                        let (f, w) = diamond(a, up, nu, g);
+                        let (f, w, _) = diamond(a, up, nu, g);
                         (f, [0, 1, 2].map(|d| (1.0 + w) * f - w * up[d]))
                     };
                     err += (f - fe).abs() * width[i] * width[j] * width[k];
