@@ -108,12 +108,18 @@ fn sweep_velocity_B(v: u32, lv: u32) {
     let slot_len = NX * NY * CH;
     let y_in = select(0u, 2u * slot_len, second);
     let z_in = select(0u, 3u * slot_len, second);
+    let ys = select(2u, 3u, neg_y);
+    let zs = select(4u, 5u, neg_z);
     for (var jj = 0u; jj < NY; jj++) {
         let j = select(jj, NY - 1u - jj, neg_y);
         let jup = select(j - 1u, j + 1u, neg_y);
         let b = abs(xi.y) * bnd[NX + j];
-        // The x-upwind value is the cell just updated; it stays in a register.
+        // The x-upwind value is the cell just updated; it stays in a register, as do its y
+        // and z face values (second order: two of the limiter's neighbour faces,
+        // shaders/upwind2.wgsl), unset at the row start and after a solid cell.
         var fx = bnd[x_face + k * NY + j] * shape.x;
+        var west = vec2<f32>(0.0);
+        var west_ok = false;
         if x_part != NONE {
             fx = partner(x_part, k * NY + j, x_slot);
         }
@@ -124,6 +130,10 @@ fn sweep_velocity_B(v: u32, lv: u32) {
             // The upwind loads are issued before the cell's own coefficients are examined, so
             // their latency overlaps (a branch on the wall word first would serialise them:
             // 22% slower on an H100, docs/performance.md).
+            // Second order: the face values the row before (south: x, z) and the slice before
+            // (below: x, y, still in place at s) emitted beside this cell's faces.
+            var south = vec2<f32>(0.0);
+            var below = vec2<f32>(0.0);
             var fy: f32;
             if jj == 0u {
                 fy = bnd[y_face + k * NX + i] * shape.y;
@@ -132,6 +142,10 @@ fn sweep_velocity_B(v: u32, lv: u32) {
                 }
             } else {
                 fy = slices_B[y_in + (jup * NX + i) * CH + lv];
+                if second {
+                    south = vec2<f32>(slices_B[slot_len + (jup * NX + i) * CH + lv],
+                                      slices_B[3u * slot_len + (jup * NX + i) * CH + lv]);
+                }
             }
             var fz: f32;
             if first {
@@ -141,6 +155,9 @@ fn sweep_velocity_B(v: u32, lv: u32) {
                 }
             } else {
                 fz = slices_B[z_in + s * CH + lv];
+                if second {
+                    below = vec2<f32>(slices_B[slot_len + s * CH + lv], slices_B[2u * slot_len + s * CH + lv]);
+                }
             }
             let cell = k * NX * NY + s;
             let e0 = cells[3u * cell];
@@ -151,12 +168,11 @@ fn sweep_velocity_B(v: u32, lv: u32) {
                     slices_B[o * slot_len + s * CH + lv] = 0.0;
                 }
                 fx = 0.0;
+                west_ok = false;
                 continue;
             }
             if word != 0u {
                 let xs = select(0u, 1u, neg_x);
-                let ys = select(2u, 3u, neg_y);
-                let zs = select(4u, 5u, neg_z);
                 if ((word >> xs) & 1u) != 0u {
                     fx = wall_emission(word, xs, cell, v);
                 }
@@ -173,12 +189,22 @@ fn sweep_velocity_B(v: u32, lv: u32) {
             let sc = dot(cells[3u * cell + 2u].xyz, cu);
             let fs = e0.x * exp(-c2 * e0.y) * (e1.w + sc * (2.0 * c2 * e0.y - 5.0));
             if second {
-                let u = solve_cell(vec3<f32>(a, b, c), vec3<f32>(fx, fy, fz), e0.z, fs);
+                // A neighbour counts where it is upwind (its axis active) and fluid (no wall
+                // on that side); otherwise the cell's own inflow stands in, which leaves the
+                // range as it is.
+                let w_ok = west_ok && a > 0.0;
+                let s_ok = jj > 0u && b > 0.0 && ((word >> ys) & 1u) == 0u;
+                let b_ok = !first && c > 0.0 && ((word >> zs) & 1u) == 0u;
+                let side0 = vec3<f32>(select(fx, south.x, s_ok), select(fy, west.x, w_ok), select(fz, west.y, w_ok));
+                let side1 = vec3<f32>(select(fx, below.x, b_ok), select(fy, below.y, b_ok), select(fz, south.y, s_ok));
+                let u = solve_cell(vec3<f32>(a, b, c), vec3<f32>(fx, fy, fz), e0.z, fs, side0, side1);
                 slices_B[s * CH + lv] = u.f;
                 slices_B[slot_len + s * CH + lv] = u.out.x;
                 slices_B[2u * slot_len + s * CH + lv] = u.out.y;
                 slices_B[3u * slot_len + s * CH + lv] = u.out.z;
                 fx = u.out.x;
+                west = u.out.yz;
+                west_ok = true;
                 continue;
             }
             let f = (a * fx + b * fy + c * fz + e0.z * fs) / (a + b + c + e0.z);

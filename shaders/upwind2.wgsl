@@ -3,10 +3,13 @@
 // CPU reference: src/backend/upwind2.rs::solve_cell (f64); twin:
 // src/backend/wgpu/twin2.rs::solve_cell (f32, line for line like this file).
 //
-// Solves sum_d a_d (clamp((1 + w) f - w inflow_d, lo, hi) - inflow_d) + nu (f - fs) = 0,
-// where [lo, hi] is the range of fs and the inflows of the active axes (a_d > 0) and
-// w = min(1, sum_d a_d / nu) the diamond weight. Unclamped, the answer is the weighted
-// diamond difference; otherwise the root is interpolated between the nearest kinks of the
+// Solves sum_d a_d (clamp((1 + w) f - w inflow_d, lo_d, hi_d) - inflow_d) + nu (f - fs) = 0,
+// w = min(1, sum_d a_d / nu) the diamond weight. Axis d's range [lo_d, hi_d] spans fs, the
+// inflows of the active axes (a_d > 0) and the face values side0[d], side1[d] that the
+// upwind neighbours across the other axes emitted along d (the inflow itself where there is
+// none): side0 = (y-neighbour's x, x-neighbour's y, x-neighbour's z), side1 = (z-neighbour's
+// x, z-neighbour's y, y-neighbour's z). Unclamped, the answer is the weighted diamond
+// difference; otherwise the root is interpolated between the nearest kinks of the
 // piecewise-linear left side (at most six, known beforehand): a fixed cost.
 
 struct CellUpdate {
@@ -15,21 +18,32 @@ struct CellUpdate {
     out: vec3<f32>,
 }
 
-fn emitted(a: vec3<f32>, inflow: vec3<f32>, w: f32, lo: f32, hi: f32, f: f32) -> vec3<f32> {
-    return select(vec3<f32>(f), clamp((1.0 + w) * f - w * inflow, vec3<f32>(lo), vec3<f32>(hi)), a > vec3<f32>(0.0));
+fn emitted(a: vec3<f32>, inflow: vec3<f32>, w: f32, lo: vec3<f32>, hi: vec3<f32>, f: f32) -> vec3<f32> {
+    return select(vec3<f32>(f), clamp((1.0 + w) * f - w * inflow, lo, hi), a > vec3<f32>(0.0));
 }
 
-fn balance_lhs(a: vec3<f32>, inflow: vec3<f32>, w: f32, nu: f32, lo: f32, hi: f32, f: f32) -> f32 {
+fn balance_lhs(a: vec3<f32>, inflow: vec3<f32>, w: f32, nu: f32, lo: vec3<f32>, hi: vec3<f32>, f: f32) -> f32 {
     return nu * f + dot(a, emitted(a, inflow, w, lo, hi, f));
 }
 
-fn solve_cell(a: vec3<f32>, inflow: vec3<f32>, nu: f32, fs: f32) -> CellUpdate {
-    var lo = fs;
-    var hi = fs;
+fn solve_cell(a: vec3<f32>, inflow: vec3<f32>, nu: f32, fs: f32, side0: vec3<f32>, side1: vec3<f32>) -> CellUpdate {
+    var lo0 = fs;
+    var hi0 = fs;
     for (var d = 0u; d < 3u; d++) {
         if a[d] > 0.0 {
-            lo = min(lo, inflow[d]);
-            hi = max(hi, inflow[d]);
+            lo0 = min(lo0, inflow[d]);
+            hi0 = max(hi0, inflow[d]);
+        }
+    }
+    let lo = min(vec3<f32>(lo0), min(side0, side1));
+    let hi = max(vec3<f32>(hi0), max(side0, side1));
+    // The union of the active axes' ranges holds the root.
+    var lmin = lo0;
+    var hmax = hi0;
+    for (var d = 0u; d < 3u; d++) {
+        if a[d] > 0.0 {
+            lmin = min(lmin, lo[d]);
+            hmax = max(hmax, hi[d]);
         }
     }
     let sum_a = a.x + a.y + a.z;
@@ -39,16 +53,16 @@ fn solve_cell(a: vec3<f32>, inflow: vec3<f32>, nu: f32, fs: f32) -> CellUpdate {
     let rhs = dot(a, inflow) + nu * fs;
     var f = (rhs + w * (rhs - nu * fs)) / ((1.0 + w) * sum_a + nu);
     let x = (1.0 + w) * f - w * inflow;
-    let clamped = any((a > vec3<f32>(0.0)) & ((x < vec3<f32>(lo)) | (x > vec3<f32>(hi))));
+    let clamped = any((a > vec3<f32>(0.0)) & ((x < lo) | (x > hi)));
     if clamped {
-        var kl = lo;
-        var kh = hi;
-        var gl = balance_lhs(a, inflow, w, nu, lo, hi, lo);
-        var gh = balance_lhs(a, inflow, w, nu, lo, hi, hi);
+        var kl = lmin;
+        var kh = hmax;
+        var gl = balance_lhs(a, inflow, w, nu, lo, hi, lmin);
+        var gh = balance_lhs(a, inflow, w, nu, lo, hi, hmax);
         for (var d = 0u; d < 3u; d++) {
             if a[d] > 0.0 {
                 for (var e = 0u; e < 2u; e++) {
-                    let kk = (w * inflow[d] + select(lo, hi, e == 1u)) / (1.0 + w);
+                    let kk = (w * inflow[d] + select(lo[d], hi[d], e == 1u)) / (1.0 + w);
                     if kk > kl && kk < kh {
                         let gk = balance_lhs(a, inflow, w, nu, lo, hi, kk);
                         if gk <= rhs {
@@ -64,7 +78,7 @@ fn solve_cell(a: vec3<f32>, inflow: vec3<f32>, nu: f32, fs: f32) -> CellUpdate {
         }
         f = select(kl, kl + (rhs - gl) * (kh - kl) / (gh - gl), gh > gl);
     }
-    // [lo, hi] holds the root; the clamp removes round-off (an exact maximum principle).
-    f = clamp(f, lo, hi);
+    // [lmin, hmax] holds the root; the clamp removes round-off (an exact maximum principle).
+    f = clamp(f, lmin, hmax);
     return CellUpdate(f, emitted(a, inflow, w, lo, hi, f));
 }

@@ -26,8 +26,9 @@
 //! (`solver::synthetic::ledger`).
 //!
 //! `solver.scheme = "second_order"` sweeps with the diamond difference
-//! `F_out = 2 f - F_in` per axis, clamped to the range of the cell's inflows and f^S
-//! ([`backend::upwind2`]): second order on stretched grids with a discrete maximum principle,
+//! `F_out = 2 f - F_in` per axis, clamped per axis to the range of the cell's inflows, f^S
+//! and the upwind neighbours' face values along that axis ([`backend::upwind2`]): second
+//! order on stretched grids, smooth 3D fields included, with a discrete maximum principle,
 //! at four slices per velocity (the cell values and the face values emitted along x, y, z).
 //!
 //! The pipeline is [`config`] (validated JSON) -> [`grid`] (physical and velocity grids) ->

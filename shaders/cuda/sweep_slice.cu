@@ -40,27 +40,42 @@ __device__ __forceinline__ float partner(const float* __restrict__ bnd, unsigned
     return sl == NONE ? 0.0f : bnd[at + idx * slots() + sl];
 }
 
-// The second-order cell update: shaders/upwind2.wgsl::solve_cell, line for line.
+// The second-order cell update: shaders/upwind2.wgsl::solve_cell, line for line (per-axis
+// ranges widened by the upwind neighbours' face values side0, side1).
 struct CellUpdate {
     float f;
     float out[3];
 };
 
-__device__ __forceinline__ float balance_lhs(const float a[3], const float in[3], float w, float nu, float lo,
-                                             float hi, float f) {
+__device__ __forceinline__ float balance_lhs(const float a[3], const float in[3], float w, float nu, const float lo[3],
+                                             const float hi[3], float f) {
     float g = nu * f;
     for (unsigned d = 0u; d < 3u; d++) {
-        g += a[d] * (a[d] > 0.0f ? fminf(fmaxf((1.0f + w) * f - w * in[d], lo), hi) : f);
+        g += a[d] * (a[d] > 0.0f ? fminf(fmaxf((1.0f + w) * f - w * in[d], lo[d]), hi[d]) : f);
     }
     return g;
 }
 
-__device__ CellUpdate solve_cell(const float a[3], const float in[3], float nu, float fs) {
-    float lo = fs, hi = fs;
+__device__ CellUpdate solve_cell(const float a[3], const float in[3], float nu, float fs, const float side0[3],
+                                 const float side1[3]) {
+    float lo0 = fs, hi0 = fs;
     for (unsigned d = 0u; d < 3u; d++) {
         if (a[d] > 0.0f) {
-            lo = fminf(lo, in[d]);
-            hi = fmaxf(hi, in[d]);
+            lo0 = fminf(lo0, in[d]);
+            hi0 = fmaxf(hi0, in[d]);
+        }
+    }
+    float lo[3], hi[3];
+    for (unsigned d = 0u; d < 3u; d++) {
+        lo[d] = fminf(lo0, fminf(side0[d], side1[d]));
+        hi[d] = fmaxf(hi0, fmaxf(side0[d], side1[d]));
+    }
+    // The union of the active axes' ranges holds the root.
+    float lmin = lo0, hmax = hi0;
+    for (unsigned d = 0u; d < 3u; d++) {
+        if (a[d] > 0.0f) {
+            lmin = fminf(lmin, lo[d]);
+            hmax = fmaxf(hmax, hi[d]);
         }
     }
     const float sum_a = a[0] + a[1] + a[2];
@@ -71,16 +86,16 @@ __device__ CellUpdate solve_cell(const float a[3], const float in[3], float nu, 
     bool clamped = false;
     for (unsigned d = 0u; d < 3u; d++) {
         const float x = (1.0f + w) * f - w * in[d];
-        clamped = clamped || (a[d] > 0.0f && (x < lo || x > hi));
+        clamped = clamped || (a[d] > 0.0f && (x < lo[d] || x > hi[d]));
     }
     if (clamped) {
-        float kl = lo, kh = hi;
-        float gl = balance_lhs(a, in, w, nu, lo, hi, lo);
-        float gh = balance_lhs(a, in, w, nu, lo, hi, hi);
+        float kl = lmin, kh = hmax;
+        float gl = balance_lhs(a, in, w, nu, lo, hi, lmin);
+        float gh = balance_lhs(a, in, w, nu, lo, hi, hmax);
         for (unsigned d = 0u; d < 3u; d++) {
             if (a[d] > 0.0f) {
                 for (unsigned e = 0u; e < 2u; e++) {
-                    const float kk = (w * in[d] + (e == 1u ? hi : lo)) / (1.0f + w);
+                    const float kk = (w * in[d] + (e == 1u ? hi[d] : lo[d])) / (1.0f + w);
                     if (kk > kl && kk < kh) {
                         const float gk = balance_lhs(a, in, w, nu, lo, hi, kk);
                         if (gk <= rhs) {
@@ -96,11 +111,11 @@ __device__ CellUpdate solve_cell(const float a[3], const float in[3], float nu, 
         }
         f = gh > gl ? kl + (rhs - gl) * (kh - kl) / (gh - gl) : kl;
     }
-    f = fminf(fmaxf(f, lo), hi);
+    f = fminf(fmaxf(f, lmin), hmax);
     CellUpdate u;
     u.f = f;
     for (unsigned d = 0u; d < 3u; d++) {
-        u.out[d] = a[d] > 0.0f ? fminf(fmaxf((1.0f + w) * f - w * in[d], lo), hi) : f;
+        u.out[d] = a[d] > 0.0f ? fminf(fmaxf((1.0f + w) * f - w * in[d], lo[d]), hi[d]) : f;
     }
     return u;
 }
@@ -134,12 +149,18 @@ extern "C" __global__ void sweep_slice(unsigned step, unsigned count, unsigned s
     const bool second = SLOTS > 1u;
     const size_t y_in = second ? slot_at(2u) : 0u;
     const size_t z_in = second ? slot_at(3u) : 0u;
+    const unsigned ys = neg_y ? 3u : 2u;
+    const unsigned zs = neg_z ? 5u : 4u;
     for (unsigned jj = 0u; jj < NY; jj++) {
         const unsigned j = neg_y ? NY - 1u - jj : jj;
         const unsigned jup = neg_y ? j + 1u : j - 1u;
         const float b = fabsf(vel.y) * bnd[NX + j];
         // The x-upwind value is the cell just updated; it stays in a register.
         float fx = x_part != NONE ? partner(bnd, x_part, k * NY + j, x_slot) : bnd[x_face + k * NY + j] * shape.x;
+        // Second order: the previous cell's y and z face values, two of the limiter's
+        // neighbour faces (solve_cell above), unset at the row start and after a solid cell.
+        float west_y = 0.0f, west_z = 0.0f;
+        bool west_ok = false;
         for (unsigned ii = 0u; ii < NX; ii++) {
             const unsigned i = neg_x ? NX - 1u - ii : ii;
             const float a = fabsf(vel.x) * bnd[i];
@@ -150,6 +171,17 @@ extern "C" __global__ void sweep_slice(unsigned step, unsigned count, unsigned s
                                 : slices[y_in + slice_at(jup * NX + i, v)];
             float fz = first ? (z_part != NONE ? partner(bnd, z_part, s, z_slot) : bnd[z_face + s] * shape.z)
                              : slices[z_in + slice_at(s, v)];
+            // Second order: the face values the row before (south: x, z) and the slice before
+            // (below: x, y, still in place at s) emitted beside this cell's faces.
+            float south_x = 0.0f, south_z = 0.0f, below_x = 0.0f, below_y = 0.0f;
+            if (second && jj > 0u) {
+                south_x = slices[slot_at(1u) + slice_at(jup * NX + i, v)];
+                south_z = slices[slot_at(3u) + slice_at(jup * NX + i, v)];
+            }
+            if (second && !first) {
+                below_x = slices[slot_at(1u) + slice_at(s, v)];
+                below_y = slices[slot_at(2u) + slice_at(s, v)];
+            }
             const unsigned cell = k * NX * NY + s;
             const float4 e0 = cells[3u * cell];
             const unsigned word = HAS_WALLS ? __float_as_uint(e0.w) : 0u;
@@ -159,12 +191,11 @@ extern "C" __global__ void sweep_slice(unsigned step, unsigned count, unsigned s
                     slices[slot_at(o) + slice_at(s, v)] = 0.0f;
                 }
                 fx = 0.0f;
+                west_ok = false;
                 continue;
             }
             if (word != 0u) {
                 const unsigned xs = neg_x ? 1u : 0u;
-                const unsigned ys = neg_y ? 3u : 2u;
-                const unsigned zs = neg_z ? 5u : 4u;
                 if (((word >> xs) & 1u) != 0u) {
                     fx = wall_emission(cells, bnd, table, word, xs, cell, v);
                 }
@@ -184,12 +215,22 @@ extern "C" __global__ void sweep_slice(unsigned step, unsigned count, unsigned s
             if (second) {
                 const float av[3] = {a, b, c};
                 const float in[3] = {fx, fy, fz};
-                const CellUpdate u = solve_cell(av, in, e0.z, fs);
+                // A neighbour counts where it is upwind and fluid; otherwise the cell's own
+                // inflow stands in, which leaves the range as it is.
+                const bool w_ok = west_ok && a > 0.0f;
+                const bool s_ok = jj > 0u && b > 0.0f && ((word >> ys) & 1u) == 0u;
+                const bool b_ok = !first && c > 0.0f && ((word >> zs) & 1u) == 0u;
+                const float side0[3] = {s_ok ? south_x : fx, w_ok ? west_y : fy, w_ok ? west_z : fz};
+                const float side1[3] = {b_ok ? below_x : fx, b_ok ? below_y : fy, s_ok ? south_z : fz};
+                const CellUpdate u = solve_cell(av, in, e0.z, fs, side0, side1);
                 slices[slice_at(s, v)] = u.f;
                 for (unsigned d = 0u; d < 3u; d++) {
                     slices[slot_at(1u + d) + slice_at(s, v)] = u.out[d];
                 }
                 fx = u.out[0];
+                west_y = u.out[1];
+                west_z = u.out[2];
+                west_ok = true;
                 continue;
             }
             const float f = (a * fx + b * fy + c * fz + e0.z * fs) / (a + b + c + e0.z);

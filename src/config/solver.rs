@@ -69,8 +69,8 @@ pub enum Scheme {
     #[default]
     #[value(name = "first_order")]
     FirstOrder,
-    /// The diamond difference with its outflow bounded by the cell's inflows and f^S: four
-    /// slices per velocity.
+    /// The diamond difference with each outflow bounded by the cell's inflows, f^S and the
+    /// upwind neighbours' face values along its axis: four slices per velocity.
     #[value(name = "second_order")]
     SecondOrder,
 }

@@ -5,13 +5,16 @@
 //! the moments read) and the face value each cell emits along x, y and z (slots 1-3). Slices
 //! are updated in place: a cell reads the z-face value its upstream neighbour in slice k-1
 //! left at the same position, and the y-face value of the row before it in this slice; the
-//! x-face value of the cell before it in the row is still in a register.
+//! x-face value of the cell before it in the row is still in a register. The limiter's
+//! neighbour faces (upwind2.rs) come from the same places: the row before's x and z values,
+//! the x and y values slice k-1 left at s (read before the cell overwrites them), and the
+//! previous cell's y and z values, kept beside its x value.
 
 use super::context::SliceContext;
 use super::gauss::GaussTables;
 use crate::backend::upwind2::solve_cell;
 use crate::backend::SweepInput;
-use crate::grid::solid::SOLID_BIT;
+use crate::grid::solid::{wall_of, SOLID_BIT};
 use crate::grid::Octant;
 use crate::problem::Problem;
 
@@ -74,8 +77,10 @@ pub fn sweep_slice2(
         let jup = if oct.negative(1) { j + 1 } else { j.wrapping_sub(1) };
         let b = speed[1] / g.y.widths[j];
         // The x inflow: the face's at the row start, then the face value the previous cell
-        // emitted (a register).
+        // emitted (a register), as are that cell's y and z face values, two of the limiter's
+        // neighbour faces (upwind2.rs); `None` at the row start and after a solid cell.
         let mut fx = cx.ghost(0, k * ny + j);
+        let mut west: Option<[f64; 2]> = None;
         for ii in 0..nx {
             let i = if oct.negative(0) { nx - 1 - ii } else { ii };
             let a = speed[0] / g.x.widths[i];
@@ -85,21 +90,36 @@ pub fn sweep_slice2(
                 if jj == 0 { cx.ghost(1, k * nx + i) } else { fy_out[jup * nx + i] },
                 if first { cx.ghost(2, s) } else { fz_out[s] },
             ];
-            if let Some(word) = cx.word(s) {
-                if word & SOLID_BIT != 0 {
+            let mut word = 0;
+            if let Some(w) = cx.word(s) {
+                if w & SOLID_BIT != 0 {
                     // No gas inside a body: nothing to add to any moment or face.
                     [&mut f[s], &mut fx_out[s], &mut fy_out[s], &mut fz_out[s]].into_iter().for_each(|x| *x = 0.0);
                     fx = 0.0;
+                    west = None;
                     continue;
                 }
-                up = cx.wall_inflows(word, up);
+                up = cx.wall_inflows(w, up);
+                word = w;
             }
-            let u = solve_cell([a, b, c], up, cx.eq[s].nu, cx.equilibrium(s));
+            // The upwind neighbours across y (the row before) and z (the slice before, whose
+            // face values are still in place at s): fluid cells of the domain only.
+            let fluid = |axis: usize| wall_of(word, cx.faces[axis]).is_none();
+            let south = (jj > 0 && b > 0.0 && fluid(1)).then(|| [fx_out[jup * nx + i], fz_out[jup * nx + i]]);
+            let below = (!first && c > 0.0 && fluid(2)).then(|| [fx_out[s], fy_out[s]]);
+            let west_ = west.filter(|_| a > 0.0);
+            let side = [
+                [south.map_or(up[0], |n| n[0]), below.map_or(up[0], |n| n[0])],
+                [west_.map_or(up[1], |n| n[0]), below.map_or(up[1], |n| n[1])],
+                [west_.map_or(up[2], |n| n[1]), south.map_or(up[2], |n| n[1])],
+            ];
+            let u = solve_cell([a, b, c], up, cx.eq[s].nu, cx.equilibrium(s), side);
             f[s] = u.f;
             fx_out[s] = u.out[0];
             fy_out[s] = u.out[1];
             fz_out[s] = u.out[2];
             fx = u.out[0];
+            west = Some([u.out[1], u.out[2]]);
         }
     }
 }

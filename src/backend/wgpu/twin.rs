@@ -171,6 +171,8 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut Slices) 
     let slot_len = nx * ny * ch;
     let y_in = select(0, 2 * slot_len, second);
     let z_in = select(0, 3 * slot_len, second);
+    let ys = select(2, 3, neg_y);
+    let zs = select(4, 5, neg_z);
     let partner = |at: u32, idx: u32, sl: u32| {
         if sl == NONE {
             0.0
@@ -186,10 +188,14 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut Slices) 
         if x_part != NONE {
             fx = partner(x_part, k * ny + j, x_slot);
         }
+        let mut west = [0.0f32; 2];
+        let mut west_ok = false;
         for ii in 0..nx {
             let i = select(ii, nx - 1 - ii, neg_x);
             let a = xi[0].abs() * b.bnd[i as usize];
             let s = j * nx + i;
+            let mut south = [0.0f32; 2];
+            let mut below = [0.0f32; 2];
             let mut fy = if jj == 0 {
                 if y_part != NONE {
                     partner(y_part, k * nx + i, y_slot)
@@ -197,6 +203,12 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut Slices) 
                     b.bnd[(y_face + k * nx + i) as usize] * shape[1]
                 }
             } else {
+                if second {
+                    south = [
+                        slices.load(bind, slot_len + (jup * nx + i) * ch + lv),
+                        slices.load(bind, 3 * slot_len + (jup * nx + i) * ch + lv),
+                    ];
+                }
                 slices.load(bind, y_in + (jup * nx + i) * ch + lv)
             };
             let mut fz = if first {
@@ -206,6 +218,9 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut Slices) 
                     b.bnd[(z_face + s) as usize] * shape[2]
                 }
             } else {
+                if second {
+                    below = [slices.load(bind, slot_len + s * ch + lv), slices.load(bind, 2 * slot_len + s * ch + lv)];
+                }
                 slices.load(bind, z_in + s * ch + lv)
             };
             let cell = k * nx * ny + s;
@@ -216,10 +231,11 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut Slices) 
                     slices.store(bind, o * slot_len + s * ch + lv, 0.0);
                 }
                 fx = 0.0;
+                west_ok = false;
                 continue;
             }
             if word != 0 {
-                let (xs, ys, zs) = (select(0, 1, neg_x), select(2, 3, neg_y), select(4, 5, neg_z));
+                let xs = select(0, 1, neg_x);
                 if (word >> xs) & 1 != 0 {
                     fx = wall_emission(k_, b, word, xs, cell, v);
                 }
@@ -235,12 +251,19 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut Slices) 
             let sc = e[2][0] * cu[0] + e[2][1] * cu[1] + e[2][2] * cu[2];
             let fs = e[0][0] * (-c2 * e[0][1]).exp() * (e[1][3] + sc * (2.0 * c2 * e[0][1] - 5.0));
             if second {
-                let u = super::twin2::solve_cell([a, bb, c], [fx, fy, fz], e[0][2], fs);
+                let w_ok = west_ok && a > 0.0;
+                let s_ok = jj > 0 && bb > 0.0 && (word >> ys) & 1 == 0;
+                let b_ok = !first && c > 0.0 && (word >> zs) & 1 == 0;
+                let side0 = [select(fx, south[0], s_ok), select(fy, west[0], w_ok), select(fz, west[1], w_ok)];
+                let side1 = [select(fx, below[0], b_ok), select(fy, below[1], b_ok), select(fz, south[1], s_ok)];
+                let u = super::twin2::solve_cell([a, bb, c], [fx, fy, fz], e[0][2], fs, side0, side1);
                 slices.store(bind, s * ch + lv, u.f);
                 for d in 0..3 {
                     slices.store(bind, (d + 1) * slot_len + s * ch + lv, u.out[d as usize]);
                 }
                 fx = u.out[0];
+                west = [u.out[1], u.out[2]];
+                west_ok = true;
                 continue;
             }
             let f = (a * fx + bb * fy + c * fz + e[0][2] * fs) / (a + bb + c + e[0][2]);
