@@ -27,25 +27,24 @@ fn balance_lhs(a: vec3<f32>, inflow: vec3<f32>, w: f32, nu: f32, lo: vec3<f32>, 
 }
 
 fn solve_cell(a: vec3<f32>, inflow: vec3<f32>, nu: f32, fs: f32, side0: vec3<f32>, side1: vec3<f32>) -> CellUpdate {
+    // The inflows' range and, apart, that of the active axes' neighbour faces.
     var lo0 = fs;
     var hi0 = fs;
+    var side_lo = fs;
+    var side_hi = fs;
     for (var d = 0u; d < 3u; d++) {
         if a[d] > 0.0 {
             lo0 = min(lo0, inflow[d]);
             hi0 = max(hi0, inflow[d]);
+            side_lo = min(side_lo, min(side0[d], side1[d]));
+            side_hi = max(side_hi, max(side0[d], side1[d]));
         }
     }
     let lo = min(vec3<f32>(lo0), min(side0, side1));
     let hi = max(vec3<f32>(hi0), max(side0, side1));
     // The union of the active axes' ranges holds the root.
-    var lmin = lo0;
-    var hmax = hi0;
-    for (var d = 0u; d < 3u; d++) {
-        if a[d] > 0.0 {
-            lmin = min(lmin, lo[d]);
-            hmax = max(hmax, hi[d]);
-        }
-    }
+    let lmin = min(lo0, side_lo);
+    let hmax = max(hi0, side_hi);
     let sum_a = a.x + a.y + a.z;
     // The diamond weight: 1 in cells thinner than a mean free path along the characteristic,
     // sum_a / nu in thicker ones (src/backend/upwind2.rs).

@@ -58,11 +58,14 @@ __device__ __forceinline__ float balance_lhs(const float a[3], const float in[3]
 
 __device__ CellUpdate solve_cell(const float a[3], const float in[3], float nu, float fs, const float side0[3],
                                  const float side1[3]) {
-    float lo0 = fs, hi0 = fs;
+    // The inflows' range and, apart, that of the active axes' neighbour faces.
+    float lo0 = fs, hi0 = fs, side_lo = fs, side_hi = fs;
     for (unsigned d = 0u; d < 3u; d++) {
         if (a[d] > 0.0f) {
             lo0 = fminf(lo0, in[d]);
             hi0 = fmaxf(hi0, in[d]);
+            side_lo = fminf(side_lo, fminf(side0[d], side1[d]));
+            side_hi = fmaxf(side_hi, fmaxf(side0[d], side1[d]));
         }
     }
     float lo[3], hi[3];
@@ -71,13 +74,7 @@ __device__ CellUpdate solve_cell(const float a[3], const float in[3], float nu, 
         hi[d] = fmaxf(hi0, fmaxf(side0[d], side1[d]));
     }
     // The union of the active axes' ranges holds the root.
-    float lmin = lo0, hmax = hi0;
-    for (unsigned d = 0u; d < 3u; d++) {
-        if (a[d] > 0.0f) {
-            lmin = fminf(lmin, lo[d]);
-            hmax = fmaxf(hmax, hi[d]);
-        }
-    }
+    const float lmin = fminf(lo0, side_lo), hmax = fmaxf(hi0, side_hi);
     const float sum_a = a[0] + a[1] + a[2];
     // The diamond weight (src/backend/upwind2.rs): 1 in cells thinner than a mean free path.
     const float w = fminf(1.0f, sum_a / nu);

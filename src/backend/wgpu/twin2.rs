@@ -22,22 +22,20 @@ fn balance_lhs(a: [f32; 3], inflow: [f32; 3], w: f32, nu: f32, lo: [f32; 3], hi:
 pub fn solve_cell(a: [f32; 3], inflow: [f32; 3], nu: f32, fs: f32, side0: [f32; 3], side1: [f32; 3]) -> CellUpdate {
     let mut lo0 = fs;
     let mut hi0 = fs;
+    let mut side_lo = fs;
+    let mut side_hi = fs;
     for d in 0..3 {
         if a[d] > 0.0 {
             lo0 = lo0.min(inflow[d]);
             hi0 = hi0.max(inflow[d]);
+            side_lo = side_lo.min(side0[d].min(side1[d]));
+            side_hi = side_hi.max(side0[d].max(side1[d]));
         }
     }
     let lo: [f32; 3] = std::array::from_fn(|d| lo0.min(side0[d].min(side1[d])));
     let hi: [f32; 3] = std::array::from_fn(|d| hi0.max(side0[d].max(side1[d])));
-    let mut lmin = lo0;
-    let mut hmax = hi0;
-    for d in 0..3 {
-        if a[d] > 0.0 {
-            lmin = lmin.min(lo[d]);
-            hmax = hmax.max(hi[d]);
-        }
-    }
+    let lmin = lo0.min(side_lo);
+    let hmax = hi0.max(side_hi);
     let sum_a = a[0] + a[1] + a[2];
     let w = (sum_a / nu).min(1.0);
     let rhs = a[0] * inflow[0] + a[1] * inflow[1] + a[2] * inflow[2] + nu * fs;
