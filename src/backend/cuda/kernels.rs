@@ -6,6 +6,7 @@ use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions, Ptx};
 use std::sync::Arc;
 
 const COMMON: &str = include_str!("../../../shaders/cuda/common.cuh");
+const UPWIND2: &str = include_str!("../../../shaders/cuda/upwind2.cu");
 const SWEEP: &str = include_str!("../../../shaders/cuda/sweep_slice.cu");
 const MOMENT: &str = include_str!("../../../shaders/cuda/moment_slice.cu");
 const WALL_LOAD: &str = include_str!("../../../shaders/cuda/wall_load_slice.cu");
@@ -91,10 +92,10 @@ impl Sizes {
     }
 }
 
-/// The whole program: the shared header, then the slice kernels, then the fused sweep, then
-/// the cell records.
+/// The whole program: the shared header, then the second-order cell update and the slice
+/// kernels, then the fused sweep, then the cell records.
 pub fn program() -> String {
-    format!("{COMMON}\n{SWEEP}\n{MOMENT}\n{WALL_LOAD}\n{FUSED}\n{FUSED_MOMENTS}\n{CELL_RECORDS}")
+    format!("{COMMON}\n{UPWIND2}\n{SWEEP}\n{MOMENT}\n{WALL_LOAD}\n{FUSED}\n{FUSED_MOMENTS}\n{CELL_RECORDS}")
 }
 
 /// Compile `source` (normally [`program`]) to PTX. `arch`: e.g. "compute_90"; None lets
