@@ -27,7 +27,8 @@ fn balance_lhs(a: vec3<f32>, inflow: vec3<f32>, w: f32, nu: f32, lo: vec3<f32>, 
 }
 
 fn solve_cell(a: vec3<f32>, inflow: vec3<f32>, nu: f32, fs: f32, side0: vec3<f32>, side1: vec3<f32>) -> CellUpdate {
-    // The inflows' range and, apart, that of the active axes' neighbour faces.
+    // The neighbour faces' extremes are kept apart from the inflows' so that the union of the
+    // active axes' ranges comes out of this one loop.
     var lo0 = fs;
     var hi0 = fs;
     var side_lo = fs;

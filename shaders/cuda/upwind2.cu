@@ -20,7 +20,8 @@ __device__ __forceinline__ float balance_lhs(const float a[3], const float in[3]
 
 __device__ CellUpdate solve_cell(const float a[3], const float in[3], float nu, float fs, const float side0[3],
                                  const float side1[3]) {
-    // The inflows' range and, apart, that of the active axes' neighbour faces.
+    // The neighbour faces' extremes are kept apart from the inflows' so that the union of the
+    // active axes' ranges comes out of this one loop.
     float lo0 = fs, hi0 = fs, side_lo = fs, side_hi = fs;
     for (unsigned d = 0u; d < 3u; d++) {
         if (a[d] > 0.0f) {

@@ -21,11 +21,12 @@
 //! lo_d, hi_d = min, max { F_e^in (a_e > 0), f^S, F_d^out of the upwind neighbours along e != d }.
 //! ```
 //!
-//! A linear f has its outgoing d-face value between the values on the neighbouring d-faces
-//! (a d-face's value varies linearly across the faces beside it), so the smooth solutions of
-//! three dimensions sit inside their ranges and keep second order. A single range, the
-//! inflows and f^S alone, clamps 10-20% of the cells of a smooth 3D field and leaves first
-//! order there (docs/validation.md, "A manufactured solution in three dimensions"). Where f
+//! Why the neighbours: a linear collisionless solution changes by G_d across the cell along
+//! d with `sum_d a_d G_d = 0`, so one of the other axes' changes has the sign opposite to
+//! G_d, and that neighbour's d-outflow lies beyond the cell's own (docs/model.md,
+//! "Limiter"): smooth solutions sit inside their ranges and keep second order in three
+//! dimensions. A single range, the inflows and f^S alone, clamps 11-21% of the cells of a
+//! smooth 3D field and leaves first order there (docs/validation.md, "A manufactured solution in three dimensions"). Where f
 //! jumps (a grazing characteristic from a wall corner, a shock) or a cell is many mean free
 //! paths thick, the clamp removes the diamond difference's overshoot. It gives a maximum
 //! principle: f lies in the union of the ranges and every F_d^out in its own, all made of
@@ -240,9 +241,10 @@ mod tests {
         // A smooth field in 3D, oblique and grazing velocities, uniform and stretched cells,
         // thin and thick ones, from 16^3 to 32^3 cells. The diamond difference itself divides
         // the error by about 4 per halving of the widths (order >= 1.9); the shipped per-axis
-        // limiter clamps a few cells in a thousand and keeps order >= 1.8 (docs/validation.md,
-        // "A manufactured solution in three dimensions", measures 1.86-2.07 from 8^3 to 64^3).
-        // A single range for all axes clamps 10-20% of these smooth cells: it is asked only
+        // limiter clamps 0.3-0.9% of the cells at 64^3 and keeps order >= 1.8
+        // (docs/validation.md, "A manufactured solution in three dimensions", measures
+        // 1.86-2.07 from 16^3 to 64^3). A single range clamps 11-21% of these smooth cells,
+        // which leaves it first order: it is asked only
         // for first order (>= 0.9), what it measures, so the test shows what the neighbours'
         // faces buy and fails if the per-axis ranges fall back to the single one.
         for (xi, nu, stretch) in

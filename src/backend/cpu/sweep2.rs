@@ -136,8 +136,9 @@ mod tests {
         // Nearly collisionless gas (delta 1e-3) on 24 x 24 x 1 cells: the x_min face emits 1
         // into its lower half and 0 into its upper half, the y_min face 0, the z face 0.5. The
         // jump travels obliquely across the slice; every cell value and reconstructed face
-        // value must stay within [0, 1] (the range of the inflows and of f^S, a maximum
-        // principle the first-order scheme has), for every velocity of the octant.
+        // value must stay within [0, 1] (the range of the face inflows and of f^S: every
+        // limiter range is made of those and of values emitted upwind; a maximum principle
+        // the first-order scheme has), for every velocity of the octant.
         let n = 24;
         let cfg = crate::config::walled_box([n, n, 1], 10);
         let p = Problem::new(&cfg);

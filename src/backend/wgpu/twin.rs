@@ -185,11 +185,11 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut Slices) 
         let jup = select(j.wrapping_sub(1), j + 1, neg_y);
         let bb = xi[1].abs() * b.bnd[(nx + j) as usize];
         let mut fx = b.bnd[(x_face + k * ny + j) as usize] * shape[0];
+        let mut west = [0.0f32; 2];
+        let mut west_ok = false;
         if x_part != NONE {
             fx = partner(x_part, k * ny + j, x_slot);
         }
-        let mut west = [0.0f32; 2];
-        let mut west_ok = false;
         for ii in 0..nx {
             let i = select(ii, nx - 1 - ii, neg_x);
             let a = xi[0].abs() * b.bnd[i as usize];
@@ -203,13 +203,14 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut Slices) 
                     b.bnd[(y_face + k * nx + i) as usize] * shape[1]
                 }
             } else {
+                let fy = slices.load(bind, y_in + (jup * nx + i) * ch + lv);
                 if second {
                     south = [
                         slices.load(bind, slot_len + (jup * nx + i) * ch + lv),
                         slices.load(bind, 3 * slot_len + (jup * nx + i) * ch + lv),
                     ];
                 }
-                slices.load(bind, y_in + (jup * nx + i) * ch + lv)
+                fy
             };
             let mut fz = if first {
                 if z_part != NONE {
@@ -218,10 +219,11 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut Slices) 
                     b.bnd[(z_face + s) as usize] * shape[2]
                 }
             } else {
+                let fz = slices.load(bind, z_in + s * ch + lv);
                 if second {
                     below = [slices.load(bind, slot_len + s * ch + lv), slices.load(bind, 2 * slot_len + s * ch + lv)];
                 }
-                slices.load(bind, z_in + s * ch + lv)
+                fz
             };
             let cell = k * nx * ny + s;
             let e = &b.cells[cell as usize].rows;
@@ -251,6 +253,8 @@ pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut Slices) 
             let sc = e[2][0] * cu[0] + e[2][1] * cu[1] + e[2][2] * cu[2];
             let fs = e[0][0] * (-c2 * e[0][1]).exp() * (e[1][3] + sc * (2.0 * c2 * e[0][1] - 5.0));
             if second {
+                // A neighbour counts where it is upwind and fluid; otherwise the cell's own
+                // inflow stands in (sweep_slice.wgsl).
                 let w_ok = west_ok && a > 0.0;
                 let s_ok = jj > 0 && bb > 0.0 && (word >> ys) & 1 == 0;
                 let b_ok = !first && c > 0.0 && (word >> zs) & 1 == 0;
