@@ -6,13 +6,6 @@ use common::*;
 use knudsen::backend::BackendChoice;
 use knudsen::config::Acceleration;
 
-fn with(mut cfg: knudsen::config::Config, acc: Acceleration, tol: f64, max: usize) -> knudsen::config::Config {
-    cfg.solver.acceleration = acc;
-    cfg.solver.tolerance = tol;
-    cfg.solver.max_iterations = max;
-    cfg
-}
-
 #[test]
 fn gsis_reaches_the_fixed_point_of_source_iteration_on_a_low_kn_cavity() {
     // Reference: source iteration converged to 1e-11 on the CPU (f64). Kn 0.02 on 10^3

@@ -96,6 +96,14 @@ pub fn pinned(v: &serde_json::Value) -> serde_json::Value {
     v
 }
 
+/// `cfg` with the given acceleration, tolerance and sweep budget.
+pub fn with(mut cfg: Config, acc: knudsen::config::Acceleration, tol: f64, max: usize) -> Config {
+    cfg.solver.acceleration = acc;
+    cfg.solver.tolerance = tol;
+    cfg.solver.max_iterations = max;
+    cfg
+}
+
 /// The case `v` ([`pinned`]).
 pub fn config(v: &serde_json::Value) -> Config {
     Config::from_json(&pinned(v).to_string()).expect("valid test config")

@@ -6,6 +6,8 @@
 #   tests:  the second-order tests with CUDA and wgpu present (every backend against the CPU).
 #   refine [CELLS]: the Kn 1 cavity (32^3 velocities) at CELLS^3 cells (default 16,32,64),
 #           first and second order, on CUDA with GSIS (or ACC=none): centre velocity.
+#           KN (default 1), VPTS (velocity points per axis, 32), TOL (1e-5), ITS (200) and
+#           SCHEMES (first_order,second_order) change the case; TAG names the output.
 #   speed:  seconds per iteration of configs/cavity-kn1.json (64^3 x 64^3), both schemes,
 #           CUDA and wgpu (3 iterations each).
 #   cube:   the paper cube (configs/cube-ma2-kn1.json), second order, on BACKEND (cuda).
@@ -19,24 +21,27 @@ tests)
     carry/second_order --test-threads 1 --nocapture 2>&1 | grep -v XDG_RUNTIME
     ;;
 refine)
-    CELLS=${2:-16,32,64} python3 - <<'PY'
+    CELLS=${2:-16,32,64} KN=${KN:-1} VPTS=${VPTS:-32} TOL=${TOL:-1e-5} ITS=${ITS:-200} \
+        SCHEMES=${SCHEMES:-first_order,second_order} python3 - <<'PY'
 import json, os
 CELLS = [int(n) for n in os.environ["CELLS"].split(",")]
+kn, vp = float(os.environ["KN"]), int(os.environ["VPTS"])
 c = json.load(open("configs/validation/cavity-grid.json"))
 c["name"] = "cavity-refine"
-c["title"] = "Lid-driven cavity, Kn = 1, 32^3 velocities: centre velocity u_x / U against cells"
+c["title"] = f"Lid-driven cavity, Kn = {kn:g}, {vp}^3 velocities: centre velocity u_x / U against cells"
 c["order"] = [0.0, 3.0]
-c["case"]["velocity"]["points"] = 32
-c["case"]["solver"] = {"tolerance": 1e-5, "max_iterations": 200}
+c["case"]["gas"]["kn"] = kn
+c["case"]["velocity"]["points"] = vp
+c["case"]["solver"] = {"tolerance": float(os.environ["TOL"]), "max_iterations": int(os.environ["ITS"])}
 c["points"] = [{"set": {"grid.x.cells": n, "grid.y.cells": n, "grid.z.cells": n, "solver.scheme": s},
                 "subsets": ["fast", "full"]}
-               for s in ["first_order", "second_order"] for n in CELLS]
+               for s in os.environ["SCHEMES"].split(",") for n in CELLS]
 c.pop("plot", None)
 json.dump(c, open("/tmp/cavity-refine.json", "w"), indent=1)
 PY
     # validate needs three points per subset for the order; with fewer it reports the values.
-    $K validate /tmp/cavity-refine.json --fast --backend cuda --acceleration "${ACC:-gsis}" --out /tmp/refine 2>&1 | grep --line-buffered -v XDG_RUNTIME
-    cp /tmp/refine/results-fast.json "$OUT/refine.json"
+    $K validate /tmp/cavity-refine.json --fast --backend cuda --acceleration "${ACC:-gsis}" --out /tmp/refine${TAG:-} 2>&1 | grep --line-buffered -v XDG_RUNTIME
+    cp /tmp/refine${TAG:-}/results-fast.json "$OUT/refine${TAG:-}.json"
     ;;
 speed)
     for be in cuda wgpu; do
