@@ -303,7 +303,8 @@ impl Gsis {
         if p.config.solver.scheme == Scheme::SecondOrder {
             // The second-order sweep answers alternating modes unlike L: filter them out of
             // the correction (smooth.rs).
-            smooth::binomial(&p.grid, &solid, &mut dw, &mut w.filtered);
+            let beta = smooth::strength(p, base);
+            smooth::binomial(&p.grid, &beta, &solid, &mut dw, &mut w.filtered);
         }
         let t_solve = t0.elapsed().as_secs_f64() - t_setup;
         // Largest fraction of dW that keeps every density and temperature above MAX_DROP
