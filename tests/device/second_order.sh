@@ -4,7 +4,7 @@
 # Needs carry/knudsen built with `--features cuda`, .gl/*.deb (tests/device/setup.sh), and
 # for `tests` carry/second_order (the stripped test binary of tests/second_order.rs).
 #   tests:  the second-order tests with CUDA and wgpu present (every backend against the CPU).
-#   refine [CELLS]: the Kn 1 cavity (32^3 velocities) at CELLS^3 cells (default 16,32,64),
+#   refine [CELLS]: the cavity (Kn 1, 32^3 velocities unless set) at CELLS^3 cells (default 16,32,64),
 #           first and second order, on CUDA with GSIS (or ACC=none): centre velocity.
 #           KN (default 1), VPTS (velocity points per axis, 32), TOL (1e-5), ITS (200) and
 #           SCHEMES (first_order,second_order) change the case; TAG names the output.

@@ -59,6 +59,7 @@ pub mod wgpu;
 use super::state::State;
 use super::{source_iteration, Strategy, Sweep};
 use crate::backend::SweepOutput;
+use crate::boundary::FaceKind;
 use crate::config::Scheme;
 use crate::model::{collision_frequency, Macro};
 use crate::problem::Problem;
@@ -249,8 +250,10 @@ struct Scratch {
     rhs: krylov::Vector,
     /// The correction as applied (scaled).
     change: krylov::Vector,
-    /// The filter's copy of the correction before each pass (second-order sweep).
+    /// The filter's copy of the correction before each pass, and its strength per cell
+    /// (second-order sweep).
     filtered: krylov::Vector,
+    beta: Vec<f64>,
 }
 
 /// Fill `w` with the sweep's moments, the state the operator is linearised about, and the
@@ -300,13 +303,16 @@ impl Gsis {
         let t_setup = t0.elapsed().as_secs_f64();
         let levels = mg.levels();
         let (mut dw, outcome, place) = self.solve(rhs, inner_tolerance(p))?;
+        let t_solve = t0.elapsed().as_secs_f64() - t_setup;
         if p.config.solver.scheme == Scheme::SecondOrder {
             // The second-order sweep answers alternating modes unlike L: filter them out of
             // the correction (smooth.rs).
-            let beta = smooth::strength(p, base);
-            smooth::binomial(&p.grid, &beta, &solid, &mut dw, &mut w.filtered);
+            smooth::strength(p, base, &mut w.beta);
+            let periodic = std::array::from_fn(|a| p.bounds.faces[2 * a].kind == FaceKind::Periodic);
+            let volumes = p.grid.volumes();
+            let cells = smooth::Cells { grid: &p.grid, volumes: &volumes, beta: &w.beta, solid: &solid, periodic };
+            smooth::binomial(&cells, &mut dw, &mut w.filtered);
         }
-        let t_solve = t0.elapsed().as_secs_f64() - t_setup;
         // Largest fraction of dW that keeps every density and temperature above MAX_DROP
         // of the sweep's.
         let scale = (0..dw.len()).into_par_iter().filter(|&c| fluid(c)).map(|c| {
