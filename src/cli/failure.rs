@@ -17,21 +17,22 @@ pub enum Failure {
 }
 
 impl Failure {
+    /// The line `report` prints.
+    pub fn message(&self) -> String {
+        match self {
+            Failure::BadInput(msg) => format!("error: {msg}"),
+            Failure::Run(e) => format!("error: {e:#}"),
+            Failure::Interrupted { message, .. } => message.clone(),
+        }
+    }
+
     /// Print the error on stderr and give the exit code.
     pub fn report(self) -> ExitCode {
+        eprintln!("{}", self.message());
         match self {
-            Failure::BadInput(msg) => {
-                eprintln!("error: {msg}");
-                ExitCode::from(EXIT_BAD_INPUT)
-            }
-            Failure::Run(e) => {
-                eprintln!("error: {e:#}");
-                ExitCode::FAILURE
-            }
-            Failure::Interrupted { code, message } => {
-                eprintln!("{message}");
-                ExitCode::from(code)
-            }
+            Failure::BadInput(_) => ExitCode::from(EXIT_BAD_INPUT),
+            Failure::Run(_) => ExitCode::FAILURE,
+            Failure::Interrupted { code, .. } => ExitCode::from(code),
         }
     }
 }

@@ -71,8 +71,7 @@ pub fn run(
                 Err(f @ Failure::Interrupted { .. }) => Err(f),
                 Err(f) => {
                     // The other ranks wait in the next sum: end them all, with this error.
-                    say(format!("rank {} of {} failed:\n", m.rank, m.ranks));
-                    let _ = f.report();
+                    say(format!("rank {} of {} failed:\n{}\n", m.rank, m.ranks, f.message()));
                     m.abort(1)
                 }
                 ok => ok,
@@ -297,9 +296,9 @@ impl Drop for EarlySyntheticCompile {
     }
 }
 
-/// One line on stderr in one write: `eprintln!` writes its pieces one by one, and Open MPI's
-/// abort notice (from another process, on the same stream) once landed between "rank 0" and
-/// " of 3 failed" (tests/mpi.rs).
+/// One message on stderr in one write: `eprintln!` writes its pieces one by one, and Open
+/// MPI's abort notice (from another process, on the same stream) once landed between "rank 0"
+/// and " of 3 failed" (tests/mpi.rs).
 #[cfg(feature = "mpi")]
 fn say(line: String) {
     use std::io::Write;
