@@ -8,7 +8,7 @@
 //! `(1 + w) / (1 - w)`, unbounded as `w -> 1`. The sweep's conservation defect for such a
 //! mode is then far larger than `L` expects, the correction over-shoots, and the alternating
 //! mode grows (measured: the Kn 0.01 cavity on 32^3 cells and the Kn 0.02 cavity on 16^3,
-//! cells of about three mean free paths, diverged by 7-13% per sweep; `docs/model.md`, "The
+//! cells of about three mean free paths, diverged by 13-20% per sweep; `docs/model.md`, "The
 //! correction's filter"). This is the inconsistency that makes diffusion synthetic
 //! acceleration unstable for diamond-differenced transport in optically thick cells (Adams
 //! and Larsen, Prog. Nucl. Energy 40 (2002) 3).
