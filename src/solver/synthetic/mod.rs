@@ -254,13 +254,18 @@ struct Scratch {
     /// (second-order sweep).
     filtered: krylov::Vector,
     beta: Vec<f64>,
+    /// The cells' volumes (the grid's; filled on the first update).
+    volumes: Vec<f64>,
 }
 
 /// Fill `w` with the sweep's moments, the state the operator is linearised about, and the
 /// right-hand side `-vol nu (C(W^n) - C(W*))` (with zero total mass in a closed domain).
 fn linearisation(p: &Problem, out: &SweepOutput, state: &State, w: &mut Scratch) {
     let solids = &p.bodies.solids;
-    let volumes = p.grid.volumes();
+    if w.volumes.len() != p.grid.cells() {
+        w.volumes = p.grid.volumes();
+    }
+    let volumes = &w.volumes;
     let fluid = |c: usize| !solids.is_solid(c);
     let cells = out.raw.len();
     w.star.resize(cells, Macro::equilibrium(1.0, [0.0; 3], 1.0));
@@ -309,8 +314,7 @@ impl Gsis {
             // the correction (smooth.rs).
             smooth::strength(p, base, &mut w.beta);
             let periodic = std::array::from_fn(|a| p.bounds.faces[2 * a].kind == FaceKind::Periodic);
-            let volumes = p.grid.volumes();
-            let cells = smooth::Cells { grid: &p.grid, volumes: &volumes, beta: &w.beta, solid: &solid, periodic };
+            let cells = smooth::Cells { grid: &p.grid, volumes: &w.volumes, beta: &w.beta, solid: &solid, periodic };
             smooth::binomial(&cells, &mut dw, &mut w.filtered);
         }
         // Largest fraction of dW that keeps every density and temperature above MAX_DROP
