@@ -1,5 +1,5 @@
 // fused_moments and its wall loads: the CUDA form of shaders/fused_moments.wgsl. Uses
-// sweep_fused.cu's TXTY, NTY, NPART and partial_at (the host puts it after that file).
+// sweep_fused.cu's TXTY, NTY, NMOM, NPART and partial_at (the host puts it after that file).
 // Launcher: src/backend/cuda/fused.rs.
 
 // A block's wall loads follow from its raw moments, as its face fluxes do: its velocities
@@ -36,9 +36,10 @@ __device__ __forceinline__ void add_wall_sums(float* __restrict__ wall_sums, uns
 
 // fused_moments: a thread adds the partials of launch `diag` for MPT moments of one cell
 // (m0 .. m0 + MPT - 1) into their sums and, on the box faces, the momentum moments among
-// them into the incident fluxes: octant by octant in Octant order, block by block in wave
+// them into the incident fluxes (under second order, for the thread of momentum moment
+// 1 + d, the face-flux partial NMOM + d instead, as the face values differ from f there): octant by octant in Octant order, block by block in wave
 // order (fixed, so results are deterministic; no atomics; each sum is the same, term for
-// term, whatever MPT). MPT = NPART (`fused_moments`, one thread per cell) keeps thirteen
+// term, whatever MPT). MPT = NMOM (`fused_moments`, one thread per cell) keeps thirteen
 // loads in flight per thread; MPT = 1 (`fused_moments_split`, one thread per cell and
 // moment, threads along the cells within a moment so a warp's reads of a tile row
 // coalesce) has thirteen times the threads, for grids too small to fill the GPU with one
@@ -51,7 +52,7 @@ __device__ __forceinline__ void fused_moments_impl(unsigned diag, unsigned block
                                                    float* __restrict__ incident, float* __restrict__ wall_sums) {
     const unsigned ncells = NX * NY * NZ;
     const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= ncells * (NPART / MPT)) {
+    if (t >= ncells * (NMOM / MPT)) {
         return;
     }
     const unsigned m0 = (t / ncells) * MPT, cell = t % ncells;
@@ -103,15 +104,24 @@ __device__ __forceinline__ void fused_moments_impl(unsigned diag, unsigned block
         for (unsigned mm = 0u; mm < MPT; mm++) {
             acc[mm] += s[mm];
         }
-        // A block's velocities share their signs, so its momentum sums are its face fluxes.
+        // A block's velocities share their signs, so its momentum sums are its face fluxes
+        // under first order; under second its face-flux partials are.
         for (unsigned ax = 0u; ax < 3u; ax++) {
-            if (1u + ax - m0 >= MPT) {
+            const bool neg = ((o >> ax) & 1u) != 0u;
+            if (1u + ax - m0 >= MPT || at[ax] != (neg ? 0u : n_at[ax] - 1u)) {
                 continue;
             }
-            const float v = s[1u + ax - m0];
-            if (((o >> ax) & 1u) != 0u) {
-                if (at[ax] == 0u) flux[2u * ax] -= v;
-            } else if (at[ax] == n_at[ax] - 1u) {
+            float v = 0.0f;
+            if (NPART > NMOM) {
+                for (unsigned vb = lo; vb < hi; vb++) {
+                    v += partials[partial_at(a - a_lo, vb, blocks, k, NMOM + ax, c)];
+                }
+            } else {
+                v = s[1u + ax - m0];
+            }
+            if (neg) {
+                flux[2u * ax] -= v;
+            } else {
                 flux[2u * ax + 1u] += v;
             }
         }
@@ -138,7 +148,7 @@ extern "C" __global__ void fused_moments(unsigned diag, unsigned blocks, const u
                                          const float* __restrict__ partials, const float4* __restrict__ cells,
                                          float* __restrict__ moments, float* __restrict__ incident,
                                          float* __restrict__ wall_sums) {
-    fused_moments_impl<NPART>(diag, blocks, ranges, partials, cells, moments, incident, wall_sums);
+    fused_moments_impl<NMOM>(diag, blocks, ranges, partials, cells, moments, incident, wall_sums);
 }
 
 extern "C" __global__ void fused_moments_split(unsigned diag, unsigned blocks, const unsigned* __restrict__ ranges,

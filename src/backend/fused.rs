@@ -22,9 +22,12 @@ use crate::problem::Problem;
 /// Velocities per block: 4 warps. Keep in sync with BV's use in sweep_fused.cu (passed as
 /// a -D constant; the kernel's shared memory is BV x (TX TY + 1) floats).
 pub const BLOCK_VELOCITIES: usize = 128;
-/// Moment partials per (block, cell): the 13 raw moments (the face fluxes follow from the
-/// momentum sums, as a block never mixes signs).
+/// Moment partials per (block, cell): the 13 raw moments (under first order the face fluxes
+/// follow from the momentum sums, as a block never mixes signs).
 pub const PARTIALS: usize = 13;
+/// Partials the second-order scheme adds per (block, cell): the face fluxes sum_v w xi_d F_d
+/// of the emitted face values F_d, d = x, y, z (which differ from the cell values there).
+pub const FACE_PARTIALS: usize = 3;
 
 /// Grids of fewer cells add their partials with one thread per cell and moment
 /// (`fused_moments_split`), larger ones with one per cell (`fused_moments`); the sums are
@@ -63,12 +66,22 @@ pub fn sweep_from_env() -> Result<Option<SweepKernel>, String> {
     }
 }
 
-/// Why a case cannot use the fused kernel (None: it can): the first-order scheme, with any
-/// faces and bodies (wall words in the sweep, wall loads from the moments; partner inflows
-/// at the tiles on the domain's faces, exits at its far faces).
+/// Why a case cannot use the fused WGSL kernel (None: it can): the first-order scheme, with
+/// any faces and bodies (wall words in the sweep, wall loads from the moments; partner
+/// inflows at the tiles on the domain's faces, exits at its far faces).
 pub fn ineligible(p: &Problem) -> Option<String> {
     if p.config.solver.scheme.slices() != 1 {
-        return Some("the second-order scheme keeps face values per slice".into());
+        return Some("the fused WGSL sweep runs first order only (second order keeps face values per slice)".into());
+    }
+    None
+}
+
+/// Why a case cannot use the fused CUDA kernel (None: it can): either scheme, but the
+/// second-order one only without bodies (its wall loads would need the emitted face values'
+/// momentum and energy sums, which its partials do not carry).
+pub fn cuda_ineligible(p: &Problem) -> Option<String> {
+    if p.config.solver.scheme.slices() != 1 && p.bodies.solids.any() {
+        return Some("the second-order fused sweep has no wall paths for bodies".into());
     }
     None
 }
@@ -90,6 +103,9 @@ impl FusedWave {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FusedPlan {
     pub tile: [usize; 2],
+    /// The second-order scheme: three face values per face cell (the outflow and the two
+    /// the limiter reads beside it) and [`FACE_PARTIALS`] more partials per cell.
+    pub second: bool,
     pub waves: Vec<FusedWave>,
     /// Velocity stride of the face buffers: the largest wave.
     pub stride: usize,
@@ -120,25 +136,42 @@ impl FusedPlan {
         (0..self.diagonals()).map(|d| self.diagonal(d).1 - self.diagonal(d).0 + 1).max().unwrap_or(0)
     }
 
+    /// Values per face cell and velocity in the face buffers: the outflow, and under second
+    /// order the cell's two other face values (the downwind tile's limiter reads them).
+    pub fn face_planes(&self) -> usize {
+        if self.second {
+            3
+        } else {
+            1
+        }
+    }
+
+    /// Partials per (block, cell): keep in sync with NPART in sweep_fused.cu.
+    pub fn partials(&self) -> usize {
+        PARTIALS + if self.second { FACE_PARTIALS } else { 0 }
+    }
+
     /// Floats of the x- and y-face buffers.
     pub fn face_floats(&self) -> [usize; 2] {
         let [nx, ny, nz] = self.dims;
-        [nz * ny * self.stride, nz * nx * self.stride]
+        let q = self.face_planes();
+        [q * nz * ny * self.stride, q * nz * nx * self.stride]
     }
 
     /// Floats of the moment partials of one launch (the largest diagonal).
     pub fn partial_floats(&self) -> usize {
         let blocks = self.stride / BLOCK_VELOCITIES;
-        self.max_diagonal_tiles() * blocks * self.dims[2] * PARTIALS * self.tile[0] * self.tile[1]
+        self.max_diagonal_tiles() * blocks * self.dims[2] * self.partials() * self.tile[0] * self.tile[1]
     }
 
     /// Device-memory bytes moved per phase-space point and sweep: each face value between
-    /// tiles written once and read once (2 (TX + TY) / (TX TY) x 4 B), and each block's 13
-    /// partials per cell written once and read once (2 x 13 x 4 / BV B). The slice kernels'
-    /// count is 8 B (src/bench.rs).
+    /// tiles written once and read once (2 (TX + TY) / (TX TY) x 4 B per plane), and each
+    /// block's 13 (second order: 16) partials per cell written once and read once
+    /// (2 x 13 x 4 / BV B). The slice kernels' count is 8 B (src/bench.rs).
     pub fn traffic_per_point(&self) -> f64 {
         let [tx, ty] = self.tile;
-        (8 * (tx + ty)) as f64 / (tx * ty) as f64 + (8 * PARTIALS) as f64 / BLOCK_VELOCITIES as f64
+        (8 * self.face_planes() * (tx + ty)) as f64 / (tx * ty) as f64
+            + (8 * self.partials()) as f64 / BLOCK_VELOCITIES as f64
     }
 
     /// Device bytes of the face buffers and partials: what replaces the slices.
@@ -149,17 +182,25 @@ impl FusedPlan {
 }
 
 /// Dynamic shared memory of a sweep_fused block: the reduction array, BV x (TX TY + 1)
-/// floats, then the shares' sums, (BV / (TX TY) - 1) x 13 x TX TY floats. Keep in sync with
-/// `red` and `shares` in sweep_fused.cu.
-pub fn shared_bytes(tile: [usize; 2]) -> u32 {
+/// floats, then the shares' sums, (BV / (TX TY) - 1) x NPART x TX TY floats, then under
+/// second order the face values' z-carry, 3 x BV x (TX TY + 1) floats. Keep in sync with
+/// `red`, `shares` and `outs` in sweep_fused_march.cu.
+pub fn shared_bytes(tile: [usize; 2], second: bool) -> u32 {
     let (n, bv) = (tile[0] * tile[1], BLOCK_VELOCITIES);
-    ((bv * (n + 1) + (bv / n - 1) * PARTIALS * n) * 4) as u32
+    // Second order: the z-carried face values, then the inflows' two halves (this level's
+    // and the next's; under first order they are a static array of one half).
+    let (npart, carry) = if second {
+        (PARTIALS + FACE_PARTIALS, 3 * bv * (n + 1) + 2 * 3 * (tile[0] + tile[1]) * bv)
+    } else {
+        (PARTIALS, 0)
+    };
+    ((bv * (n + 1) + (bv / n - 1) * npart * n + carry) * 4) as u32
 }
 
 /// Shared memory of one sweep_fused block with `tile`: the static arrays (xs, wpow, runs,
 /// part_runs, coef, words, inv_w, fin, walls_at) and [`shared_bytes`]. Keep in sync with
-/// sweep_fused.cu.
-pub fn block_shared_bytes(tile: [usize; 2]) -> u32 {
+/// sweep_fused_march.cu.
+pub fn block_shared_bytes(tile: [usize; 2], second: bool) -> u32 {
     let (n, bv) = (tile[0] * tile[1], BLOCK_VELOCITIES);
     let parts = bv / n;
     let flags = 4 * 2;
@@ -172,8 +213,8 @@ pub fn block_shared_bytes(tile: [usize; 2]) -> u32 {
         + words
         + 4 * (tile[0] + tile[1])
         + flags;
-    let fin = 4 * (tile[0] + tile[1]) * bv;
-    (fixed + fin) as u32 + shared_bytes(tile)
+    let fin = if second { 0 } else { 4 * (tile[0] + tile[1]) * bv };
+    (fixed + fin) as u32 + shared_bytes(tile, second)
 }
 
 /// Resident blocks per SM that sweep_fused's `__launch_bounds__` asks for, which caps its
@@ -182,13 +223,13 @@ pub fn block_shared_bytes(tile: [usize; 2]) -> u32 {
 /// the z-carry in shared memory (5 or 6 with 8 x 4 tiles, or 2 and 3, were slower); fewer
 /// where `sm_shared` (the SM's shared memory, bytes) holds fewer blocks of `tile`, as there
 /// a tighter register cap would only add spills.
-pub fn min_blocks(tile: [usize; 2], sm_shared: Option<u32>) -> u32 {
+pub fn min_blocks(tile: [usize; 2], second: bool, sm_shared: Option<u32>) -> u32 {
     let asked = std::env::var("KNUDSEN_FUSED_MIN_BLOCKS").ok().and_then(|s| s.parse().ok());
     if let Some(n) = asked.filter(|n| (1..=16).contains(n)) {
         return n;
     }
     // The driver keeps 1 KiB per resident block (sm_80 and later).
-    let fit = sm_shared.map_or(4, |s| s / (block_shared_bytes(tile) + 1024));
+    let fit = sm_shared.map_or(4, |s| s / (block_shared_bytes(tile, second) + 1024));
     fit.clamp(1, 4)
 }
 
@@ -215,20 +256,41 @@ pub fn decide(
 
 /// The CUDA backend's plan with `tile` (no binding limit), or why not; `capability`, the
 /// device's compute capability where known (its shared memory, over 48 KiB per block, needs
-/// 7.0 or later).
+/// 7.0 or later), and `block_shared`, the most shared memory a block may have there (64 KiB
+/// on sm_75, which a second-order block of 4 x 4 passes).
 pub fn cuda_plan(
     p: &Problem,
     budget: u64,
     tile: [usize; 2],
     capability: Option<(i32, i32)>,
+    block_shared: Option<u32>,
 ) -> Result<FusedPlan, String> {
-    if let Some(why) = ineligible(p) {
+    if let Some(why) = cuda_ineligible(p) {
         return Err(why);
     }
     if let Some((major, minor)) = capability.filter(|c| c.0 < 7) {
         return Err(format!("compute capability {major}.{minor} (7.0 or later needed)"));
     }
-    plan(&p.vgrid.octant_members(), p.grid.dims(), tile, budget, FusedLimits::CUDA).map_err(|PlanError(e)| e)
+    let second = p.config.solver.scheme.slices() > 1;
+    let need = block_shared_bytes(tile, second);
+    if let Some(max) = block_shared.filter(|&m| need > m) {
+        return Err(format!(
+            "a block of {}x{} tiles needs {need} B of shared memory; the device allows {max} B",
+            tile[0], tile[1]
+        ));
+    }
+    plan(&p.vgrid.octant_members(), p.grid.dims(), tile, second, budget, FusedLimits::CUDA).map_err(|PlanError(e)| e)
+}
+
+/// The CUDA backend's tile: `KNUDSEN_FUSED_TILE` if set, else 8 x 8 under first order and
+/// 4 x 4 under second, whose three z-carried face values per cell and velocity would hold
+/// a block of 8 x 8 alone on an SM (docs/performance.md, "The fused second-order sweep").
+pub fn cuda_tile(p: &Problem) -> Result<[usize; 2], PlanError> {
+    match std::env::var("KNUDSEN_FUSED_TILE") {
+        Ok(_) => tile_from_env(),
+        Err(_) if p.config.solver.scheme.slices() > 1 => Ok([4, 4]),
+        Err(_) => Ok([8, 8]),
+    }
 }
 
 /// One line on what a backend runs (logs and `knudsen check`).
@@ -242,7 +304,8 @@ pub fn describe_choice(choice: Result<&FusedPlan, &str>) -> String {
 /// One line on a plan: tiles, waves, launches, storage (logs and `knudsen check`).
 pub fn describe(f: &FusedPlan) -> String {
     format!(
-        "fused on-chip sweep, {}x{} tiles, {} wave(s) of up to {} velocities, {} launches per wave, face buffers and partials {:.1} MiB",
+        "fused on-chip sweep{}, {}x{} tiles, {} wave(s) of up to {} velocities, {} launches per wave, face buffers and partials {:.1} MiB",
+        if f.second { " (second order)" } else { "" },
         f.tile[0],
         f.tile[1],
         f.waves.len(),
@@ -294,6 +357,7 @@ pub fn plan(
     octants: &[Vec<u32>; 8],
     dims: [usize; 3],
     tile: [usize; 2],
+    second: bool,
     budget_bytes: u64,
     limits: FusedLimits,
 ) -> Result<FusedPlan, PlanError> {
@@ -306,7 +370,8 @@ pub fn plan(
             vs.chunks(bv).map(move |c| (o, c.iter().copied().chain(std::iter::repeat(GHOST)).take(bv).collect()))
         })
         .collect();
-    let probe = |stride: usize| FusedPlan { tile, waves: Vec::new(), stride, dims, moments_per_thread: PARTIALS };
+    let probe =
+        |stride: usize| FusedPlan { tile, second, waves: Vec::new(), stride, dims, moments_per_thread: PARTIALS };
     let per_block = probe(bv).bytes();
     let fit = (budget_bytes / per_block) as usize;
     if fit == 0 {
@@ -342,7 +407,7 @@ pub fn plan(
         waves.push(FusedWave { velocities, ranges });
     }
     let stride = waves.iter().map(|w| w.velocities.len()).max().unwrap_or(bv);
-    Ok(FusedPlan { tile, waves, stride, dims, moments_per_thread: moments_per_thread(dims.iter().product()) })
+    Ok(FusedPlan { tile, second, waves, stride, dims, moments_per_thread: moments_per_thread(dims.iter().product()) })
 }
 
 #[cfg(test)]
@@ -354,7 +419,7 @@ mod tests {
     #[test]
     fn blocks_never_mix_octants_and_every_velocity_is_swept_once() {
         let v = VelocityGrid::new(13, 4.0, Quadrature::Trapezoid);
-        let p = plan(&v.octant_members(), [10, 7, 5], [8, 8], 1 << 20, FusedLimits::CUDA).unwrap();
+        let p = plan(&v.octant_members(), [10, 7, 5], [8, 8], false, 1 << 20, FusedLimits::CUDA).unwrap();
         assert!(p.waves.len() > 1, "a small budget splits the velocities into waves");
         let sizes: Vec<usize> = p.waves.iter().map(FusedWave::blocks).collect();
         assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1, "unbalanced waves {sizes:?}");
@@ -380,13 +445,47 @@ mod tests {
     fn the_register_cap_asks_for_the_blocks_the_shared_memory_holds() {
         // 19552 B static (ptxas with walls: 19568, with alignment; without bodies it drops the
         // wall words: 19040) and 36608 B dynamic at 8 x 8.
-        assert_eq!(block_shared_bytes([8, 8]), 56160);
+        assert_eq!(block_shared_bytes([8, 8], false), 56160);
         if std::env::var("KNUDSEN_FUSED_MIN_BLOCKS").is_err() {
             // H100/H200 (228 KiB per SM), A100 (164 KiB), sm_86/89 (100 KiB), unknown.
-            let fits = [233472, 167936, 102400].map(|b| min_blocks([8, 8], Some(b)));
+            let fits = [233472, 167936, 102400].map(|b| min_blocks([8, 8], false, Some(b)));
             assert_eq!(fits, [4, 2, 1]);
-            assert_eq!(min_blocks([8, 8], None), 4);
-            assert_eq!(min_blocks([4, 4], Some(233472)), 4, "never above the measured best");
+            assert_eq!(min_blocks([8, 8], false, None), 4);
+            assert_eq!(min_blocks([4, 4], false, Some(233472)), 4, "never above the measured best");
+        }
+    }
+
+    #[test]
+    fn second_order_carries_three_face_values_and_the_face_fluxes() {
+        let v = VelocityGrid::new(16, 4.0, Quadrature::Trapezoid);
+        let dims = [20, 12, 9];
+        let one = plan(&v.octant_members(), dims, [4, 4], false, 1 << 30, FusedLimits::CUDA).unwrap();
+        let two = plan(&v.octant_members(), dims, [4, 4], true, 1 << 30, FusedLimits::CUDA).unwrap();
+        assert_eq!(two.face_floats(), one.face_floats().map(|n| 3 * n));
+        assert_eq!(two.partial_floats() * PARTIALS, one.partial_floats() * (PARTIALS + FACE_PARTIALS));
+        // 4 x 4: 3 x 2 (4 + 4) / 16 x 4 B of faces and 2 x 16 x 4 / 128 B of partials.
+        assert!((two.traffic_per_point() - (12.0 + 1.0)).abs() < 1e-12, "{}", two.traffic_per_point());
+        assert!((one.traffic_per_point() - (4.0 + 0.8125)).abs() < 1e-12);
+        // Fewer velocities per wave where the budget binds: the face buffers are three times
+        // as large per velocity.
+        let budget = one.bytes() / 2;
+        let [w1, w2] =
+            [false, true].map(|s| plan(&v.octant_members(), dims, [4, 4], s, budget, FusedLimits::CUDA).unwrap());
+        assert!(w2.waves.len() > w1.waves.len());
+    }
+
+    #[test]
+    fn second_order_blocks_fit_the_shared_memory_they_ask_for() {
+        // 4 x 4: red 128 x 17, shares 7 x 16 x 16, outs 3 x 128 x 17, inflows 2 x 3 x 8 x 128
+        // floats dynamic (66560 B), and the static arrays without the inflows (6384 B; ptxas
+        // reports 6256 without the wall words). ncu on an H200 found 3 blocks per SM.
+        assert_eq!(shared_bytes([4, 4], true), 66560);
+        assert_eq!(block_shared_bytes([4, 4], true), 66560 + 6384);
+        if std::env::var("KNUDSEN_FUSED_MIN_BLOCKS").is_err() {
+            assert_eq!(min_blocks([4, 4], true, Some(233472)), 3);
+            // 8 x 8 holds one block per SM of an H100; on sm_86 (99 KiB a block) cuda_plan refuses it.
+            assert_eq!(min_blocks([8, 8], true, Some(233472)), 1);
+            assert_eq!(min_blocks([8, 8], true, Some(102400)), 1);
         }
     }
 
@@ -394,7 +493,7 @@ mod tests {
     fn diagonals_cover_every_tile_once() {
         let v = VelocityGrid::new(4, 4.0, Quadrature::Trapezoid);
         for (dims, tile) in [([64, 64, 8], [8, 8]), ([10, 7, 3], [8, 8]), ([5, 13, 2], [4, 4]), ([1, 1, 4], [8, 8])] {
-            let p = plan(&v.octant_members(), dims, tile, 1 << 30, FusedLimits::CUDA).unwrap();
+            let p = plan(&v.octant_members(), dims, tile, false, 1 << 30, FusedLimits::CUDA).unwrap();
             let [tx, ty] = p.tiles();
             let mut hit = vec![0; tx * ty];
             for d in 0..p.diagonals() {
@@ -417,7 +516,7 @@ mod tests {
     #[test]
     fn a_budget_below_one_block_is_refused() {
         let v = VelocityGrid::new(8, 4.0, Quadrature::Trapezoid);
-        let e = plan(&v.octant_members(), [64, 64, 64], [8, 8], 1000, FusedLimits::CUDA).unwrap_err();
+        let e = plan(&v.octant_members(), [64, 64, 64], [8, 8], false, 1000, FusedLimits::CUDA).unwrap_err();
         assert!(e.0.contains("one block"), "{e}");
     }
 
@@ -426,13 +525,13 @@ mod tests {
         let v = VelocityGrid::new(32, 4.0, Quadrature::Trapezoid);
         let dims = [64, 64, 64];
         let lim = FusedLimits { max_binding: 128 << 20, max_blocks: 100 };
-        let p = plan(&v.octant_members(), dims, [8, 8], u64::MAX, lim).unwrap();
+        let p = plan(&v.octant_members(), dims, [8, 8], false, u64::MAX, lim).unwrap();
         assert!(p.waves.iter().all(|w| w.blocks() <= 100));
         let [x, y] = p.face_floats();
         for floats in [x, y, p.partial_floats()] {
             assert!(floats as u64 * 4 <= 128 << 20);
         }
         let tiny = FusedLimits { max_binding: 1 << 10, max_blocks: 100 };
-        assert!(plan(&v.octant_members(), dims, [8, 8], u64::MAX, tiny).unwrap_err().0.contains("one buffer"));
+        assert!(plan(&v.octant_members(), dims, [8, 8], false, u64::MAX, tiny).unwrap_err().0.contains("one buffer"));
     }
 }

@@ -67,8 +67,8 @@ fn print_cuda_plan(cfg: &Config, p: &Problem, total_mib: f64) -> Result<(), Fail
         Err(e) => println!("{head}: does not fit: {e}"),
     }
     // As the backend plans it (cuda/fused.rs::choose), the device's capability aside.
-    let tile = knudsen::backend::fused::tile_from_env().map_err(|e| Failure::BadInput(e.0))?;
-    let plan = knudsen::backend::fused::cuda_plan(p, budget, tile, None);
+    let tile = knudsen::backend::fused::cuda_tile(p).map_err(|e| Failure::BadInput(e.0))?;
+    let plan = knudsen::backend::fused::cuda_plan(p, budget, tile, None, None);
     let sweep = knudsen::backend::fused::describe_choice(plan.as_ref().map_err(String::as_str));
     println!("cuda sweep kernel: {sweep}");
     if cfg.solver.acceleration.synthetic() {

@@ -5,7 +5,8 @@
 # the slice kernels (KNUDSEN_SWEEP=slices) after 5 iterations on small cases with odd and
 # stretched grids, tiles wider than the grid, a one-cell axis, free-stream faces and several
 # tile shapes, a body (and the quick cube, and a box in a Mach 10 stream), periodic and specular faces, on CUDA and wgpu ($BE); twice the same run for determinism. bench: `knudsen
-# bench --backend cuda,wgpu` ($BENCH_BE) with each kernel. Writes $OUT/log.txt.
+# bench --backend cuda,wgpu` ($BENCH_BE) with each kernel. $ARGS goes to every run and bench
+# (e.g. ARGS="--scheme second_order"). Writes $OUT/log.txt.
 set -u
 . tests/device/setup.sh
 exec > >(tee -a "$OUT/log.txt") 2>&1
@@ -18,7 +19,7 @@ run5() { # out config [env...]
   local out=$1 cfg=$2; shift 2
   # A fixed path: `auto` chooses its synthetic solves from timings, so two runs of it may
   # stand at different iterates after 5 sweeps.
-  env "$@" $K run "$cfg" --backend $be --max-iterations 5 --tolerance 1e-30 --acceleration none --out "$out" > "$out.log" 2>&1 \
+  env "$@" $K run "$cfg" --backend $be --max-iterations 5 --tolerance 1e-30 --acceleration none ${ARGS:-} --out "$out" > "$out.log" 2>&1 \
     || { echo "FAILED: $out"; tail -5 "$out.log"; }
   grep -h "sweep kernel" "$out.log" | sed 's/.*cuda sweep kernel/  kernel/' | head -1
 }
@@ -42,7 +43,7 @@ if [ "$what" = bench ] || [ "$what" = bench-fused ] || [ "$what" = all ]; then
   [ "$what" = bench-fused ] && sweeps=fused
   for sweep in $sweeps; do
     echo "== bench, KNUDSEN_SWEEP=$sweep"
-    KNUDSEN_SWEEP=$sweep $K bench --backend ${BENCH_BE:-cuda,wgpu} --rows 32x32,64x64,128x64 --out "$OUT/bench-$sweep" 2>&1 \
+    KNUDSEN_SWEEP=$sweep $K bench --backend ${BENCH_BE:-cuda,wgpu} --rows ${ROWS:-32x32,64x64,128x64} ${ARGS:-} --out "$OUT/bench-$sweep" 2>&1 \
       | grep -v -e XDG_RUNTIME -e "stopping at 1.0e-5"
   done
 fi

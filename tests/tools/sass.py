@@ -17,11 +17,12 @@ import collections, ctypes, glob, os, re, subprocess, sys, sysconfig
 
 site = sysconfig.get_paths()["purelib"] + "/nvidia/"
 root = os.path.join(os.path.dirname(__file__), "../../shaders/cuda/")
-files = ["common.cuh", "sweep_slice.cu", "moment_slice.cu", "wall_load_slice.cu", "sweep_fused.cu", "fused_moments.cu"]
+files = ["common.cuh", "upwind2.cu", "sweep_slice.cu", "moment_slice.cu", "wall_load_slice.cu", "sweep_fused.cu",
+         "sweep_fused2.cu", "sweep_fused_march.cu", "fused_moments.cu"]
 src = "\n".join(open(root + f).read() for f in files)
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 64
 tx, ty, mb = int(os.environ.get("TX", 8)), int(os.environ.get("TY", 8)), os.environ.get("MB", "2")
-opts = [f"-DNX={n}u", f"-DNY={n}u", f"-DNZ={n}u", "-DCH=262144u", "-DSLOTS=1u", "-DSROW=1u", "-DHAS_WALLS=false",
+opts = [f"-DNX={n}u", f"-DNY={n}u", f"-DNZ={n}u", "-DCH=262144u", f"-DSLOTS={os.environ.get('SLOTS', 1)}u", "-DSROW=1u", "-DHAS_WALLS=false",
         "-DM=64u", "-DSTEP=0.12698413f", f"-DTX={tx}u", f"-DTY={ty}u", "-DBV=128u", "-DFCH=262144u",
         f"-DFUSED_MIN_BLOCKS={mb}", "--gpu-architecture=compute_90"]
 opts += [f"-D{k}{f}=4294967295u" for f in range(6) for k in ("PART", "EXIT")]

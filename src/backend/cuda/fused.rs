@@ -12,9 +12,14 @@ use std::sync::Arc;
 
 /// Which sweep kernel a case gets (`fused::decide`): the fused one wherever it applies and
 /// fits, unless `KNUDSEN_SWEEP` says otherwise.
-pub fn choose(p: &Problem, budget: u64, capability: (i32, i32)) -> anyhow::Result<Result<FusedPlan, String>> {
-    let tile = fused::tile_from_env().map_err(|PlanError(e)| anyhow::anyhow!(e))?;
-    fused::decide(None, || fused::cuda_plan(p, budget, tile, Some(capability)))
+pub fn choose(
+    p: &Problem,
+    budget: u64,
+    capability: (i32, i32),
+    block_shared: Option<u32>,
+) -> anyhow::Result<Result<FusedPlan, String>> {
+    let tile = fused::cuda_tile(p).map_err(|PlanError(e)| anyhow::anyhow!(e))?;
+    fused::decide(None, || fused::cuda_plan(p, budget, tile, Some(capability), block_shared))
 }
 
 pub struct Fused {
@@ -37,7 +42,7 @@ impl Fused {
     ) -> anyhow::Result<Self> {
         let load = |n: &str| module.load_function(n).with_context(|| format!("loading kernel {n}"));
         let sweep = load("sweep_fused")?;
-        let shared = fused::shared_bytes(plan.tile);
+        let shared = fused::shared_bytes(plan.tile, plan.second);
         sweep
             .set_attribute(
                 cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -100,7 +105,7 @@ impl Fused {
     ) -> anyhow::Result<()> {
         let ncells = self.plan.dims.iter().product::<usize>() as u32;
         const REDUCE_BLOCK: u32 = 128;
-        // fused_moments.cu: PARTIALS / MPT threads per cell.
+        // fused_moments.cu: NMOM (the 13 moments, PARTIALS) / MPT threads per cell.
         let threads_per_cell = (PARTIALS / self.plan.moments_per_thread) as u32;
         for (w, wave) in self.plan.waves.iter().enumerate() {
             let blocks = wave.blocks() as u32;
@@ -110,7 +115,7 @@ impl Fused {
                 let cfg = LaunchConfig {
                     grid_dim: (blocks, (hi - lo + 1) as u32, 1),
                     block_dim: (BLOCK_VELOCITIES as u32, 1, 1),
-                    shared_mem_bytes: fused::shared_bytes(self.plan.tile),
+                    shared_mem_bytes: fused::shared_bytes(self.plan.tile, self.plan.second),
                 };
                 let mut l = stream.launch_builder(&self.sweep);
                 l.arg(&diag).arg(&a_lo).arg(cells).arg(bnd).arg(&self.tables[w]);

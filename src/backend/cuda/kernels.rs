@@ -11,6 +11,8 @@ const SWEEP: &str = include_str!("../../../shaders/cuda/sweep_slice.cu");
 const MOMENT: &str = include_str!("../../../shaders/cuda/moment_slice.cu");
 const WALL_LOAD: &str = include_str!("../../../shaders/cuda/wall_load_slice.cu");
 const FUSED: &str = include_str!("../../../shaders/cuda/sweep_fused.cu");
+const FUSED2: &str = include_str!("../../../shaders/cuda/sweep_fused2.cu");
+const FUSED_MARCH: &str = include_str!("../../../shaders/cuda/sweep_fused_march.cu");
 const FUSED_MOMENTS: &str = include_str!("../../../shaders/cuda/fused_moments.cu");
 const CELL_RECORDS: &str = include_str!("../../../shaders/cuda/cell_records.cu");
 /// The synthetic (GSIS) solve's kernels: a module of their own, without size constants
@@ -62,7 +64,7 @@ impl Sizes {
             slots: p.config.solver.scheme.slices() as u32,
             tile: [8, 8],
             fused_stride: crate::backend::fused::BLOCK_VELOCITIES as u32,
-            fused_min_blocks: crate::backend::fused::min_blocks([8, 8], None),
+            fused_min_blocks: crate::backend::fused::min_blocks([8, 8], false, None),
         }
     }
 
@@ -93,9 +95,12 @@ impl Sizes {
 }
 
 /// The whole program: the shared header, then the second-order cell update and the slice
-/// kernels, then the fused sweep, then the cell records.
+/// kernels, then the fused sweep (its definitions and first-order level, its second-order
+/// level, its march and kernel), then the cell records.
 pub fn program() -> String {
-    format!("{COMMON}\n{UPWIND2}\n{SWEEP}\n{MOMENT}\n{WALL_LOAD}\n{FUSED}\n{FUSED_MOMENTS}\n{CELL_RECORDS}")
+    format!(
+        "{COMMON}\n{UPWIND2}\n{SWEEP}\n{MOMENT}\n{WALL_LOAD}\n{FUSED}\n{FUSED2}\n{FUSED_MARCH}\n{FUSED_MOMENTS}\n{CELL_RECORDS}"
+    )
 }
 
 /// Compile `source` (normally [`program`]) to PTX. `arch`: e.g. "compute_90"; None lets

@@ -128,7 +128,11 @@ impl CudaBackend {
                 schedule::MAX_INDEXED_BINDING >> 20
             );
         }
-        let fused_plan = fused::choose(p, budget, ctx.compute_capability()?)?;
+        let block_shared = ctx
+            .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+            .ok()
+            .map(|b| b as u32);
+        let fused_plan = fused::choose(p, budget, ctx.compute_capability()?, block_shared)?;
         let distribution = fused_plan.as_ref().map_or(sched.distribution_bytes, |f| f.bytes());
         // Refuse a plan that cannot fit before allocating any of it.
         let (free, _) = ctx.mem_get_info().context("querying free device memory")?;
@@ -159,7 +163,7 @@ impl CudaBackend {
                 )
                 .ok()
                 .map(|b| b as u32);
-            sizes.fused_min_blocks = crate::backend::fused::min_blocks(f.tile, sm_shared);
+            sizes.fused_min_blocks = crate::backend::fused::min_blocks(f.tile, f.second, sm_shared);
         }
         let module = kernels::compile(&ctx, &sizes).context("compiling the CUDA kernels with NVRTC")?;
         let load = |n: &str| module.load_function(n).with_context(|| format!("loading kernel {n}"));

@@ -111,7 +111,7 @@ pub fn choose(
             max_binding: limits.max_storage_buffer_binding_size.min(super::schedule::MAX_INDEXED_BINDING),
             max_blocks: limits.max_compute_workgroups_per_dimension as usize,
         };
-        fused::plan(&p.vgrid.octant_members(), p.grid.dims(), tile, budget, lim).map_err(|PlanError(e)| e)
+        fused::plan(&p.vgrid.octant_members(), p.grid.dims(), tile, false, budget, lim).map_err(|PlanError(e)| e)
     };
     fused::decide(asked, plan)
 }
