@@ -490,6 +490,31 @@ mod tests {
     }
 
     #[test]
+    fn cuda_sweeps_second_order_on_chip_except_around_bodies() {
+        use crate::config::{walled_box, Scheme};
+        let mut cfg = walled_box([10, 10, 8], 10);
+        cfg.solver.scheme = Scheme::SecondOrder;
+        let p = Problem::new(&cfg);
+        assert!(cuda_ineligible(&p).is_none());
+        assert!(ineligible(&p).is_some(), "wgpu keeps the slice kernels for second order");
+        let plan = cuda_plan(&p, 1 << 30, [4, 4], None, None).unwrap();
+        assert!(plan.second && plan.face_planes() == 3 && plan.partials() == 16);
+        // 72944 B a block at 4 x 4: more than sm_75's 64 KiB, which falls back to the slices.
+        let e = cuda_plan(&p, 1 << 30, [4, 4], Some((7, 5)), Some(65536)).unwrap_err();
+        assert!(e.contains("shared memory"), "{e}");
+        cfg.bodies.push(
+            serde_json::from_value(
+                serde_json::json!({"min": [0.3, 0.3, 0.25], "max": [0.6, 0.6, 0.5], "temperature": 1.0}),
+            )
+            .unwrap(),
+        );
+        let e = cuda_ineligible(&Problem::new(&cfg)).unwrap();
+        assert!(e.contains("bodies"), "{e}");
+        cfg.solver.scheme = Scheme::FirstOrder;
+        assert!(cuda_ineligible(&Problem::new(&cfg)).is_none() && ineligible(&Problem::new(&cfg)).is_none());
+    }
+
+    #[test]
     fn diagonals_cover_every_tile_once() {
         let v = VelocityGrid::new(4, 4.0, Quadrature::Trapezoid);
         for (dims, tile) in [([64, 64, 8], [8, 8]), ([10, 7, 3], [8, 8]), ([5, 13, 2], [4, 4]), ([1, 1, 4], [8, 8])] {
