@@ -71,7 +71,9 @@ pub fn sweep_from_env() -> Result<Option<SweepKernel>, String> {
 /// inflows at the tiles on the domain's faces, exits at its far faces).
 pub fn ineligible(p: &Problem) -> Option<String> {
     if p.config.solver.scheme.slices() != 1 {
-        return Some("the fused WGSL sweep runs first order only (second order keeps face values per slice)".into());
+        return Some(
+            "the fused WGSL sweep runs first order only (the second-order scheme keeps face values per slice)".into(),
+        );
     }
     None
 }
