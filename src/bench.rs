@@ -21,13 +21,14 @@
 //! (before and after the backend's first row, the larger of the two: a fresh machine's first
 //! wgpu process has measured half its later bandwidth before its first row and the full one
 //! by its second, `docs/benchmarks.md`),
-//! and `(reads, writes) = (1, 1)` for the first-order sweep and `(2, 4)` for the second-order
-//! one (it reads the y and z face values and writes the cell value and three face values).
+//! and `(reads, writes) = (1, 1)` for the first-order sweep and `(6, 4)` for the second-order
+//! one (it reads the y and z face values and the limiter's four neighbour face values, and
+//! writes the cell value and three face values).
 //! `of floor` = floor / measured: 1 is the bandwidth limit of slices kept in memory. The
 //! fused on-chip sweep keeps no slices; its rows count what it moves instead, the face
 //! values between tiles and the moment partials (`FusedPlan::traffic_per_point`: 2.8 B at
-//! 8 x 8 tiles, 4.8 B at 4 x 4), so its floor is lower and its `of floor` smaller at the
-//! same speed.
+//! 8 x 8 tiles, 4.8 B at 4 x 4; under second order on CUDA 13 B at 4 x 4), so its floor is
+//! lower and its `of floor` smaller at the same speed.
 
 use crate::backend::{self, BackendChoice, GPU_BYTES_PER_VALUE};
 use crate::config::{Acceleration, Config, Precision, Scheme};
@@ -103,7 +104,7 @@ impl Row {
 pub fn bytes_per_point(scheme: Scheme, value_bytes: usize) -> usize {
     match scheme {
         Scheme::FirstOrder => 2 * value_bytes,
-        Scheme::SecondOrder => 6 * value_bytes,
+        Scheme::SecondOrder => 10 * value_bytes,
     }
 }
 

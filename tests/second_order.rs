@@ -109,6 +109,10 @@ fn agrees_with_the_cpu(case: fn(Scheme) -> knudsen::config::Config, body: bool) 
     // floor, so converged fields agree to 1e-4 relative L2 (as tests/gpu.rs for first order).
     let cfg = case(Scheme::SecondOrder);
     let (p, cpu) = run(&cfg, BackendChoice::Cpu, 2);
+    // Which CUDA kernel the case gets (cuda/fused.rs::choose plans it so): the fused one
+    // without a body.
+    let plan = knudsen::backend::fused::cuda_plan(&p, 1 << 30, [4, 4], None, None);
+    assert_eq!(plan.is_ok(), !body, "{:?}", plan.err());
     assert!(cpu.converged);
     let (_, first) = run(&case(Scheme::FirstOrder), BackendChoice::Cpu, 2);
     let keep = |f: &[knudsen::model::Macro]| f.iter().filter(|m| !m.rho.is_nan()).copied().collect::<Vec<_>>();

@@ -425,12 +425,12 @@ extern "C" __global__ void __launch_bounds__(BV, FUSED_MIN_BLOCKS)
         march_level<false, false>(ray, sh, cells, bnd, table, xface, yface, partials, incident, a, b, kk, rc, rh,
                                   rc_in);
     }
-    return;
-#endif
+#else
     // Interior tiles (no edge tests) and edge tiles: a branch uniform across the block.
     if (a * TX + TX <= NX && b * TY + TY <= NY) {
         march<true>(ray, sh, cells, bnd, table, xface, yface, partials, incident, a, b, rc, rh, rc_in);
     } else {
         march<false>(ray, sh, cells, bnd, table, xface, yface, partials, incident, a, b, rc, rh, rc_in);
     }
+#endif
 }

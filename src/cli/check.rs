@@ -66,7 +66,8 @@ fn print_cuda_plan(cfg: &Config, p: &Problem, total_mib: f64) -> Result<(), Fail
         }
         Err(e) => println!("{head}: does not fit: {e}"),
     }
-    // As the backend plans it (cuda/fused.rs::choose), the device's capability aside.
+    // As the backend plans it (cuda/fused.rs::choose), the device's capability and its
+    // shared memory per block aside (a second-order block of 4 x 4 tiles needs 71 KiB).
     let tile = knudsen::backend::fused::cuda_tile(p).map_err(|e| Failure::BadInput(e.0))?;
     let plan = knudsen::backend::fused::cuda_plan(p, budget, tile, None, None);
     let sweep = knudsen::backend::fused::describe_choice(plan.as_ref().map_err(String::as_str));

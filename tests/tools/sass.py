@@ -5,9 +5,11 @@ device run (docs/performance.md, "The fused sweep, v6: counted from its SASS").
 Needs, in a virtual environment: nvidia-cuda-nvrtc-cu12 (PTX), nvidia-cuda-nvcc-cu12
 (ptxas) and nvidia-cuda-cuobjdump (cuobjdump), e.g.
     python3 -m venv /tmp/cudatools
-    /tmp/cudatools/bin/pip install nvidia-cuda-nvrtc-cu12 nvidia-cuda-nvcc-cu12 nvidia-cuda-cuobjdump
+    /tmp/cudatools/bin/pip install nvidia-cuda-nvrtc-cu12 nvidia-cuda-nvcc-cu12 nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
+    (cuobjdump finds nvdisasm on PATH: add its bin directory)
     /tmp/cudatools/bin/python tests/tools/sass.py 64          # NX = NY = NZ = 64, 8x8 tiles
     TX=8 TY=4 MB=3 /tmp/cudatools/bin/python tests/tools/sass.py 32
+    SLOTS=4 TX=4 TY=4 MB=3 ... sass.py 64   # the second-order kernel (one rolled level)
 It prints ptxas's registers and spills and, per group of 64 cells (one per specialisation of
 a level; each cell has one MUFU.EX2), the instructions per cell by opcode. The program is
 assembled as src/backend/cuda/kernels.rs does (the same files, the same -D constants for a
