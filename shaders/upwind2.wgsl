@@ -9,8 +9,15 @@
 // upwind neighbours across the other axes emitted along d (the inflow itself where there is
 // none): side0 = (y-neighbour's x, x-neighbour's y, x-neighbour's z), side1 = (z-neighbour's
 // x, z-neighbour's y, y-neighbour's z). Unclamped, the answer is the weighted diamond
-// difference; otherwise the root is interpolated between the nearest kinks of the
-// piecewise-linear left side (at most six, known beforehand): a fixed cost.
+// difference; otherwise Newton's method on the pieces of the piecewise-linear left side
+// (upwind2.rs::piece_root: one solve in most clamped cells), and where it does not settle
+// the root interpolated between the nearest kinks (upwind2.rs::bracket_root).
+
+// Keep in sync with src/backend/upwind2.rs::PIECE_SOLVES.
+const PIECE_SOLVES: u32 = 3u;
+// Two solves within this share of the ranges' top agree (a few f32 round-offs): they lie on
+// either side of a kink, where both pieces give the root.
+const PIECE_AGREE: f32 = 1e-6;
 
 struct CellUpdate {
     f: f32,
@@ -24,6 +31,79 @@ fn emitted(a: vec3<f32>, inflow: vec3<f32>, w: f32, lo: vec3<f32>, hi: vec3<f32>
 
 fn balance_lhs(a: vec3<f32>, inflow: vec3<f32>, w: f32, nu: f32, lo: vec3<f32>, hi: vec3<f32>, f: f32) -> f32 {
     return nu * f + dot(a, emitted(a, inflow, w, lo, hi, f));
+}
+
+struct PieceRoot {
+    f: f32,
+    // Whether f settled within PIECE_SOLVES solves; bracket_root takes over where not.
+    solved: bool,
+}
+
+// Newton on the pieces (upwind2.rs::piece_root): which bound each outflow takes at f, and the
+// linear balance of that piece solved, in differences of close values, until f stays in the
+// piece it was solved on. One solve in most clamped cells.
+fn piece_root(a: vec3<f32>, inflow: vec3<f32>, w: f32, nu: f32, fs: f32, lo: vec3<f32>, hi: vec3<f32>, lmin: f32,
+              hmax: f32, f0: f32) -> PieceRoot {
+    var f = f0;
+    var last_piece = 0u;
+    var last_f = f;
+    for (var solve = 0u; solve <= PIECE_SOLVES; solve++) {
+        var piece = 0u;
+        var num = 0.0;
+        var den = nu;
+        for (var d = 0u; d < 3u; d++) {
+            if a[d] > 0.0 {
+                let xd = (1.0 + w) * f - w * inflow[d];
+                if xd < lo[d] {
+                    piece |= 1u << (2u * d);
+                    num += a[d] * (lo[d] - inflow[d]);
+                } else if xd > hi[d] {
+                    piece |= 2u << (2u * d);
+                    num += a[d] * (hi[d] - inflow[d]);
+                } else {
+                    num += (1.0 + w) * a[d] * (fs - inflow[d]);
+                    den += (1.0 + w) * a[d];
+                }
+            }
+        }
+        if solve > 0u && (piece == last_piece || abs(f - last_f) <= PIECE_AGREE * hmax) {
+            return PieceRoot(f, true);
+        }
+        if solve == PIECE_SOLVES {
+            break;
+        }
+        last_piece = piece;
+        last_f = f;
+        f = clamp(fs - num / den, lmin, hmax);
+    }
+    return PieceRoot(f, false);
+}
+
+// The root bracketed between the nearest kinks (upwind2.rs::bracket_root): a fixed cost.
+fn bracket_root(a: vec3<f32>, inflow: vec3<f32>, w: f32, nu: f32, rhs: f32, lo: vec3<f32>, hi: vec3<f32>, lmin: f32,
+                hmax: f32) -> f32 {
+    var kl = lmin;
+    var kh = hmax;
+    var gl = balance_lhs(a, inflow, w, nu, lo, hi, lmin);
+    var gh = balance_lhs(a, inflow, w, nu, lo, hi, hmax);
+    for (var d = 0u; d < 3u; d++) {
+        if a[d] > 0.0 {
+            for (var e = 0u; e < 2u; e++) {
+                let kk = (w * inflow[d] + select(lo[d], hi[d], e == 1u)) / (1.0 + w);
+                if kk > kl && kk < kh {
+                    let gk = balance_lhs(a, inflow, w, nu, lo, hi, kk);
+                    if gk <= rhs {
+                        kl = kk;
+                        gl = gk;
+                    } else {
+                        kh = kk;
+                        gh = gk;
+                    }
+                }
+            }
+        }
+    }
+    return select(kl, kl + (rhs - gl) * (kh - kl) / (gh - gl), gh > gl);
 }
 
 fn solve_cell(a: vec3<f32>, inflow: vec3<f32>, nu: f32, fs: f32, side0: vec3<f32>, side1: vec3<f32>) -> CellUpdate {
@@ -55,28 +135,12 @@ fn solve_cell(a: vec3<f32>, inflow: vec3<f32>, nu: f32, fs: f32, side0: vec3<f32
     let x = (1.0 + w) * f - w * inflow;
     let clamped = any((a > vec3<f32>(0.0)) & ((x < lo) | (x > hi)));
     if clamped {
-        var kl = lmin;
-        var kh = hmax;
-        var gl = balance_lhs(a, inflow, w, nu, lo, hi, lmin);
-        var gh = balance_lhs(a, inflow, w, nu, lo, hi, hmax);
-        for (var d = 0u; d < 3u; d++) {
-            if a[d] > 0.0 {
-                for (var e = 0u; e < 2u; e++) {
-                    let kk = (w * inflow[d] + select(lo[d], hi[d], e == 1u)) / (1.0 + w);
-                    if kk > kl && kk < kh {
-                        let gk = balance_lhs(a, inflow, w, nu, lo, hi, kk);
-                        if gk <= rhs {
-                            kl = kk;
-                            gl = gk;
-                        } else {
-                            kh = kk;
-                            gh = gk;
-                        }
-                    }
-                }
-            }
+        let root = piece_root(a, inflow, w, nu, fs, lo, hi, lmin, hmax, f);
+        if root.solved {
+            f = root.f;
+        } else {
+            f = bracket_root(a, inflow, w, nu, rhs, lo, hi, lmin, hmax);
         }
-        f = select(kl, kl + (rhs - gl) * (kh - kl) / (gh - gl), gh > gl);
     }
     // [lmin, hmax] holds the root; the clamp removes round-off (an exact maximum principle).
     f = clamp(f, lmin, hmax);

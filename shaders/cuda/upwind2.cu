@@ -4,10 +4,10 @@
 // the upwind neighbours' face values side0, side1 (that file says which). CPU reference:
 // src/backend/upwind2.rs::solve_cell (f64). Its divisions are the fast ones (__fdividef, a
 // reciprocal and a product, within 2 ulp), and the kinks divide by 1 + w once: IEEE
-// divisions cost ten instructions and a slow-path call each, eight of them in a clamped cell,
-// and the update is the second-order sweep's bottleneck (docs/performance.md, "The fused
-// second-order sweep"). The f32 result moves by a few ulp, well inside what f32 sweeps
-// already differ from the f64 reference by.
+// divisions cost ten instructions and a slow-path call each, and the update is the
+// second-order sweep's bottleneck (docs/performance.md, "The fused second-order sweep"). The
+// f32 result moves by a few ulp, well inside what f32 sweeps already differ from the f64
+// reference by.
 
 struct CellUpdate {
     float f;
@@ -21,6 +21,82 @@ __device__ __forceinline__ float balance_lhs(const float a[3], const float in[3]
         g += a[d] * (a[d] > 0.0f ? fminf(fmaxf((1.0f + w) * f - w * in[d], lo[d]), hi[d]) : f);
     }
     return g;
+}
+
+// Keep in sync with src/backend/upwind2.rs::PIECE_SOLVES and shaders/upwind2.wgsl.
+#define PIECE_SOLVES 3u
+// Two solves within this share of the ranges' top agree (a few f32 round-offs): they lie on
+// either side of a kink, where both pieces give the root.
+#define PIECE_AGREE 1e-6f
+
+// Newton on the pieces (upwind2.rs::piece_root): which bound each outflow takes at f, and the
+// linear balance of that piece solved, in differences of close values, until f stays in the
+// piece it was solved on. Returns whether f settled within PIECE_SOLVES solves (the root in
+// `root`); bracket_root takes over where not.
+__device__ __forceinline__ bool piece_root(const float a[3], const float in[3], float w, float nu, float fs,
+                                           const float lo[3], const float hi[3], float lmin, float hmax, float f0,
+                                           float &root) {
+    float f = f0;
+    unsigned last_piece = 0u;
+    float last_f = f;
+    for (unsigned solve = 0u; solve <= PIECE_SOLVES; solve++) {
+        unsigned piece = 0u;
+        float num = 0.0f, den = nu;
+        for (unsigned d = 0u; d < 3u; d++) {
+            if (a[d] > 0.0f) {
+                const float xd = (1.0f + w) * f - w * in[d];
+                if (xd < lo[d]) {
+                    piece |= 1u << (2u * d);
+                    num += a[d] * (lo[d] - in[d]);
+                } else if (xd > hi[d]) {
+                    piece |= 2u << (2u * d);
+                    num += a[d] * (hi[d] - in[d]);
+                } else {
+                    num += (1.0f + w) * a[d] * (fs - in[d]);
+                    den += (1.0f + w) * a[d];
+                }
+            }
+        }
+        if (solve > 0u && (piece == last_piece || fabsf(f - last_f) <= PIECE_AGREE * hmax)) {
+            root = f;
+            return true;
+        }
+        if (solve == PIECE_SOLVES) {
+            break;
+        }
+        last_piece = piece;
+        last_f = f;
+        f = fminf(fmaxf(fs - __fdividef(num, den), lmin), hmax);
+    }
+    root = f;
+    return false;
+}
+
+// The root bracketed between the nearest kinks (upwind2.rs::bracket_root): a fixed cost.
+__device__ float bracket_root(const float a[3], const float in[3], float w, float nu, float rhs,
+                              const float lo[3], const float hi[3], float lmin, float hmax) {
+    const float inv_1w = __fdividef(1.0f, 1.0f + w);
+    float kl = lmin, kh = hmax;
+    float gl = balance_lhs(a, in, w, nu, lo, hi, lmin);
+    float gh = balance_lhs(a, in, w, nu, lo, hi, hmax);
+    for (unsigned d = 0u; d < 3u; d++) {
+        if (a[d] > 0.0f) {
+            for (unsigned e = 0u; e < 2u; e++) {
+                const float kk = (w * in[d] + (e == 1u ? hi[d] : lo[d])) * inv_1w;
+                if (kk > kl && kk < kh) {
+                    const float gk = balance_lhs(a, in, w, nu, lo, hi, kk);
+                    if (gk <= rhs) {
+                        kl = kk;
+                        gl = gk;
+                    } else {
+                        kh = kk;
+                        gh = gk;
+                    }
+                }
+            }
+        }
+    }
+    return gh > gl ? kl + __fdividef((rhs - gl) * (kh - kl), gh - gl) : kl;
 }
 
 __device__ CellUpdate solve_cell(const float a[3], const float in[3], float nu, float fs, const float side0[3],
@@ -54,28 +130,12 @@ __device__ CellUpdate solve_cell(const float a[3], const float in[3], float nu, 
         clamped = clamped || (a[d] > 0.0f && (x < lo[d] || x > hi[d]));
     }
     if (clamped) {
-        const float inv_1w = __fdividef(1.0f, 1.0f + w);
-        float kl = lmin, kh = hmax;
-        float gl = balance_lhs(a, in, w, nu, lo, hi, lmin);
-        float gh = balance_lhs(a, in, w, nu, lo, hi, hmax);
-        for (unsigned d = 0u; d < 3u; d++) {
-            if (a[d] > 0.0f) {
-                for (unsigned e = 0u; e < 2u; e++) {
-                    const float kk = (w * in[d] + (e == 1u ? hi[d] : lo[d])) * inv_1w;
-                    if (kk > kl && kk < kh) {
-                        const float gk = balance_lhs(a, in, w, nu, lo, hi, kk);
-                        if (gk <= rhs) {
-                            kl = kk;
-                            gl = gk;
-                        } else {
-                            kh = kk;
-                            gh = gk;
-                        }
-                    }
-                }
-            }
-        }
-        f = gh > gl ? kl + __fdividef((rhs - gl) * (kh - kl), gh - gl) : kl;
+        // Lanes of a warp wait for the longest path, so where a few of 32 clamp this sets the
+        // second-order sweep's pace: one solve in most clamped cells, where the bracket
+        // evaluates the balance up to eight times.
+        float root;
+        f = piece_root(a, in, w, nu, fs, lo, hi, lmin, hmax, f, root) ? root
+                                                                       : bracket_root(a, in, w, nu, rhs, lo, hi, lmin, hmax);
     }
     f = fminf(fmaxf(f, lmin), hmax);
     CellUpdate u;

@@ -12,9 +12,12 @@
 #                       variables at once are joined by a comma: NAME=a,OTHER=b
 #   COMPARE=ROW         both builds' fields after 3 sweeps of bench row ROW on each backend
 #                       of $BENCH_BE, compared (0 when the change keeps every operation's order)
-#   NCU=KERNEL          ncu's duration and throughput of one launch of KERNEL (launch $SKIP,
+#   NCU=KERNEL          ncu's duration, throughput, warp instructions and active lanes per
+#                       instruction of one launch of KERNEL (launch $SKIP,
 #                       default 7) of both builds on row $ROW_NCU (default 64x64), CUDA
 #   VKSTATS=TILES       `knudsen vk-stats` of the new build, e.g. VKSTATS=4x4,8x8
+#   ARGS                more arguments for every bench, COMPARE and NCU run, e.g.
+#                       ARGS="--scheme second_order"
 # Writes $OUT/ab.txt and the bench CSVs under $OUT/bench-*.
 set -u -o pipefail
 . tests/device/setup.sh
@@ -31,7 +34,7 @@ for rep in $(seq ${REPS:-2}); do
     [ "$setting" = - ] || IFS=, read -r -a vars <<< "$setting"
     for b in knudsen-old knudsen; do
       echo "== bench $b, $setting ($rep)"
-      env "${vars[@]}" carry/$b bench --backend $BENCH_BE --rows ${ROWS:-32x32,64x64} --iterations 5 \
+      env "${vars[@]}" carry/$b bench --backend $BENCH_BE --rows ${ROWS:-32x32,64x64} --iterations 5 ${ARGS:-} \
         --out $OUT/bench-$b-${setting//[^A-Za-z0-9]/_}-$rep 2>&1 | grep -E "^(cuda|wgpu|cpu) [0-9a-z]+:" \
         || echo "FAILED: bench $b, $setting"
     done
@@ -42,7 +45,7 @@ if [ -n "${COMPARE:-}" ]; then
     for b in knudsen-old knudsen; do
       rm -rf /tmp/ab3-$be-$b
       carry/$b run configs/bench/row-$COMPARE.json --backend $be --acceleration none --max-iterations 3 \
-        --out /tmp/ab3-$be-$b > /dev/null 2>&1 || echo "FAILED: $b on $be"
+        ${ARGS:-} --out /tmp/ab3-$be-$b > /dev/null 2>&1 || echo "FAILED: $b on $be"
     done
     echo "== fields after 3 sweeps of $COMPARE on $be, new against old"
     carry/knudsen compare /tmp/ab3-$be-knudsen /tmp/ab3-$be-knudsen-old 2>&1 | grep -v XDG
@@ -52,8 +55,9 @@ if [ -n "${NCU:-}" ]; then
   for b in knudsen-old knudsen; do
     echo "== ncu $NCU, $b, row ${ROW_NCU:-64x64}"
     /usr/local/cuda/bin/ncu --kernel-name regex:"$NCU" --launch-skip ${SKIP:-7} --launch-count 1 --section SpeedOfLight \
+      --metrics smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio \
       carry/$b run configs/bench/row-${ROW_NCU:-64x64}.json --backend cuda --acceleration none --max-iterations 1 \
-      --out /tmp/ncu-$b 2>&1 | grep -E "$NCU|Duration|DRAM Throughput|Memory Throughput"
+      ${ARGS:-} --out /tmp/ncu-$b 2>&1 | grep -E "$NCU|Duration|DRAM Throughput|Memory Throughput|inst_executed"
   done
 fi
 if [ -n "${VKSTATS:-}" ]; then
