@@ -44,28 +44,26 @@ struct PieceRoot {
 // piece it was solved on. One solve in most clamped cells.
 fn piece_root(a: vec3<f32>, inflow: vec3<f32>, w: f32, nu: f32, fs: f32, lo: vec3<f32>, hi: vec3<f32>, lmin: f32,
               hmax: f32, f0: f32) -> PieceRoot {
+    // Each axis' terms at lo, at hi and between do not depend on f: made once, selected per
+    // solve (no branch: lanes on different pieces would diverge). An inactive axis adds 0.
+    let at_lo = a * (lo - inflow);
+    let at_hi = a * (hi - inflow);
+    let slope = (1.0 + w) * a;
+    let between = slope * (fs - inflow);
     var f = f0;
     var last_piece = 0u;
     var last_f = f;
     for (var solve = 0u; solve <= PIECE_SOLVES; solve++) {
-        var piece = 0u;
-        var num = 0.0;
-        var den = nu;
-        for (var d = 0u; d < 3u; d++) {
-            if a[d] > 0.0 {
-                let xd = (1.0 + w) * f - w * inflow[d];
-                if xd < lo[d] {
-                    piece |= 1u << (2u * d);
-                    num += a[d] * (lo[d] - inflow[d]);
-                } else if xd > hi[d] {
-                    piece |= 2u << (2u * d);
-                    num += a[d] * (hi[d] - inflow[d]);
-                } else {
-                    num += (1.0 + w) * a[d] * (fs - inflow[d]);
-                    den += (1.0 + w) * a[d];
-                }
-            }
-        }
+        let x = (1.0 + w) * f - w * inflow;
+        let below = x < lo;
+        let above = x > hi;
+        let term = select(select(between, at_hi, above), at_lo, below);
+        let num = term.x + term.y + term.z;
+        let lin = select(slope, vec3<f32>(0.0), below | above);
+        let den = nu + (lin.x + lin.y + lin.z);
+        let code = select(select(vec3<u32>(0u), vec3<u32>(2u), above), vec3<u32>(1u), below) &
+                   select(vec3<u32>(0u), vec3<u32>(3u), a > vec3<f32>(0.0));
+        let piece = code.x | (code.y << 2u) | (code.z << 4u);
         if solve > 0u && (piece == last_piece || abs(f - last_f) <= PIECE_AGREE * hmax) {
             return PieceRoot(f, true);
         }

@@ -142,6 +142,14 @@ pub const PIECE_AGREE: f64 = 1e-14;
 /// (Newton can cycle on an S-shaped G), for [`bracket_root`]. The GPU twins copy it: a few
 /// operations per axis and solve, against up to eight evaluations of G for the bracket.
 pub fn piece_root(b: &Balance, mut f: f64, lmin: f64, hmax: f64) -> Option<f64> {
+    // Each axis' terms of the numerator at lo, at hi and between, and of the denominator
+    // between, do not depend on f: made once, chosen per solve (the GPU twins select rather
+    // than branch, so that lanes on different pieces do not diverge). An inactive axis adds
+    // nothing and does not count in the piece.
+    let at_lo: [f64; 3] = std::array::from_fn(|d| b.a[d] * (b.lo[d] - b.inflow[d]));
+    let at_hi: [f64; 3] = std::array::from_fn(|d| b.a[d] * (b.hi[d] - b.inflow[d]));
+    let slope: [f64; 3] = std::array::from_fn(|d| (1.0 + b.w) * b.a[d]);
+    let between: [f64; 3] = std::array::from_fn(|d| slope[d] * (b.fs - b.inflow[d]));
     // Pieces are coded per axis in two bits: 0 between the bounds, 1 at lo, 2 at hi. The
     // unclamped value was solved on the piece where every axis lies between them.
     let mut last_piece = 0u32;
@@ -149,19 +157,24 @@ pub fn piece_root(b: &Balance, mut f: f64, lmin: f64, hmax: f64) -> Option<f64> 
     for solve in 0..=PIECE_SOLVES {
         let (mut piece, mut num, mut den) = (0u32, 0.0, b.nu);
         for d in 0..3 {
-            if b.a[d] > 0.0 {
-                let x = (1.0 + b.w) * f - b.w * b.inflow[d];
-                if x < b.lo[d] {
-                    piece |= 1 << (2 * d);
-                    num += b.a[d] * (b.lo[d] - b.inflow[d]);
-                } else if x > b.hi[d] {
-                    piece |= 2 << (2 * d);
-                    num += b.a[d] * (b.hi[d] - b.inflow[d]);
-                } else {
-                    num += (1.0 + b.w) * b.a[d] * (b.fs - b.inflow[d]);
-                    den += (1.0 + b.w) * b.a[d];
-                }
-            }
+            let x = (1.0 + b.w) * f - b.w * b.inflow[d];
+            let (below, above) = (x < b.lo[d], x > b.hi[d]);
+            num += if below {
+                at_lo[d]
+            } else if above {
+                at_hi[d]
+            } else {
+                between[d]
+            };
+            den += if below || above { 0.0 } else { slope[d] };
+            let code = if below {
+                1
+            } else if above {
+                2
+            } else {
+                0
+            };
+            piece |= if b.a[d] > 0.0 { code << (2 * d) } else { 0 };
         }
         if solve > 0 && (piece == last_piece || (f - last_f).abs() <= PIECE_AGREE * hmax) {
             return Some(f);

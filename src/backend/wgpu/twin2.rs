@@ -37,28 +37,43 @@ pub fn piece_root(
     hmax: f32,
     f0: f32,
 ) -> (f32, bool) {
+    let at_lo: [f32; 3] = std::array::from_fn(|d| a[d] * (lo[d] - inflow[d]));
+    let at_hi: [f32; 3] = std::array::from_fn(|d| a[d] * (hi[d] - inflow[d]));
+    let slope: [f32; 3] = std::array::from_fn(|d| (1.0 + w) * a[d]);
+    let between: [f32; 3] = std::array::from_fn(|d| slope[d] * (fs - inflow[d]));
     let mut f = f0;
     let mut last_piece = 0u32;
     let mut last_f = f;
     for solve in 0..=PIECE_SOLVES {
-        let mut piece = 0u32;
-        let mut num = 0.0;
-        let mut den = nu;
-        for d in 0..3 {
-            if a[d] > 0.0 {
-                let xd = (1.0 + w) * f - w * inflow[d];
-                if xd < lo[d] {
-                    piece |= 1 << (2 * d);
-                    num += a[d] * (lo[d] - inflow[d]);
-                } else if xd > hi[d] {
-                    piece |= 2 << (2 * d);
-                    num += a[d] * (hi[d] - inflow[d]);
-                } else {
-                    num += (1.0 + w) * a[d] * (fs - inflow[d]);
-                    den += (1.0 + w) * a[d];
-                }
+        let x: [f32; 3] = std::array::from_fn(|d| (1.0 + w) * f - w * inflow[d]);
+        let below: [bool; 3] = std::array::from_fn(|d| x[d] < lo[d]);
+        let above: [bool; 3] = std::array::from_fn(|d| x[d] > hi[d]);
+        let term: [f32; 3] = std::array::from_fn(|d| {
+            if below[d] {
+                at_lo[d]
+            } else if above[d] {
+                at_hi[d]
+            } else {
+                between[d]
             }
-        }
+        });
+        let num = term[0] + term[1] + term[2];
+        let lin: [f32; 3] = std::array::from_fn(|d| if below[d] || above[d] { 0.0 } else { slope[d] });
+        let den = nu + (lin[0] + lin[1] + lin[2]);
+        let code: [u32; 3] = std::array::from_fn(|d| {
+            if a[d] > 0.0 {
+                if below[d] {
+                    1
+                } else if above[d] {
+                    2
+                } else {
+                    0
+                }
+            } else {
+                0
+            }
+        });
+        let piece = code[0] | (code[1] << 2) | (code[2] << 4);
         if solve > 0 && (piece == last_piece || (f - last_f).abs() <= PIECE_AGREE * hmax) {
             return (f, true);
         }
