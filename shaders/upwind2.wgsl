@@ -44,22 +44,27 @@ struct PieceRoot {
 // piece it was solved on. One solve in most clamped cells.
 fn piece_root(a: vec3<f32>, inflow: vec3<f32>, w: f32, nu: f32, fs: f32, lo: vec3<f32>, hi: vec3<f32>, lmin: f32,
               hmax: f32, f0: f32) -> PieceRoot {
-    // Each axis' terms at lo, at hi and between do not depend on f: made once, selected per
-    // solve (no branch: lanes on different pieces would diverge). An inactive axis adds 0.
-    let at_lo = a * (lo - inflow);
-    let at_hi = a * (hi - inflow);
-    let slope = (1.0 + w) * a;
-    let between = slope * (fs - inflow);
+    // A range within round-off of a point (a gas at rest, a uniform stream) holds the root
+    // to the agreement's accuracy: no solve.
+    if hmax - lmin <= PIECE_AGREE * hmax {
+        return PieceRoot(clamp(f0, lmin, hmax), true);
+    }
     var f = f0;
     var last_piece = 0u;
     var last_f = f;
     for (var solve = 0u; solve <= PIECE_SOLVES; solve++) {
+        // Per axis the piece's term is s_d (b_d - inflow_d), b_d the bound taken (fs between
+        // the bounds), s_d = a_d, or (1 + w) a_d between them, where it also adds to the
+        // slope: selected, not branched on (lanes on different pieces would diverge). An
+        // inactive axis adds 0.
         let x = (1.0 + w) * f - w * inflow;
         let below = x < lo;
         let above = x > hi;
-        let term = select(select(between, at_hi, above), at_lo, below);
+        let bound = select(select(vec3<f32>(fs), hi, above), lo, below);
+        let sd = select((1.0 + w) * a, a, below | above);
+        let term = sd * (bound - inflow);
         let num = term.x + term.y + term.z;
-        let lin = select(slope, vec3<f32>(0.0), below | above);
+        let lin = select(sd, vec3<f32>(0.0), below | above);
         let den = nu + (lin.x + lin.y + lin.z);
         let code = select(select(vec3<u32>(0u), vec3<u32>(2u), above), vec3<u32>(1u), below) &
                    select(vec3<u32>(0u), vec3<u32>(3u), a > vec3<f32>(0.0));

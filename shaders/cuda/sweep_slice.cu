@@ -42,7 +42,10 @@ __device__ __forceinline__ float partner(const float* __restrict__ bnd, unsigned
 
 // solve_cell(), the second-order cell update: shaders/cuda/upwind2.cu, before this file.
 
-extern "C" __global__ void sweep_slice(unsigned step, unsigned count, unsigned split,
+// 64 threads (SWEEP_WG) and 18 blocks per SM: 56 registers, 36 warps per SM. Without the cap the
+// second-order update (upwind2.cu::piece_root) takes 69 and 28 warps, and the sweep was 9%
+// slower (docs/performance.md, "The clamped cells' root"); first order needs 40-45.
+extern "C" __global__ void __launch_bounds__(64, 18) sweep_slice(unsigned step, unsigned count, unsigned split,
                                        const float4* __restrict__ cells, const float* __restrict__ bnd,
                                        const float4* __restrict__ table, float* __restrict__ slices) {
     const unsigned v = blockIdx.x * blockDim.x + threadIdx.x + blockIdx.y * gridDim.x * blockDim.x;

@@ -36,31 +36,32 @@ __device__ __forceinline__ float balance_lhs(const float a[3], const float in[3]
 __device__ __forceinline__ bool piece_root(const float a[3], const float in[3], float w, float nu, float fs,
                                            const float lo[3], const float hi[3], float lmin, float hmax, float f0,
                                            float &root) {
-    // Each axis' terms at lo, at hi and between do not depend on f: made once, selected per
-    // solve (no branch: lanes on different pieces would diverge). An inactive axis adds 0.
-    float at_lo[3], at_hi[3], slope[3], between[3];
-    for (unsigned d = 0u; d < 3u; d++) {
-        at_lo[d] = a[d] * (lo[d] - in[d]);
-        at_hi[d] = a[d] * (hi[d] - in[d]);
-        slope[d] = (1.0f + w) * a[d];
-        between[d] = slope[d] * (fs - in[d]);
+    // A range within round-off of a point (a gas at rest, a uniform stream) holds the root
+    // to the agreement's accuracy: no solve.
+    if (hmax - lmin <= PIECE_AGREE * hmax) {
+        root = fminf(fmaxf(f0, lmin), hmax);
+        return true;
     }
     float f = f0;
     unsigned last_piece = 0u;
     float last_f = f;
     for (unsigned solve = 0u; solve <= PIECE_SOLVES; solve++) {
-        float term[3], lin[3];
-        unsigned code[3];
+        // Per axis the piece's term is s_d (b_d - in_d), with b_d the bound taken (f^S
+        // between the bounds) and s_d = a_d, or (1 + w) a_d between them, where it also adds
+        // to the slope; selected, not branched on (lanes on different pieces would diverge),
+        // and formed here rather than kept, which would hold twelve more registers through
+        // the sweep. An inactive axis adds 0.
+        float num = 0.0f, den = nu;
+        unsigned piece = 0u;
         for (unsigned d = 0u; d < 3u; d++) {
             const float x = (1.0f + w) * f - w * in[d];
             const bool below = x < lo[d], above = x > hi[d];
-            term[d] = below ? at_lo[d] : (above ? at_hi[d] : between[d]);
-            lin[d] = (below || above) ? 0.0f : slope[d];
-            code[d] = a[d] > 0.0f ? (below ? 1u : (above ? 2u : 0u)) : 0u;
+            const float b = below ? lo[d] : (above ? hi[d] : fs);
+            const float sd = (below || above) ? a[d] : (1.0f + w) * a[d];
+            num += sd * (b - in[d]);
+            den += (below || above) ? 0.0f : sd;
+            piece |= (a[d] > 0.0f ? (below ? 1u : (above ? 2u : 0u)) : 0u) << (2u * d);
         }
-        const float num = term[0] + term[1] + term[2];
-        const float den = nu + (lin[0] + lin[1] + lin[2]);
-        const unsigned piece = code[0] | (code[1] << 2u) | (code[2] << 4u);
         if (solve > 0u && (piece == last_piece || fabsf(f - last_f) <= PIECE_AGREE * hmax)) {
             root = f;
             return true;

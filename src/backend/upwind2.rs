@@ -142,31 +142,34 @@ pub const PIECE_AGREE: f64 = 1e-14;
 /// (Newton can cycle on an S-shaped G), for [`bracket_root`]. The GPU twins copy it: a few
 /// operations per axis and solve, against up to eight evaluations of G for the bracket.
 pub fn piece_root(b: &Balance, mut f: f64, lmin: f64, hmax: f64) -> Option<f64> {
-    // Each axis' terms of the numerator at lo, at hi and between, and of the denominator
-    // between, do not depend on f: made once, chosen per solve (the GPU twins select rather
-    // than branch, so that lanes on different pieces do not diverge). An inactive axis adds
-    // nothing and does not count in the piece.
-    let at_lo: [f64; 3] = std::array::from_fn(|d| b.a[d] * (b.lo[d] - b.inflow[d]));
-    let at_hi: [f64; 3] = std::array::from_fn(|d| b.a[d] * (b.hi[d] - b.inflow[d]));
-    let slope: [f64; 3] = std::array::from_fn(|d| (1.0 + b.w) * b.a[d]);
-    let between: [f64; 3] = std::array::from_fn(|d| slope[d] * (b.fs - b.inflow[d]));
+    // A range within round-off of a point (a gas at rest, a uniform stream) holds the root
+    // to the agreement's accuracy: no solve.
+    if hmax - lmin <= PIECE_AGREE * hmax {
+        return Some(f.clamp(lmin, hmax));
+    }
     // Pieces are coded per axis in two bits: 0 between the bounds, 1 at lo, 2 at hi. The
     // unclamped value was solved on the piece where every axis lies between them.
     let mut last_piece = 0u32;
     let mut last_f = f;
     for solve in 0..=PIECE_SOLVES {
+        // Per axis the piece's term is s_d (b_d - inflow_d), with b_d the bound taken (fs
+        // between the bounds) and s_d = a_d, or (1 + w) a_d between them, where it also adds
+        // to the slope. The GPU twins select rather than branch (lanes on different pieces
+        // would diverge). An inactive axis adds nothing and does not count in the piece.
         let (mut piece, mut num, mut den) = (0u32, 0.0, b.nu);
         for d in 0..3 {
             let x = (1.0 + b.w) * f - b.w * b.inflow[d];
             let (below, above) = (x < b.lo[d], x > b.hi[d]);
-            num += if below {
-                at_lo[d]
+            let bound = if below {
+                b.lo[d]
             } else if above {
-                at_hi[d]
+                b.hi[d]
             } else {
-                between[d]
+                b.fs
             };
-            den += if below || above { 0.0 } else { slope[d] };
+            let sd = if below || above { b.a[d] } else { (1.0 + b.w) * b.a[d] };
+            num += sd * (bound - b.inflow[d]);
+            den += if below || above { 0.0 } else { sd };
             let code = if below {
                 1
             } else if above {

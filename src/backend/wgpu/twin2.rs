@@ -37,10 +37,9 @@ pub fn piece_root(
     hmax: f32,
     f0: f32,
 ) -> (f32, bool) {
-    let at_lo: [f32; 3] = std::array::from_fn(|d| a[d] * (lo[d] - inflow[d]));
-    let at_hi: [f32; 3] = std::array::from_fn(|d| a[d] * (hi[d] - inflow[d]));
-    let slope: [f32; 3] = std::array::from_fn(|d| (1.0 + w) * a[d]);
-    let between: [f32; 3] = std::array::from_fn(|d| slope[d] * (fs - inflow[d]));
+    if hmax - lmin <= PIECE_AGREE * hmax {
+        return (f0.clamp(lmin, hmax), true);
+    }
     let mut f = f0;
     let mut last_piece = 0u32;
     let mut last_f = f;
@@ -48,17 +47,19 @@ pub fn piece_root(
         let x: [f32; 3] = std::array::from_fn(|d| (1.0 + w) * f - w * inflow[d]);
         let below: [bool; 3] = std::array::from_fn(|d| x[d] < lo[d]);
         let above: [bool; 3] = std::array::from_fn(|d| x[d] > hi[d]);
-        let term: [f32; 3] = std::array::from_fn(|d| {
+        let bound: [f32; 3] = std::array::from_fn(|d| {
             if below[d] {
-                at_lo[d]
+                lo[d]
             } else if above[d] {
-                at_hi[d]
+                hi[d]
             } else {
-                between[d]
+                fs
             }
         });
+        let sd: [f32; 3] = std::array::from_fn(|d| if below[d] || above[d] { a[d] } else { (1.0 + w) * a[d] });
+        let term: [f32; 3] = std::array::from_fn(|d| sd[d] * (bound[d] - inflow[d]));
         let num = term[0] + term[1] + term[2];
-        let lin: [f32; 3] = std::array::from_fn(|d| if below[d] || above[d] { 0.0 } else { slope[d] });
+        let lin: [f32; 3] = std::array::from_fn(|d| if below[d] || above[d] { 0.0 } else { sd[d] });
         let den = nu + (lin[0] + lin[1] + lin[2]);
         let code: [u32; 3] = std::array::from_fn(|d| {
             if a[d] > 0.0 {
