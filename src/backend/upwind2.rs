@@ -112,8 +112,9 @@ pub struct Balance {
     pub hi: [f64; 3],
 }
 
-/// Solves of [`piece_root`] before [`bracket_root`] takes over. On the cavities 99% of the
-/// clamped cells need one and the rest two (docs/performance.md, "The clamped cells' root").
+/// Solves of [`piece_root`] before [`bracket_root`] takes over. On the quick cavity one
+/// settles 99.2% (f64) to 99.8% (f32) of the clamped cells, and all but 4e-5 settle within
+/// three (docs/performance.md, "The clamped cells' root").
 pub const PIECE_SOLVES: usize = 3;
 
 /// Relative change of f (against the ranges' top) below which two solves agree: a few
@@ -134,7 +135,9 @@ pub const PIECE_AGREE: f64 = 1e-14;
 /// values that lie close together where the field is nearly uniform. Written as `R` less the
 /// clamped terms instead, the numerator cancels to `nu fs` plus the round-off of
 /// `sum_d a_d inflow_d`, which the division by a small nu (a rarefied gas) magnifies: in f32
-/// that sent a third of a uniform gas's clamped cells to the bracket.
+/// that sent a third of a uniform gas's clamped cells to the bracket. Each iterate is
+/// clamped to `[lmin, hmax]`: on a range a few ulps wide it would overshoot by about
+/// `sum_d a_d / nu` ulps and the pieces would alternate.
 ///
 /// The root is found when the new f lies in the piece it was solved on (or agrees with the
 /// step before to round-off, at a kink): then `G(f) = R`. One solve where a single bound
