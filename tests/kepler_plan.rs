@@ -50,3 +50,21 @@ fn a_device_too_small_for_one_wave_says_so() {
     let (ok, _, err) = check(&[&path, "--device-memory-mib", "0"]);
     assert!(!ok && err.contains("--device-memory-mib"), "{err}");
 }
+
+#[test]
+fn check_names_the_shared_memory_the_fused_kernel_needs() {
+    // `check` plans without a device, so it prints what the fused kernel needs per block: a
+    // first-order block of 8 x 8 tiles fits the 64 KiB per block of sm_75, a second-order
+    // block of 4 x 4 does not (its three face planes and z-carry), so there the backend runs
+    // the slice kernels (backend/fused.rs::cuda_plan).
+    let path = format!("{}/configs/cavity-kn1.json", env!("CARGO_MANIFEST_DIR"));
+    for (scheme, over_64) in [("first_order", false), ("second_order", true)] {
+        let (ok, out, err) = check(&[&path, "--scheme", scheme, "--device-memory-mib", "81920"]);
+        assert!(ok, "{err}");
+        let kernel = out.lines().find(|l| l.starts_with("cuda sweep kernel: ")).unwrap_or_else(|| panic!("{out}"));
+        assert!(kernel.contains("fused on-chip sweep"), "{kernel}");
+        let line = out.lines().find(|l| l.starts_with("cuda sweep kernel needs:")).unwrap_or_else(|| panic!("{out}"));
+        let kib = number_before(line, " KiB of shared memory per block");
+        assert_eq!(kib > 64.0, over_64, "{scheme}: {line}");
+    }
+}

@@ -66,12 +66,19 @@ fn print_cuda_plan(cfg: &Config, p: &Problem, total_mib: f64) -> Result<(), Fail
         }
         Err(e) => println!("{head}: does not fit: {e}"),
     }
-    // As the backend plans it (cuda/fused.rs::choose), the device's capability and its
-    // shared memory per block aside (a second-order block of 4 x 4 tiles needs 71 KiB).
+    // As the backend plans it (cuda/fused.rs::choose), without a device: what the device
+    // must offer for it is printed beside it, since the backend falls back where it does not.
     let tile = knudsen::backend::fused::cuda_tile(p).map_err(|e| Failure::BadInput(e.0))?;
     let plan = knudsen::backend::fused::cuda_plan(p, budget, tile, None, None);
     let sweep = knudsen::backend::fused::describe_choice(plan.as_ref().map_err(String::as_str));
     println!("cuda sweep kernel: {sweep}");
+    if let Ok(f) = &plan {
+        let need = knudsen::backend::fused::block_shared_bytes(f.tile, f.second);
+        println!(
+            "cuda sweep kernel needs: compute capability 7.0 or later and {:.1} KiB of shared memory per block; a device with less (64 KiB per block on sm_75, 99 KiB on sm_86/89) runs the slice kernels instead, and the run's log says so",
+            need as f64 / 1024.0
+        );
+    }
     if cfg.solver.acceleration.synthetic() {
         // The device keeps what the sweep leaves; a hierarchy that does not fit there is
         // solved on the host (synthetic/placement.rs).
