@@ -15,7 +15,7 @@ cell averages for n = 8, 16, 32, 64 and three limiters:
     python3 docs/validation/mms_sweep.py 0.7,0.4,0.25 1.0 1.0 clamp,none,faces
     MMS_CELLS=8,16,32 python3 docs/validation/mms_sweep.py ...   (fewer resolutions)
 
-src/backend/upwind2.rs's test `three_dimensional_manufactured_solution_...` runs the same
+src/backend/upwind2_tests.rs's test `three_dimensional_manufactured_solution_...` runs the same
 case on the Rust update (16^3 and 32^3).
 """
 import math, sys
