@@ -48,9 +48,8 @@ __device__ __forceinline__ bool piece_root(const float a[3], const float in[3], 
     for (unsigned solve = 0u; solve <= PIECE_SOLVES; solve++) {
         // Per axis the piece's term is s_d (b_d - in_d), with b_d the bound taken (f^S
         // between the bounds) and s_d = a_d, or (1 + w) a_d between them, where it also adds
-        // to the slope; selected, not branched on (lanes on different pieces would diverge),
-        // and formed here rather than kept, which would hold twelve more registers through
-        // the sweep. An inactive axis adds 0.
+        // to the slope; selected, not branched on (lanes on different pieces would diverge).
+        // An inactive axis adds 0.
         float num = 0.0f, den = nu;
         unsigned piece = 0u;
         for (unsigned d = 0u; d < 3u; d++) {

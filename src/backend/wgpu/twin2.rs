@@ -25,7 +25,7 @@ const PIECE_AGREE: f32 = 1e-6;
 
 /// Twin of `piece_root`: the root and whether it settled.
 #[allow(clippy::too_many_arguments)]
-pub fn piece_root(
+fn piece_root(
     a: [f32; 3],
     inflow: [f32; 3],
     w: f32,
