@@ -2,10 +2,14 @@
 // moments of one cell into their sums and, on the box faces, into the incident fluxes:
 // octant by octant in Octant order, block by block in wave order (fixed, so results are
 // deterministic; no atomics). The WGSL form of fused_moments in shaders/cuda/sweep_fused.cu.
-// Launcher: src/backend/wgpu/fused.rs. TX and TY are set by the host as in sweep_fused.wgsl.
+// Launcher: src/backend/wgpu/fused.rs. TX and TY are set by the host as in sweep_fused.wgsl,
+// and NPART under the second-order scheme (sweep_fused2.wgsl) as 16.
 
 const TX: u32 = 8u;
 const TY: u32 = 8u;
+// The raw moments per cell; the partials per (block, cell) add, under second order, the face
+// fluxes of the emitted face values along x, y, z (backend/fused.rs::FACE_PARTIALS).
+const NMOM: u32 = 13u;
 const NPART: u32 = 13u;
 const TXTY: u32 = TX * TY;
 // Keep in sync with src/backend/wgpu/layout.rs::MSTRIDE.
@@ -23,8 +27,8 @@ override NX: u32;
 override NY: u32;
 override NZ: u32;
 override HAS_WALLS: bool = true;
-// Moments per invocation: 1 or NPART (src/backend/fused.rs::moments_per_thread).
-override MPT: u32 = 13u;
+// Moments per invocation: 1 or NMOM (src/backend/fused.rs::moments_per_thread).
+override MPT: u32 = NMOM;
 const SOLID: u32 = 0x80000000u;
 
 @group(0) @binding(0) var<uniform> params: FusedParams;
@@ -45,7 +49,7 @@ const SOLID: u32 = 0x80000000u;
 // as they come from the moments m0 .. m0 + MPT - 1 in `s` (s[mm] is moment m0 + mm): number
 // from m = 1 + a, momentum b from the second moment in row a, column b, energy from
 // m = 10 + a.
-fn add_wall_sums(word: u32, o: u32, m0: u32, s: array<f32, NPART>) {
+fn add_wall_sums(word: u32, o: u32, m0: u32, s: array<f32, NMOM>) {
     if (word & SOLID) != 0u || (word & 63u) == 0u {
         return;
     }
@@ -77,7 +81,7 @@ fn add_wall_sums(word: u32, o: u32, m0: u32, s: array<f32, NPART>) {
 fn fused_moments(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let ncells = NX * NY * NZ;
     let t = gid.x + gid.y * nwg.x * 128u;
-    if t >= ncells * (NPART / MPT) {
+    if t >= ncells * (NMOM / MPT) {
         return;
     }
     let m0 = (t / ncells) * MPT;
@@ -90,7 +94,7 @@ fn fused_moments(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
     let nty = (NY + TY - 1u) / TY;
     let diag = params.diag;
     let a_lo = select(0u, diag - (nty - 1u), diag >= nty);
-    var acc: array<f32, NPART>;
+    var acc: array<f32, NMOM>;
     // Fluxes towards x_min, x_max, y_min, y_max, z_min, z_max.
     var flux: array<f32, 6>;
     var hit = false;
@@ -108,9 +112,10 @@ fn fused_moments(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         }
         hit = true;
         let c = (ju % TY) * TX + iu % TX;
-        var s: array<f32, NPART>;
+        var s: array<f32, NMOM>;
         let step = NZ * NPART * TXTY;
-        var at = ((((a - a_lo) * params.blocks + lo) * NZ + k) * NPART + m0) * TXTY + c;
+        let at0 = ((((a - a_lo) * params.blocks + lo) * NZ + k) * NPART + m0) * TXTY + c;
+        var at = at0;
         if MPT == 1u {
             // Four loads in flight before their adds, which stay in block order.
             var vb = lo;
@@ -140,13 +145,24 @@ fn fused_moments(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         for (var mm = 0u; mm < MPT; mm++) {
             acc[mm] += s[mm];
         }
-        // A block's velocities share their signs, so its momentum sums are its face fluxes.
+        // A block's velocities share their signs, so its momentum sums are its face fluxes
+        // under first order; under second its face-flux partials are (summed here only on
+        // the box faces, where they are not zero).
         for (var ax = 0u; ax < 3u; ax++) {
             if 1u + ax - m0 >= MPT {
                 continue;
             }
-            let v = s[1u + ax - m0];
-            if ((o >> ax) & 1u) != 0u {
+            let neg = ((o >> ax) & 1u) != 0u;
+            var v = s[1u + ax - m0];
+            if NPART > NMOM && here[ax] == select(last[ax], 0u, neg) {
+                v = 0.0;
+                var at2 = at0 + (NMOM + ax - m0) * TXTY;
+                for (var vb = lo; vb < hi; vb++) {
+                    v += partials[at2];
+                    at2 += step;
+                }
+            }
+            if neg {
                 if here[ax] == 0u { flux[2u * ax] -= v; }
             } else if here[ax] == last[ax] {
                 flux[2u * ax + 1u] += v;

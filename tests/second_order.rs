@@ -85,7 +85,7 @@ fn quarter_body(scheme: Scheme) -> knudsen::config::Config {
 
 /// [`quarter_body`] without its body and with a moving diffuse wall at y_max: a case the
 /// CUDA backend sweeps with the fused kernel under second order (bodies send it to the
-/// slice kernels, backend/fused.rs::cuda_ineligible).
+/// slice kernels, backend/fused.rs::ineligible).
 fn quarter_box(scheme: Scheme) -> knudsen::config::Config {
     let mut cfg = quarter_body(scheme);
     cfg.bodies.clear();

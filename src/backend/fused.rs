@@ -66,22 +66,12 @@ pub fn sweep_from_env() -> Result<Option<SweepKernel>, String> {
     }
 }
 
-/// Why a case cannot use the fused WGSL kernel (None: it can): the first-order scheme, with
+/// Why a case cannot use the fused kernels, WGSL or CUDA (None: it can): either scheme,
+/// but the second-order one only without bodies (its wall loads would need the emitted face
+/// values' momentum and energy sums, which its partials do not carry). First order runs with
 /// any faces and bodies (wall words in the sweep, wall loads from the moments; partner
 /// inflows at the tiles on the domain's faces, exits at its far faces).
 pub fn ineligible(p: &Problem) -> Option<String> {
-    if p.config.solver.scheme.slices() != 1 {
-        return Some(
-            "the fused WGSL sweep runs first order only (the second-order scheme keeps face values per slice)".into(),
-        );
-    }
-    None
-}
-
-/// Why a case cannot use the fused CUDA kernel (None: it can): either scheme, but the
-/// second-order one only without bodies (its wall loads would need the emitted face values'
-/// momentum and energy sums, which its partials do not carry).
-pub fn cuda_ineligible(p: &Problem) -> Option<String> {
     if p.config.solver.scheme.slices() != 1 && p.bodies.solids.any() {
         return Some("the second-order fused sweep has no wall paths for bodies".into());
     }
@@ -267,7 +257,7 @@ pub fn cuda_plan(
     capability: Option<(i32, i32)>,
     block_shared: Option<u32>,
 ) -> Result<FusedPlan, String> {
-    if let Some(why) = cuda_ineligible(p) {
+    if let Some(why) = ineligible(p) {
         return Err(why);
     }
     if let Some((major, minor)) = capability.filter(|c| c.0 < 7) {
@@ -291,7 +281,7 @@ pub fn cuda_plan(
 /// docs/performance.md, "The fused second-order sweep").
 pub fn cuda_tile(p: &Problem) -> Result<[usize; 2], PlanError> {
     match std::env::var("KNUDSEN_FUSED_TILE") {
-        Ok(_) => tile_from_env(),
+        Ok(_) => tile_from_env(p.config.solver.scheme.slices() > 1),
         Err(_) if p.config.solver.scheme.slices() > 1 => Ok([4, 4]),
         Err(_) => Ok([8, 8]),
     }
@@ -319,24 +309,27 @@ pub fn describe(f: &FusedPlan) -> String {
     )
 }
 
-/// Whether the kernels can use a tile: TX TY divides the block (sweep_fused.cu asserts it
-/// too), and the shares of a cell's partials, all BV / (TX TY) of them, 13 values each, fit
-/// in sweep_fused.wgsl's reduction array of BV x (TX TY + 1) floats (sweep_fused.cu keeps
-/// them in an array of their own). Both hold for TX TY >= 16.
-pub fn tile_fits(t: [usize; 2]) -> bool {
+/// Whether the kernels can use a tile under first order (`second` false) or second: TX TY
+/// divides the block (sweep_fused.cu asserts it too), and under first order the shares of a
+/// cell's partials, all BV / (TX TY) of them, 13 values each, fit in sweep_fused.wgsl's
+/// reduction array of BV x (TX TY + 1) floats, which holds for TX TY >= 16
+/// (sweep_fused2.wgsl adds them in passes, and sweep_fused.cu keeps them in an array of
+/// their own).
+pub fn tile_fits(t: [usize; 2], second: bool) -> bool {
     let (n, bv) = (t[0] * t[1], BLOCK_VELOCITIES);
-    n > 0 && bv % n == 0 && PARTIALS * bv <= bv * (n + 1)
+    n > 0 && bv % n == 0 && (second || PARTIALS * bv <= bv * (n + 1))
 }
 
 /// The tile: 8 x 8 (2 B of face traffic per point; CUDA's; wgpu picks its own) unless
 /// `KNUDSEN_FUSED_TILE=TXxTY` asks otherwise (for experiments; see [`tile_fits`]).
-pub fn tile_from_env() -> Result<[usize; 2], PlanError> {
+pub fn tile_from_env(second: bool) -> Result<[usize; 2], PlanError> {
     let Ok(s) = std::env::var("KNUDSEN_FUSED_TILE") else { return Ok([8, 8]) };
     let parse = |t: &str| t.trim().parse::<usize>().ok().filter(|&n| n > 0);
     match s.split_once('x').map(|(a, b)| (parse(a), parse(b))) {
-        Some((Some(a), Some(b))) if tile_fits([a, b]) => Ok([a, b]),
+        Some((Some(a), Some(b))) if tile_fits([a, b], second) => Ok([a, b]),
         _ => Err(PlanError(format!(
-            "KNUDSEN_FUSED_TILE={s}: expected TXxTY with TX TY a divisor of {BLOCK_VELOCITIES} of at least 16, e.g. 8x8"
+            "KNUDSEN_FUSED_TILE={s}: expected TXxTY with TX TY a divisor of {BLOCK_VELOCITIES}{}, e.g. 8x8",
+            if second { "" } else { " of at least 16" }
         ))),
     }
 }
@@ -365,7 +358,7 @@ pub fn plan(
     budget_bytes: u64,
     limits: FusedLimits,
 ) -> Result<FusedPlan, PlanError> {
-    assert!(tile_fits(tile), "tile {tile:?} does not fit the block");
+    assert!(tile_fits(tile, second), "tile {tile:?} does not fit the block");
     let bv = BLOCK_VELOCITIES;
     let blocks: Vec<(usize, Vec<u32>)> = octants
         .iter()

@@ -78,13 +78,12 @@ fn second_order_blocks_fit_the_shared_memory_they_ask_for() {
 }
 
 #[test]
-fn cuda_sweeps_second_order_on_chip_except_around_bodies() {
+fn gpus_sweep_second_order_on_chip_except_around_bodies() {
     use crate::config::{walled_box, Scheme};
     let mut cfg = walled_box([10, 10, 8], 10);
     cfg.solver.scheme = Scheme::SecondOrder;
     let p = Problem::new(&cfg);
-    assert!(cuda_ineligible(&p).is_none());
-    assert!(ineligible(&p).is_some(), "wgpu keeps the slice kernels for second order");
+    assert!(ineligible(&p).is_none());
     let plan = cuda_plan(&p, 1 << 30, [4, 4], None, None).unwrap();
     assert!(plan.second && plan.face_planes() == 3 && plan.partials() == 16);
     // 72944 B a block at 4 x 4: more than sm_75's 64 KiB, which falls back to the slices.
@@ -96,10 +95,10 @@ fn cuda_sweeps_second_order_on_chip_except_around_bodies() {
         )
         .unwrap(),
     );
-    let e = cuda_ineligible(&Problem::new(&cfg)).unwrap();
+    let e = ineligible(&Problem::new(&cfg)).unwrap();
     assert!(e.contains("bodies"), "{e}");
     cfg.solver.scheme = Scheme::FirstOrder;
-    assert!(cuda_ineligible(&Problem::new(&cfg)).is_none() && ineligible(&Problem::new(&cfg)).is_none());
+    assert!(ineligible(&Problem::new(&cfg)).is_none());
 }
 
 #[test]
@@ -122,8 +121,13 @@ fn diagonals_cover_every_tile_once() {
 
 #[test]
 fn tiles_that_overflow_the_reduction_array_are_refused() {
-    assert!(tile_fits([8, 8]) && tile_fits([4, 4]) && tile_fits([16, 8]) && tile_fits([2, 8]));
-    assert!(!tile_fits([2, 2]) && !tile_fits([2, 4]) && !tile_fits([3, 8]) && !tile_fits([16, 16]));
+    let fits = |t| tile_fits(t, false);
+    assert!(fits([8, 8]) && fits([4, 4]) && fits([16, 8]) && fits([2, 8]));
+    assert!(!fits([2, 2]) && !fits([2, 4]) && !fits([3, 8]) && !fits([16, 16]));
+    // Second order adds the shares in passes: any tile that divides the block.
+    let second = |t| tile_fits(t, true);
+    assert!(second([2, 2]) && second([2, 4]) && second([1, 1]) && second([4, 4]));
+    assert!(!second([3, 8]) && !second([16, 16]) && !second([0, 4]));
 }
 
 #[test]

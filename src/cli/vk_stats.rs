@@ -19,7 +19,7 @@ pub fn vk_stats(row: &str, tiles: &str, ir: Option<&std::path::Path>) -> Result<
     let tiles = tiles
         .split(',')
         .map(|t| match t.split_once('x').map(|(a, b)| (a.trim().parse(), b.trim().parse())) {
-            Some((Ok(a), Ok(b))) if knudsen::backend::fused::tile_fits([a, b]) => Ok([a, b]),
+            Some((Ok(a), Ok(b))) if knudsen::backend::fused::tile_fits([a, b], false) => Ok([a, b]),
             _ => Err(Failure::BadInput(format!("tile `{t}`: expected TXxTY whose product divides 128 (at least 16)"))),
         })
         .collect::<Result<Vec<[usize; 2]>, _>>()?;

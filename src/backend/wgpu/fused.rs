@@ -16,6 +16,7 @@ use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
 const SWEEP: &str = include_str!("../../../shaders/sweep_fused.wgsl");
+const SWEEP2: &str = include_str!("../../../shaders/sweep_fused2.wgsl");
 const MOMENTS: &str = include_str!("../../../shaders/fused_moments.wgsl");
 const FACE_OFFSET: &str = include_str!("../../../shaders/face_offset.wgsl");
 const PARTNER: &str = include_str!("../../../shaders/partner.wgsl");
@@ -34,39 +35,68 @@ pub struct FusedParams {
 /// Storage buffers sweep_fused binds (cells, bnd, table, xface, yface, partials, incident).
 pub const STORAGE_BUFFERS: u32 = 7;
 
+/// The sources ([`source`]) of the sweep and of the moments' sum under each scheme; the
+/// entry points are `sweep_fused`, `sweep_fused2` and `fused_moments`.
+pub fn kernel_names(second: bool) -> [&'static str; 2] {
+    if second {
+        ["sweep_fused2", "fused_moments2"]
+    } else {
+        ["sweep_fused", "fused_moments"]
+    }
+}
+
 /// A kernel's source with the tile set: `const TX` and `const TY` replaced, the z-loop
 /// marked `// @levels` copied per kind of level, the loops marked `// @unroll` unrolled,
-/// face_offset appended.
+/// face_offset appended. `sweep_fused2` (second order) is sweep_fused.wgsl's declarations,
+/// everything before its entry point, with 16 partials, then sweep_fused2.wgsl and the
+/// cell update of upwind2.wgsl; `fused_moments2` is fused_moments.wgsl with 16 partials.
 pub fn source(kernel: &str, tile: [usize; 2]) -> String {
-    let src = if kernel == "sweep_fused" { SWEEP } else { MOMENTS };
+    let second = kernel.ends_with('2');
+    let npart = fused::PARTIALS + if second { fused::FACE_PARTIALS } else { 0 };
+    let src = match kernel {
+        "sweep_fused" => SWEEP.to_string(),
+        "sweep_fused2" => {
+            let head = &SWEEP[..SWEEP.find("@compute").expect("sweep_fused.wgsl has an entry point")];
+            format!("{head}\n{SWEEP2}\n{}", super::shaders::UPWIND2)
+        }
+        _ => MOMENTS.to_string(),
+    };
     let tx = "const TX: u32 = 8u;";
     let ty = "const TY: u32 = 8u;";
-    assert!(src.contains(tx) && src.contains(ty), "{kernel}: the tile constants moved");
+    let np = "const NPART: u32 = 13u;";
+    assert!(src.contains(tx) && src.contains(ty) && src.contains(np), "{kernel}: the tile constants moved");
     let s = src
         .replace(tx, &format!("const TX: u32 = {}u;", tile[0]))
-        .replace(ty, &format!("const TY: u32 = {}u;", tile[1]));
+        .replace(ty, &format!("const TY: u32 = {}u;", tile[1]))
+        .replace(np, &format!("const NPART: u32 = {npart}u;"));
     let n = tile[0] * tile[1];
-    let bounds = [("TX", tile[0]), ("TY", tile[1]), ("TXTY", n), ("NPART", fused::PARTIALS)];
-    let sweep =
-        if kernel == "sweep_fused" { format!("{}\n{PARTNER}", super::shaders::SWEEP_COMMON) } else { String::new() };
+    let bounds = [("TX", tile[0]), ("TY", tile[1]), ("TXTY", n), ("NPART", npart)];
+    let sweep = if kernel.starts_with("sweep") {
+        format!("{}\n{PARTNER}", super::shaders::SWEEP_COMMON)
+    } else {
+        String::new()
+    };
     let s = levels(&walls(&s), levels_from_env());
     format!("{}\n{FACE_OFFSET}\n{sweep}", unroll(&s, &bounds))
 }
 
 /// Workgroup memory of sweep_fused with `tile`: red, xs, wpow, runs, part_runs, coef, words,
-/// inv_w, walls_at. Keep in sync with the `var<workgroup>` declarations there.
-pub fn workgroup_bytes(tile: [usize; 2]) -> u32 {
+/// inv_w, walls_at; and under second order (sweep_fused2) `outs`. Keep in sync with the
+/// `var<workgroup>` declarations there.
+pub fn workgroup_bytes(tile: [usize; 2], second: bool) -> u32 {
     let (n, bv) = (tile[0] * tile[1], BLOCK_VELOCITIES);
     let parts = bv / n;
     let flags = 4 * 2;
     let words = 4 * 2 * n;
+    let outs = if second { 4 * 3 * bv * (n + 1) } else { 0 };
     (4 * bv * (n + 1)
         + 2 * 16 * bv
         + 4 * (bv + parts + 1)
         + 4 * (parts + 1)
         + 16 * 2 * 3 * n
         + words
-        + 4 * (tile[0] + tile[1])) as u32
+        + 4 * (tile[0] + tile[1])
+        + outs) as u32
         + flags
 }
 
@@ -90,17 +120,21 @@ pub fn choose(
                 limits.max_storage_buffers_per_shader_stage
             ));
         }
+        let second = p.config.solver.scheme.slices() > 1;
         let tiles = match (tile, std::env::var("KNUDSEN_FUSED_TILE")) {
-            (Some(t), _) if fused::tile_fits(t) => vec![t],
+            (Some(t), _) if fused::tile_fits(t, second) => vec![t],
             (Some(t), _) => return Err(format!("tile {t:?} does not fit the block")),
-            (None, Ok(_)) => vec![fused::tile_from_env().map_err(|PlanError(e)| e)?],
+            (None, Ok(_)) => vec![fused::tile_from_env(second).map_err(|PlanError(e)| e)?],
             // 4x4 first: measured fastest through Vulkan on an H200 (docs/performance.md),
-            // where 8x8's 64-value carry costs the driver's register allocation.
+            // where 8x8's 64-value carry costs the driver's register allocation. Second
+            // order: 4x4 (41 KiB, within the NVIDIA driver's 48), else 2x4 (24 KiB) on
+            // adapters with less.
+            (None, Err(_)) if second => vec![[4, 4], [2, 4]],
             (None, Err(_)) => vec![[4, 4]],
         };
         let tile = tiles
             .into_iter()
-            .find(|&t| workgroup_bytes(t) <= limits.max_compute_workgroup_storage_size)
+            .find(|&t| workgroup_bytes(t, second) <= limits.max_compute_workgroup_storage_size)
             .ok_or_else(|| {
                 format!(
                     "its workgroup memory exceeds the adapter's {} bytes",
@@ -111,7 +145,7 @@ pub fn choose(
             max_binding: limits.max_storage_buffer_binding_size.min(super::schedule::MAX_INDEXED_BINDING),
             max_blocks: limits.max_compute_workgroups_per_dimension as usize,
         };
-        fused::plan(&p.vgrid.octant_members(), p.grid.dims(), tile, false, budget, lim).map_err(|PlanError(e)| e)
+        fused::plan(&p.vgrid.octant_members(), p.grid.dims(), tile, second, budget, lim).map_err(|PlanError(e)| e)
     };
     fused::decide(asked, plan)
 }
@@ -157,10 +191,11 @@ impl FusedGpu {
         sweep_constants.extend(PART.iter().zip(tables.part_at).map(|(&n, x)| (n, x as f64)));
         sweep_constants.extend(EXIT.iter().zip(tables.exit_at).map(|(&n, x)| (n, x as f64)));
         let e = |n: u32, ro: bool| kernels::storage(n, ro);
+        let [sweep_name, moments_name] = kernel_names(plan.second);
         let sweep = kernels::kernel_with(
             device,
-            "sweep_fused",
-            &source("sweep_fused", plan.tile),
+            sweep_name,
+            &source(sweep_name, plan.tile),
             &[
                 kernels::params_entry(),
                 e(1, true),
@@ -176,7 +211,7 @@ impl FusedGpu {
         let moments_k = kernels::kernel_with(
             device,
             "fused_moments",
-            &source("fused_moments", plan.tile),
+            &source(moments_name, plan.tile),
             &[kernels::params_entry(), e(1, true), e(2, true), e(3, true), e(4, false), e(5, false), e(6, false)],
             &[("NX", nx), ("NY", ny), ("NZ", nz), ("HAS_WALLS", walls), ("MPT", mpt as f64)],
         );
@@ -264,8 +299,11 @@ mod tests {
 
     #[test]
     fn fused_shaders_parse_and_validate_for_every_tile() {
-        for tile in [[8, 8], [8, 4], [4, 4], [16, 8]] {
-            for k in ["sweep_fused", "fused_moments"] {
+        for tile in [[8, 8], [8, 4], [4, 4], [16, 8], [2, 4]] {
+            for k in ["sweep_fused", "fused_moments", "sweep_fused2", "fused_moments2"] {
+                if !fused::tile_fits(tile, k.ends_with('2')) {
+                    continue;
+                }
                 super::super::shaders::validate(&source(k, tile), false)
                     .unwrap_or_else(|e| panic!("{k} {tile:?}:\n{e}"));
             }
@@ -275,8 +313,9 @@ mod tests {
     #[test]
     fn the_workgroup_memory_count_matches_the_shader() {
         // naga's layout of sweep_fused's workgroup variables, summed, against ours.
-        for tile in [[8, 8], [4, 4]] {
-            let m = super::super::shaders::validate(&source("sweep_fused", tile), false).unwrap();
+        for (tile, second) in [([8, 8], false), ([4, 4], false), ([4, 4], true), ([2, 4], true)] {
+            let kernel = kernel_names(second)[0];
+            let m = super::super::shaders::validate(&source(kernel, tile), false).unwrap();
             let mut layouter = naga::proc::Layouter::default();
             layouter.update(m.to_ctx()).unwrap();
             let bytes: u32 = m
@@ -285,9 +324,15 @@ mod tests {
                 .filter(|(_, g)| g.space == naga::AddressSpace::WorkGroup)
                 .map(|(_, g)| layouter[g.ty].size)
                 .sum();
-            assert_eq!(bytes, workgroup_bytes(tile), "{tile:?}");
+            assert_eq!(bytes, workgroup_bytes(tile, second), "{tile:?}, second order {second}");
         }
-        assert!(workgroup_bytes([8, 8]) > 32 << 10, "8x8 exceeds lavapipe's 32 KiB: the fallback tiles get tested");
+        assert!(
+            workgroup_bytes([8, 8], false) > 32 << 10,
+            "8x8 exceeds lavapipe's 32 KiB: the fallback tiles get tested"
+        );
+        // Second order: 4x4 within the NVIDIA Vulkan driver's 48 KiB, 2x4 within lavapipe's 32.
+        assert!(workgroup_bytes([4, 4], true) <= 48 << 10 && workgroup_bytes([4, 4], true) > 32 << 10);
+        assert!(workgroup_bytes([2, 4], true) <= 32 << 10);
         assert_eq!(crate::backend::fused::PARTIALS, 13);
     }
 }

@@ -7,7 +7,8 @@ const REDUCE_SUBGROUP: &str = include_str!("../../../shaders/reduce_subgroup.wgs
 const WALL_LOAD: &str = include_str!("../../../shaders/wall_load_slice.wgsl");
 const FACE_OFFSET: &str = include_str!("../../../shaders/face_offset.wgsl");
 const PARTNER: &str = include_str!("../../../shaders/partner.wgsl");
-const UPWIND2: &str = include_str!("../../../shaders/upwind2.wgsl");
+/// The second-order cell update (the slice sweep and sweep_fused2).
+pub const UPWIND2: &str = include_str!("../../../shaders/upwind2.wgsl");
 /// Helpers of both sweeps (sweep_slice.wgsl and sweep_fused.wgsl).
 pub const SWEEP_COMMON: &str = include_str!("../../../shaders/sweep_common.wgsl");
 pub const COPY_BANDWIDTH: &str = include_str!("../../../shaders/copy_bandwidth.wgsl");
