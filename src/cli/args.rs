@@ -75,6 +75,9 @@ pub enum Command {
         /// Tiles, TXxTY, comma-separated.
         #[arg(long, default_value = "4x4,8x4,4x8,8x8")]
         tiles: String,
+        /// The scheme: second_order builds sweep_fused2.
+        #[arg(long, value_enum, default_value = "first_order")]
+        scheme: knudsen::config::Scheme,
         /// Write the driver's internal representations of each executable (where it gives
         /// any: disassembly, intermediate code) into this folder.
         #[arg(long)]

@@ -23,7 +23,12 @@ pub mod vk_stats;
 /// The Vulkan statistics need wgpu's Vulkan backend (Linux, Windows).
 #[cfg(not(any(target_os = "linux", target_os = "windows")))]
 pub mod vk_stats {
-    pub fn vk_stats(_: &str, _: &str, _: Option<&std::path::Path>) -> Result<(), super::failure::Failure> {
+    pub fn vk_stats(
+        _: &str,
+        _: &str,
+        _: knudsen::config::Scheme,
+        _: Option<&std::path::Path>,
+    ) -> Result<(), super::failure::Failure> {
         Err(super::failure::Failure::BadInput("vk-stats needs the Vulkan backend (Linux or Windows)".into()))
     }
 }

@@ -15,28 +15,35 @@ use std::ffi::CStr;
 /// Statistics of `sweep_fused` for each tile (`TXxTY,...`) on `row`'s case (a `knudsen
 /// bench` row); with `ir`, the driver's internal representations of each executable (where
 /// it gives any) written there as `sweep_fused-TXxTY-EXECUTABLE-N-NAME.txt`.
-pub fn vk_stats(row: &str, tiles: &str, ir: Option<&std::path::Path>) -> Result<(), Failure> {
+pub fn vk_stats(
+    row: &str,
+    tiles: &str,
+    scheme: knudsen::config::Scheme,
+    ir: Option<&std::path::Path>,
+) -> Result<(), Failure> {
+    let second = scheme.slices() > 1;
+    let kernel = fused::kernel_names(second)[0];
     let tiles = tiles
         .split(',')
         .map(|t| match t.split_once('x').map(|(a, b)| (a.trim().parse(), b.trim().parse())) {
-            Some((Ok(a), Ok(b))) if knudsen::backend::fused::tile_fits([a, b], false) => Ok([a, b]),
+            Some((Ok(a), Ok(b))) if knudsen::backend::fused::tile_fits([a, b], second) => Ok([a, b]),
             _ => Err(Failure::BadInput(format!("tile `{t}`: expected TXxTY whose product divides 128 (at least 16)"))),
         })
         .collect::<Result<Vec<[usize; 2]>, _>>()?;
     let cfg = row
         .parse::<knudsen::bench::Row>()
         .map_err(Failure::BadInput)?
-        .config(Default::default(), Default::default(), None, 1)
+        .config(scheme, Default::default(), None, 1)
         .map_err(Failure::Run)?;
     let p = Problem::new(&cfg);
     let device = Device::open().map_err(Failure::Run)?;
     println!("{}: {row}", device.name);
     for &tile in &tiles {
-        let words = spirv(&p, tile).map_err(Failure::Run)?;
+        let words = spirv(&p, tile, kernel).map_err(Failure::Run)?;
         // SAFETY: the device outlives the call; the SPIR-V was validated by naga.
-        let stats = unsafe { device.statistics(&words, "sweep_fused", ir.is_some()) }.map_err(Failure::Run)?;
+        let stats = unsafe { device.statistics(&words, kernel, ir.is_some()) }.map_err(Failure::Run)?;
         for (x, (exe, lines, reps)) in stats.into_iter().enumerate() {
-            println!("sweep_fused, tile {}x{} ({exe}):", tile[0], tile[1]);
+            println!("{kernel}, tile {}x{} ({exe}):", tile[0], tile[1]);
             for l in lines {
                 println!("  {l}");
             }
@@ -68,9 +75,9 @@ pub fn vk_stats(row: &str, tiles: &str, ir: Option<&std::path::Path>) -> Result<
 /// written with the options wgpu-hal 30 derives for it (`vulkan/device.rs`): no bounds
 /// checks, loop bounding, integer-division guards or workgroup zeroing (`kernels::kernel_with`
 /// creates the module unchecked and asks for no zeroing), SPIR-V 1.6 for a Vulkan 1.3 device.
-fn spirv(p: &Problem, tile: [usize; 2]) -> anyhow::Result<Vec<u32>> {
+fn spirv(p: &Problem, tile: [usize; 2], kernel: &str) -> anyhow::Result<Vec<u32>> {
     use naga::back::spv;
-    let src = fused::source("sweep_fused", tile);
+    let src = fused::source(kernel, tile);
     let module = naga::front::wgsl::parse_str(&src).map_err(|e| anyhow::anyhow!("{}", e.emit_to_string(&src)))?;
     let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
         .validate(&module)?;
@@ -87,7 +94,7 @@ fn spirv(p: &Problem, tile: [usize; 2]) -> anyhow::Result<Vec<u32>> {
     ] {
         constants.insert(k.to_string(), v);
     }
-    let entry = (naga::ShaderStage::Compute, "sweep_fused");
+    let entry = (naga::ShaderStage::Compute, kernel);
     let (module, info) = naga::back::pipeline_constants::process_overrides(&module, &info, Some(entry), &constants)?;
     let options = spv::Options {
         bounds_check_policies: naga::proc::BoundsCheckPolicies {
@@ -309,13 +316,13 @@ mod tests {
     #[test]
     fn the_fused_sweep_translates_to_spirv_for_every_tile_it_is_asked_for() {
         let cfg =
-            "16x16".parse::<knudsen::bench::Row>().unwrap().config(Default::default(), Default::default(), None, 1);
+            "16x16".parse::<knudsen::bench::Row>().unwrap().config(scheme, Default::default(), None, 1);
         let p = Problem::new(&cfg.unwrap());
         for tile in [[4, 4], [8, 4], [4, 8], [8, 8], [2, 8]] {
             let words = spirv(&p, tile).unwrap();
             assert_eq!(words[0], 0x0723_0203, "{tile:?}: SPIR-V starts with its magic number");
             assert!(words.len() > 1000, "{tile:?}: {} words", words.len());
         }
-        assert!(vk_stats("16x16", "3x3", None).is_err(), "a tile that does not divide the block is refused");
+        assert!(vk_stats("16x16", "3x3", Default::default(), None).is_err(), "a tile that does not divide the block is refused");
     }
 }
