@@ -315,12 +315,16 @@ mod tests {
 
     #[test]
     fn the_fused_sweep_translates_to_spirv_for_every_tile_it_is_asked_for() {
-        let cfg = "16x16".parse::<knudsen::bench::Row>().unwrap().config(scheme, Default::default(), None, 1);
-        let p = Problem::new(&cfg.unwrap());
-        for tile in [[4, 4], [8, 4], [4, 8], [8, 8], [2, 8]] {
-            let words = spirv(&p, tile).unwrap();
-            assert_eq!(words[0], 0x0723_0203, "{tile:?}: SPIR-V starts with its magic number");
-            assert!(words.len() > 1000, "{tile:?}: {} words", words.len());
+        use knudsen::config::Scheme;
+        for scheme in [Scheme::FirstOrder, Scheme::SecondOrder] {
+            let cfg = "16x16".parse::<knudsen::bench::Row>().unwrap().config(scheme, Default::default(), None, 1);
+            let p = Problem::new(&cfg.unwrap());
+            let kernel = fused::kernel_names(scheme.slices() > 1)[0];
+            for tile in [[4, 4], [8, 4], [4, 8], [8, 8], [2, 8]] {
+                let words = spirv(&p, tile, kernel).unwrap();
+                assert_eq!(words[0], 0x0723_0203, "{kernel} {tile:?}: SPIR-V starts with its magic number");
+                assert!(words.len() > 1000, "{kernel} {tile:?}: {} words", words.len());
+            }
         }
         assert!(
             vk_stats("16x16", "3x3", Default::default(), None).is_err(),
