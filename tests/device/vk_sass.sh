@@ -8,6 +8,8 @@
 # unpacks and disassembles them; the device machine has no zstd decoder, so run it on the
 # developer machine (a venv with pip's zstandard and nvidia-cuda-nvdisasm):
 #   python tests/tools/nvcache.py DIR/glcache-64x64-4x4 /tmp/sass .../nvidia/cu13/bin/nvdisasm
+# $ARGS goes to the bench (e.g. ARGS="--scheme second_order", with KNUDSEN_SWEEP=fused for
+# sweep_fused2).
 set -u -o pipefail
 . tests/device/setup.sh
 exec > >(tee -a "$OUT/log.txt") 2>&1
@@ -17,7 +19,7 @@ for tile in "${@:-4x4}"; do
   cache=/tmp/glcache-$row-$tile
   rm -rf "$cache"; mkdir -p "$cache" "$OUT/glcache-$row-$tile"
   __GL_SHADER_DISK_CACHE=1 __GL_SHADER_DISK_CACHE_SKIP_CLEANUP=1 __GL_SHADER_DISK_CACHE_PATH=$cache \
-    KNUDSEN_FUSED_TILE=$tile $K bench --backend wgpu --rows "$row" --warmup 0 --iterations 1 \
+    KNUDSEN_FUSED_TILE=$tile $K bench --backend wgpu --rows "$row" --warmup 0 --iterations 1 ${ARGS:-} \
     --out "$OUT/vkbench-$row-$tile" 2>&1 | grep -v XDG_RUNTIME | tail -2 \
     || echo "FAILED: the bench of $row, $tile"
   # Flat (the device tool does not return the cache's deep folders), each file named after
