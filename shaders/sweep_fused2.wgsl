@@ -16,10 +16,9 @@
 //   below_y), in `outs`, overwritten in place with this level's once the cell is done.
 // The cell value goes to `red`, which the reduction reads. The cell loops are rolled, as in
 // CUDA, where unrolled copies of solve_cell made the kernel three times slower. The face
-// buffers' inflows of the next level are loaded into registers before a level is swept and
-// stored into `fin` after it (as CUDA copies them one level ahead), so that no row waits on
-// device memory for them; `fin` takes 3 (TX + TY) BV floats, which at 4 x 4 would pass the
-// NVIDIA Vulkan driver's 48 KiB of workgroup memory (wgpu/fused.rs picks 4 x 2 there).
+// buffers' inflows are read where they are used, not copied one level ahead into workgroup
+// memory as in CUDA: at 4 x 4, `red` and `outs` take 34 KiB of the NVIDIA Vulkan driver's
+// 48 KiB, which leaves no room for the 12 KiB those copies need.
 
 const NMOM: u32 = 13u;
 // Row stride of `red` and of each plane of `outs` (TXTY + 1: bank-conflict free, as `red`).
@@ -33,10 +32,6 @@ const SHARE_M: u32 = min(NPART, ROW);
 // [3][BV][ROW]: each invocation's face values along x, y, z per cell of the tile: the
 // z-carry, overwritten in place by the level's.
 var<workgroup> outs: array<f32, 3u * PLANE>;
-// [plane][x rows (TY), y columns (TX)][BV]: this level's inflows from the face buffers, each
-// invocation's own (no barrier between its writes and its reads).
-const NFIN: u32 = 3u * (TX + TY);
-var<workgroup> fin: array<f32, NFIN * BV>;
 
 // Plane q (0: the outflow along the buffer's axis; 1, 2: the cell's two other face values)
 // of the x-face buffer (rows k NY + j) and of the y-face buffer (rows k NX + i).
@@ -45,42 +40,6 @@ fn xface2_at(q: u32, row: u32, v: u32) -> u32 {
 }
 fn yface2_at(q: u32, row: u32, v: u32) -> u32 {
     return (q * NZ * NX + row) * FCH + v;
-}
-
-// The tile's inflows at level k from the face buffers its upwind tiles wrote, in `fin`'s
-// order: the x-face buffer's planes of the rows where a > 0, the y-face buffer's of the
-// columns where b > 0 (zero elsewhere: box faces are read where they are used).
-fn face_inflows2(k: u32, a: u32, b: u32, v: u32, neg_x: bool, neg_y: bool) -> array<f32, NFIN> {
-    var f: array<f32, NFIN>;
-    // @unroll
-    for (var jj = 0u; jj < TY; jj++) {
-        let ju = b * TY + jj;
-        if a > 0u && ju < NY {
-            let row = k * NY + select(ju, NY - 1u - ju, neg_y);
-            f[jj] = xface[xface2_at(0u, row, v)];
-            f[TX + TY + jj] = xface[xface2_at(1u, row, v)];
-            f[2u * (TX + TY) + jj] = xface[xface2_at(2u, row, v)];
-        }
-    }
-    // @unroll
-    for (var ii = 0u; ii < TX; ii++) {
-        let iu = a * TX + ii;
-        if b > 0u && iu < NX {
-            let row = k * NX + select(iu, NX - 1u - iu, neg_x);
-            f[TY + ii] = yface[yface2_at(0u, row, v)];
-            f[TX + TY + TY + ii] = yface[yface2_at(1u, row, v)];
-            f[2u * (TX + TY) + TY + ii] = yface[yface2_at(2u, row, v)];
-        }
-    }
-    return f;
-}
-
-// Store `f` (face_inflows2) as this invocation's slots of `fin`.
-fn store_fin(f: array<f32, NFIN>, lid: u32) {
-    // @unroll
-    for (var n = 0u; n < NFIN; n++) {
-        fin[n * BV + lid] = f[n];
-    }
 }
 
 // The inflow at face cell `idx` of a box face: its partner data (specular, periodic) or its
@@ -116,7 +75,6 @@ fn sweep_fused2(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id
         inv_w[lid] = w;
     }
     let k0 = select(0u, NZ - 1u, neg_z);
-    store_fin(face_inflows2(k0, a, b, v, neg_x, neg_y), lid);
     if lid < TXTY {
         store_cell(lid, cell_coeffs(lid, a, b, k0, neg_x, neg_y), 0u);
     }
@@ -167,13 +125,8 @@ fn sweep_fused2(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id
         let first = kk == 0u;
         // The next level's coefficients, loaded now and stored after this level's update.
         var next: CellConst;
-        var nfin: array<f32, NFIN>;
-        if kk + 1u < NZ {
-            let kn = select(k + 1u, k - 1u, neg_z);
-            if lid < TXTY {
-                next = cell_coeffs(lid, a, b, kn, neg_x, neg_y);
-            }
-            nfin = face_inflows2(kn, a, b, v, neg_x, neg_y);
+        if kk + 1u < NZ && lid < TXTY {
+            next = cell_coeffs(lid, a, b, select(k + 1u, k - 1u, neg_z), neg_x, neg_y);
         }
         let cz = uz * bnd[NX + NY + k];
         for (var jj = 0u; jj < nj; jj++) {
@@ -189,9 +142,9 @@ fn sweep_fused2(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id
             if a == 0u {
                 fx = box_inflow(x_part, x_face, k * NY + j, x_slot, shape.x);
             } else {
-                fx = fin[jj * BV + lid];
-                west_y = fin[(TX + TY + jj) * BV + lid];
-                west_z = fin[(2u * (TX + TY) + jj) * BV + lid];
+                fx = xface[xface2_at(0u, k * NY + j, v)];
+                west_y = xface[xface2_at(1u, k * NY + j, v)];
+                west_z = xface[xface2_at(2u, k * NY + j, v)];
             }
             for (var ii = 0u; ii < ni; ii++) {
                 let iu = a * TX + ii;
@@ -207,9 +160,9 @@ fn sweep_fused2(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id
                     if b == 0u {
                         fy = box_inflow(y_part, y_face, k * NX + i, y_slot, shape.y);
                     } else {
-                        fy = fin[(TY + ii) * BV + lid];
-                        south_x = fin[(TX + TY + TY + ii) * BV + lid];
-                        south_z = fin[(2u * (TX + TY) + TY + ii) * BV + lid];
+                        fy = yface[yface2_at(0u, k * NX + i, v)];
+                        south_x = yface[yface2_at(1u, k * NX + i, v)];
+                        south_z = yface[yface2_at(2u, k * NX + i, v)];
                     }
                 } else {
                     fy = outs[PLANE + own + c - TX];
@@ -274,9 +227,6 @@ fn sweep_fused2(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id
             yface[yface2_at(0u, row, v)] = outs[PLANE + last + ii];
             yface[yface2_at(1u, row, v)] = outs[last + ii];
             yface[yface2_at(2u, row, v)] = outs[2u * PLANE + last + ii];
-        }
-        if kk + 1u < NZ {
-            store_fin(nfin, lid);
         }
         // Every invocation's values are in `red` and `outs`; the previous level's readers of
         // the other coefficient buffer are done.

@@ -70,7 +70,7 @@ pub fn source(kernel: &str, tile: [usize; 2]) -> String {
         .replace(ty, &format!("const TY: u32 = {}u;", tile[1]))
         .replace(np, &format!("const NPART: u32 = {npart}u;"));
     let n = tile[0] * tile[1];
-    let bounds = [("TX", tile[0]), ("TY", tile[1]), ("TXTY", n), ("NPART", npart), ("NFIN", 3 * (tile[0] + tile[1]))];
+    let bounds = [("TX", tile[0]), ("TY", tile[1]), ("TXTY", n), ("NPART", npart)];
     let sweep = if kernel.starts_with("sweep") {
         format!("{}\n{PARTNER}", super::shaders::SWEEP_COMMON)
     } else {
@@ -81,15 +81,14 @@ pub fn source(kernel: &str, tile: [usize; 2]) -> String {
 }
 
 /// Workgroup memory of sweep_fused with `tile`: red, xs, wpow, runs, part_runs, coef, words,
-/// inv_w, walls_at; and under second order (sweep_fused2) `outs` and `fin`. Keep in sync with the
+/// inv_w, walls_at; and under second order (sweep_fused2) `outs`. Keep in sync with the
 /// `var<workgroup>` declarations there.
 pub fn workgroup_bytes(tile: [usize; 2], second: bool) -> u32 {
     let (n, bv) = (tile[0] * tile[1], BLOCK_VELOCITIES);
     let parts = bv / n;
     let flags = 4 * 2;
     let words = 4 * 2 * n;
-    // Second order: `outs`, and the inflows `fin`.
-    let outs = if second { 4 * 3 * bv * (n + 1) + 4 * 3 * (tile[0] + tile[1]) * bv } else { 0 };
+    let outs = if second { 4 * 3 * bv * (n + 1) } else { 0 };
     (4 * bv * (n + 1)
         + 2 * 16 * bv
         + 4 * (bv + parts + 1)
@@ -139,9 +138,9 @@ pub fn choose(
             (None, Ok(_)) => vec![fused::tile_from_env(second).map_err(|PlanError(e)| e)?],
             // 4x4 first: measured fastest through Vulkan on an H200 (docs/performance.md),
             // where 8x8's 64-value carry costs the driver's register allocation. Second
-            // order: 4x2 (33 KiB, within the NVIDIA driver's 48; the fastest measured), else
-            // 2x2 (22 KiB) on adapters with less.
-            (None, Err(_)) if second => vec![[4, 2], [2, 2]],
+            // order: 4x4 (41 KiB, within the NVIDIA driver's 48), else 2x4 (24 KiB) on
+            // adapters with less.
+            (None, Err(_)) if second => vec![[4, 4], [2, 4]],
             (None, Err(_)) => vec![[4, 4]],
         };
         let tile = tiles
@@ -325,7 +324,7 @@ mod tests {
     #[test]
     fn the_workgroup_memory_count_matches_the_shader() {
         // naga's layout of sweep_fused's workgroup variables, summed, against ours.
-        for (tile, second) in [([8, 8], false), ([4, 4], false), ([4, 2], true), ([2, 2], true)] {
+        for (tile, second) in [([8, 8], false), ([4, 4], false), ([4, 4], true), ([2, 4], true)] {
             let kernel = kernel_names(second)[0];
             let m = super::super::shaders::validate(&source(kernel, tile), false).unwrap();
             let mut layouter = naga::proc::Layouter::default();
@@ -342,9 +341,9 @@ mod tests {
             workgroup_bytes([8, 8], false) > 32 << 10,
             "8x8 exceeds lavapipe's 32 KiB: the fallback tiles get tested"
         );
-        // Second order: 4x2 within the NVIDIA Vulkan driver's 48 KiB, 2x2 within lavapipe's 32.
-        assert!(workgroup_bytes([4, 2], true) <= 48 << 10 && workgroup_bytes([4, 2], true) > 32 << 10);
-        assert!(workgroup_bytes([4, 4], true) > 48 << 10 && workgroup_bytes([2, 2], true) <= 32 << 10);
+        // Second order: 4x4 within the NVIDIA Vulkan driver's 48 KiB, 2x4 within lavapipe's 32.
+        assert!(workgroup_bytes([4, 4], true) <= 48 << 10 && workgroup_bytes([4, 4], true) > 32 << 10);
+        assert!(workgroup_bytes([2, 4], true) <= 32 << 10);
         assert_eq!(crate::backend::fused::PARTIALS, 13);
     }
 }
