@@ -138,9 +138,8 @@ pub fn choose(
             (None, Ok(_)) => vec![fused::tile_from_env(second).map_err(|PlanError(e)| e)?],
             // 4x4 first: measured fastest through Vulkan on an H200 (docs/performance.md),
             // where 8x8's 64-value carry costs the driver's register allocation. Second
-            // order: 4x4 (41 KiB, within the NVIDIA driver's 48), else 2x4 (24 KiB) on
-            // adapters with less.
-            (None, Err(_)) if second => vec![[4, 4], [2, 4]],
+            // order (opt-in): 4x2 (24 KiB), the fastest measured on an H100, else 2x2.
+            (None, Err(_)) if second => vec![[4, 2], [2, 2]],
             (None, Err(_)) => vec![[4, 4]],
         };
         let tile = tiles
