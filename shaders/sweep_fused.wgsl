@@ -196,6 +196,26 @@ fn record_exit(at: u32, idx: u32, sl: u32, w: f32, f: f32) {
     }
 }
 
+// A run's sums s = (w, w x, w x^2, w x^3) f over its velocities, whose y and z are the
+// run's, expanded into the 13 raw moments.
+fn add_run(acc: ptr<function, array<f32, NPART>>, s: vec4<f32>, y: f32, z: f32) {
+    let r2 = y * y + z * z;
+    let q = fma(r2, s.x, s.z);
+    (*acc)[0] += s.x;
+    (*acc)[1] += s.y;
+    (*acc)[2] += y * s.x;
+    (*acc)[3] += z * s.x;
+    (*acc)[4] += s.z;
+    (*acc)[5] += y * y * s.x;
+    (*acc)[6] += z * z * s.x;
+    (*acc)[7] += y * s.y;
+    (*acc)[8] += z * s.y;
+    (*acc)[9] += y * z * s.x;
+    (*acc)[10] += fma(r2, s.y, s.w);
+    (*acc)[11] += y * q;
+    (*acc)[12] += z * q;
+}
+
 @compute @workgroup_size(128)
 fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: vec3<u32>) {
     let v = wg.x * BV + lid;
@@ -430,39 +450,44 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
         }
         workgroupBarrier();
         var acc: array<f32, NPART>;
-        for (var r = part_runs[rh]; r < part_runs[rh + 1u]; r++) {
-            let u0 = runs[r];
-            let u1 = min(runs[r + 1u], (rh + 1u) * TXTY);
+        if part_runs[PARTS] == PARTS {
+            // Every share is one run of TXTY velocities (an octant's x-nodes a multiple of
+            // TXTY, as with 32 or 64 points per axis at 4x4): the run's loads unrolled, all in
+            // flight at once, where the loop below holds four (its sums in the same order).
+            let u0 = rh * TXTY;
             var s0 = 0.0;
             var s1 = 0.0;
             var s2 = 0.0;
             var s3 = 0.0;
-            // The sums of w x^p f (p = 0..3) along the run.
-            for (var u = u0; u < u1; u++) {
-                let f = red[u * (TXTY + 1u) + rc];
-                let w = wpow[u];
+            // @unroll
+            for (var n = 0u; n < TXTY; n++) {
+                let f = red[(u0 + n) * (TXTY + 1u) + rc];
+                let w = wpow[u0 + n];
                 s0 = fma(w.x, f, s0);
                 s1 = fma(w.y, f, s1);
                 s2 = fma(w.z, f, s2);
                 s3 = fma(w.w, f, s3);
             }
-            let y = xs[u0].y;
-            let z = xs[u0].z;
-            let r2 = y * y + z * z;
-            let q = fma(r2, s0, s2);
-            acc[0] += s0;
-            acc[1] += s1;
-            acc[2] += y * s0;
-            acc[3] += z * s0;
-            acc[4] += s2;
-            acc[5] += y * y * s0;
-            acc[6] += z * z * s0;
-            acc[7] += y * s1;
-            acc[8] += z * s1;
-            acc[9] += y * z * s0;
-            acc[10] += fma(r2, s1, s3);
-            acc[11] += y * q;
-            acc[12] += z * q;
+            add_run(&acc, vec4<f32>(s0, s1, s2, s3), xs[u0].y, xs[u0].z);
+        } else {
+            for (var r = part_runs[rh]; r < part_runs[rh + 1u]; r++) {
+                let u0 = runs[r];
+                let u1 = min(runs[r + 1u], (rh + 1u) * TXTY);
+                var s0 = 0.0;
+                var s1 = 0.0;
+                var s2 = 0.0;
+                var s3 = 0.0;
+                // The sums of w x^p f (p = 0..3) along the run.
+                for (var u = u0; u < u1; u++) {
+                    let f = red[u * (TXTY + 1u) + rc];
+                    let w = wpow[u];
+                    s0 = fma(w.x, f, s0);
+                    s1 = fma(w.y, f, s1);
+                    s2 = fma(w.z, f, s2);
+                    s3 = fma(w.w, f, s3);
+                }
+                add_run(&acc, vec4<f32>(s0, s1, s2, s3), xs[u0].y, xs[u0].z);
+            }
         }
         // The shares of each (cell, moment) added in share order (deterministic), through
         // `red`, by all invocations at once: with 4x4 tiles eight shares, which one

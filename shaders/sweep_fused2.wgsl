@@ -271,21 +271,7 @@ fn sweep_fused2(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id
                 acc[NMOM + 1u] += y * ty;
                 acc[NMOM + 2u] += z * tz;
             }
-            let r2 = y * y + z * z;
-            let q = fma(r2, s0, s2);
-            acc[0] += s0;
-            acc[1] += s1;
-            acc[2] += y * s0;
-            acc[3] += z * s0;
-            acc[4] += s2;
-            acc[5] += y * y * s0;
-            acc[6] += z * z * s0;
-            acc[7] += y * s1;
-            acc[8] += z * s1;
-            acc[9] += y * z * s0;
-            acc[10] += fma(r2, s1, s3);
-            acc[11] += y * q;
-            acc[12] += z * q;
+            add_run(&acc, vec4<f32>(s0, s1, s2, s3), y, z);
         }
         // The shares of each (cell, partial) added in share order (deterministic) through
         // `red`, SHARE_M partials per pass, by all invocations at once.
