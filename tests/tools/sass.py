@@ -28,6 +28,8 @@ opts = [f"-DNX={n}u", f"-DNY={n}u", f"-DNZ={n}u", "-DCH=262144u", f"-DSLOTS={os.
         "-DM=64u", "-DSTEP=0.12698413f", f"-DTX={tx}u", f"-DTY={ty}u", "-DBV=128u", "-DFCH=262144u",
         f"-DFUSED_MIN_BLOCKS={mb}", "--gpu-architecture=compute_90"]
 opts += [f"-D{k}{f}=4294967295u" for f in range(6) for k in ("PART", "EXIT")]
+# More NVRTC options for experiments, e.g. EXTRA="-DRUN_UNROLL=8".
+opts += os.environ.get("EXTRA", "").split()
 
 lib = ctypes.CDLL(glob.glob(site + "cuda_nvrtc/lib/libnvrtc.so*")[0])
 prog = ctypes.c_void_p()
