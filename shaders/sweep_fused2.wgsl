@@ -1,11 +1,11 @@
 // sweep_fused2: the fused on-chip sweep under the second-order scheme (docs/model.md,
 // "Second-order sweep" and "Limiter"), the WGSL form of shaders/cuda/sweep_fused2.cu's
 // sweep_level2 with sweep_fused_march.cu's second-order march. The host
-// (src/backend/wgpu/fused.rs::source) puts it after sweep_fused.wgsl's declarations (its
-// bindings, workgroup arrays and helpers: everything before that file's entry point) with
-// NPART = 16, and appends upwind2.wgsl, whose solve_cell is the cell update of the slice
-// kernel as well. No wall paths: cases with bodies run the slice kernels
-// (backend/fused.rs::ineligible).
+// (src/backend/wgpu/fused.rs::source) puts it after fused_common.wgsl (bindings, workgroup
+// arrays, helpers) with NPART = 16, and appends upwind2.wgsl, whose solve_cell is the cell
+// update of the slice kernel as well. No wall paths: cases with bodies run the slice kernels
+// (backend/fused.rs::ineligible). Opt-in (`KNUDSEN_SWEEP=fused`): measured slower than the
+// slice kernels on an H100 (docs/performance.md, "The fused second-order sweep in WGSL").
 //
 // Where each of the cell's inputs comes from (sweep_fused2.cu's names):
 // - along x, the previous cell's three face values (fx; west_y, west_z), in registers, or at
@@ -16,9 +16,9 @@
 //   below_y), in `outs`, overwritten in place with this level's once the cell is done.
 // The cell value goes to `red`, which the reduction reads. The cell loops are rolled, as in
 // CUDA, where unrolled copies of solve_cell made the kernel three times slower. The face
-// buffers' inflows are read where they are used, not copied one level ahead into workgroup
-// memory as in CUDA: at 4 x 4, `red` and `outs` take 34 KiB of the NVIDIA Vulkan driver's
-// 48 KiB, which leaves no room for the 12 KiB those copies need.
+// buffers' inflows are read where they are used: loaded one level ahead and kept in
+// workgroup memory, as CUDA copies them, they made the kernel 47% slower at 4 x 2 (H100;
+// docs/performance.md, "The fused second-order sweep in WGSL").
 
 const NMOM: u32 = 13u;
 // Row stride of `red` and of each plane of `outs` (TXTY + 1: bank-conflict free, as `red`).
@@ -26,7 +26,8 @@ const ROW: u32 = TXTY + 1u;
 // One plane of `outs`.
 const PLANE: u32 = BV * ROW;
 // Partials per pass of the shares' sum through `red` (PLANE floats hold PARTS x SHARE_M x
-// TXTY): all 16 in one pass from 4 x 4 tiles on, two at 2 x 4 (lavapipe's 32 KiB).
+// TXTY): all 16 in one pass from 4 x 4 tiles on, two at the default 4 x 2 and at 2 x 4, four
+// at 2 x 2.
 const SHARE_M: u32 = min(NPART, ROW);
 
 // [3][BV][ROW]: each invocation's face values along x, y, z per cell of the tile: the
@@ -58,40 +59,18 @@ fn sweep_fused2(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id
     let b = params.diag - a;
     let vel = table[v * (SROW + 1u)];
     let shape = table[v * (SROW + 1u) + 1u];
-    xs[lid] = vel;
-    wpow[lid] = vec4<f32>(vel.w, vel.w * vel.x, vel.w * vel.x * vel.x, vel.w * vel.x * vel.x * vel.x);
+    store_velocity(lid, vel);
     let neg_x = vel.x < 0.0;
     let neg_y = vel.y < 0.0;
     let neg_z = vel.z < 0.0;
-    if lid < TX + TY {
-        let on_x = lid < TX;
-        let n = select(b * TY + lid - TX, a * TX + lid, on_x);
-        let nn = select(NY, NX, on_x);
-        let neg = select(neg_y, neg_x, on_x);
-        var w = 0.0;
-        if n < nn {
-            w = bnd[select(NX, 0u, on_x) + select(n, nn - 1u - n, neg)];
-        }
-        inv_w[lid] = w;
-    }
+    store_inv_w(lid, a, b, neg_x, neg_y);
     let k0 = select(0u, NZ - 1u, neg_z);
     if lid < TXTY {
         store_cell(lid, cell_coeffs(lid, a, b, k0, neg_x, neg_y), 0u);
     }
     workgroupBarrier();
     if lid == 0u {
-        var n = 0u;
-        for (var h = 0u; h < PARTS; h++) {
-            part_runs[h] = n;
-            for (var u = h * TXTY; u < (h + 1u) * TXTY; u++) {
-                if u == h * TXTY || xs[u].y != xs[u - 1u].y || xs[u].z != xs[u - 1u].z {
-                    runs[n] = u;
-                    n++;
-                }
-            }
-        }
-        part_runs[PARTS] = n;
-        runs[n] = BV;
+        build_runs();
     }
     let x_face = dens() + face_offset(select(0u, 1u, neg_x));
     let y_face = dens() + face_offset(select(2u, 3u, neg_y));
@@ -239,19 +218,7 @@ fn sweep_fused2(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id
         for (var r = part_runs[rh]; r < part_runs[rh + 1u]; r++) {
             let u0 = runs[r];
             let u1 = min(runs[r + 1u], (rh + 1u) * TXTY);
-            var s0 = 0.0;
-            var s1 = 0.0;
-            var s2 = 0.0;
-            var s3 = 0.0;
-            // The sums of w x^p f (p = 0..3) along the run.
-            for (var u = u0; u < u1; u++) {
-                let f = red[u * ROW + rc];
-                let w = wpow[u];
-                s0 = fma(w.x, f, s0);
-                s1 = fma(w.y, f, s1);
-                s2 = fma(w.z, f, s2);
-                s3 = fma(w.w, f, s3);
-            }
+            let s = run_sums(u0, u1, rc);
             let y = xs[u0].y;
             let z = xs[u0].z;
             if edge {
@@ -271,7 +238,7 @@ fn sweep_fused2(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id
                 acc[NMOM + 1u] += y * ty;
                 acc[NMOM + 2u] += z * tz;
             }
-            add_run(&acc, vec4<f32>(s0, s1, s2, s3), y, z);
+            add_run(&acc, s, y, z);
         }
         // The shares of each (cell, partial) added in share order (deterministic) through
         // `red`, SHARE_M partials per pass, by all invocations at once.

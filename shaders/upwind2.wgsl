@@ -1,5 +1,6 @@
 // solve_cell: the second-order cell update (solver.scheme = "second_order"; the bounded
-// diamond difference of docs/model.md). Appended to sweep_slice.wgsl by the host.
+// diamond difference of docs/model.md). Appended to sweep_slice.wgsl and sweep_fused2.wgsl
+// by the host.
 // CPU reference: src/backend/upwind2.rs::solve_cell (f64); twin:
 // src/backend/wgpu/twin2.rs::solve_cell (f32, line for line like this file).
 //

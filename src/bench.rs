@@ -27,7 +27,7 @@
 //! `of floor` = floor / measured: 1 is the bandwidth limit of slices kept in memory. The
 //! fused on-chip sweep keeps no slices; its rows count what it moves instead, the face
 //! values between tiles and the moment partials (`FusedPlan::traffic_per_point`: 2.8 B at
-//! 8 x 8 tiles, 4.8 B at 4 x 4; under second order on CUDA 13 B at 4 x 4), so its floor is
+//! 8 x 8 tiles, 4.8 B at 4 x 4; under second order 13 B at 4 x 4: CUDA, and wgpu where asked), so its floor is
 //! lower and its `of floor` smaller at the same speed.
 
 use crate::backend::{self, BackendChoice, GPU_BYTES_PER_VALUE};

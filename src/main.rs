@@ -19,7 +19,9 @@ fn main() -> ExitCode {
             cli::validate::validate(files, fast, backend, acceleration, &out)
         }
         Command::NvrtcCheck { source, arch } => cli::nvrtc::nvrtc_check(source.as_deref(), arch),
-        Command::VkStats { row, tiles, scheme, ir } => cli::vk_stats::vk_stats(&row, &tiles, scheme, ir.as_deref()),
+        Command::VkStats { row, tiles, scheme, ir } => {
+            cli::vk_stats::vk_stats(&row, tiles.as_deref(), scheme, ir.as_deref())
+        }
         Command::Compare { a, b } => cli::compare::compare(&a, &b),
         Command::Slice { result, field, axis, at, out } => cli::slice::slice(&result, &field, &axis, at, &out),
         Command::Check { config, device_memory_mib, overrides } => {

@@ -253,8 +253,8 @@ fn second_order_fused_sweep_matches_the_slice_kernels() {
     // level to level, and between tiles through the face buffers' three planes), the
     // face-flux partials on the box faces (free stream and walls), partner inflows and
     // exits. lavapipe's 32 KiB of workgroup memory holds the kernel at 4x2 (the default
-    // tile), 2x4 and 1x8, not at 4x4 (41 KiB); these add their 16 partials' shares in two
-    // passes. Tolerances as for first order.
+    // tile), 2x4, 2x2 (the fallback, four passes of the shares' sum) and 1x8, not at 4x4
+    // (40 KiB). Tolerances as for first order.
     let Some(adapter) = gpu_adapter() else { return };
     let [quarter, channel] = partner_cases();
     for (name, mut cfg) in [
@@ -266,7 +266,7 @@ fn second_order_fused_sweep_matches_the_slice_kernels() {
         cfg.solver.scheme = knudsen::config::Scheme::SecondOrder;
         let p = Arc::new(Problem::new(&cfg));
         let slices = run_with(&p, Box::new(backend(&p, &adapter, SweepKernel::Slices, None, 64 << 20)));
-        for tile in [None, Some([2, 4]), Some([1, 8])] {
+        for tile in [None, Some([2, 4]), Some([2, 2]), Some([1, 8])] {
             let b = backend(&p, &adapter, SweepKernel::Fused, tile, 64 << 20);
             assert!(b.sweep_kernel().contains("second order"), "{}", b.sweep_kernel());
             let fused = run_with(&p, Box::new(b));

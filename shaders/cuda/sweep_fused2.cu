@@ -4,7 +4,7 @@
 // on chip: the cell update is upwind2.cu's solve_cell, the same function the slice kernel
 // calls. Between sweep_fused.cu (Ray, the face buffers, record_exit) and
 // sweep_fused_march.cu (which calls it). No wall paths: cases with bodies run the slice
-// kernels (backend/fused.rs::cuda_ineligible).
+// kernels (backend/fused.rs::ineligible).
 //
 // Where each of the cell's inputs comes from (the slice kernel's names in brackets):
 // - along x, the previous cell's three face values (fx; west_y, west_z), in registers, or at

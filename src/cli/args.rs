@@ -72,9 +72,10 @@ pub enum Command {
         /// A `knudsen bench` row (CxV, or cube).
         #[arg(long, default_value = "64x64")]
         row: String,
-        /// Tiles, TXxTY, comma-separated.
-        #[arg(long, default_value = "4x4,8x4,4x8,8x8")]
-        tiles: String,
+        /// Tiles, TXxTY, comma-separated (default 4x4,8x4,4x8,8x8; second order
+        /// 4x2,2x4,2x2,4x4). Tiles over the device's workgroup memory are skipped.
+        #[arg(long)]
+        tiles: Option<String>,
         /// The scheme: second_order builds sweep_fused2.
         #[arg(long, value_enum, default_value = "first_order")]
         scheme: knudsen::config::Scheme,

@@ -25,7 +25,7 @@ pub mod vk_stats;
 pub mod vk_stats {
     pub fn vk_stats(
         _: &str,
-        _: &str,
+        _: Option<&str>,
         _: knudsen::config::Scheme,
         _: Option<&std::path::Path>,
     ) -> Result<(), super::failure::Failure> {

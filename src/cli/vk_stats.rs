@@ -12,22 +12,27 @@ use knudsen::backend::wgpu::fused;
 use knudsen::problem::Problem;
 use std::ffi::CStr;
 
-/// Statistics of `sweep_fused` for each tile (`TXxTY,...`) on `row`'s case (a `knudsen
-/// bench` row); with `ir`, the driver's internal representations of each executable (where
-/// it gives any) written there as `sweep_fused-TXxTY-EXECUTABLE-N-NAME.txt`.
+/// Statistics of `sweep_fused` (under second order `sweep_fused2`) for each tile
+/// (`TXxTY,...`; tiles whose workgroup memory the device does not give are skipped) on
+/// `row`'s case (a `knudsen bench` row); with `ir`, the driver's internal representations of
+/// each executable (where it gives any) written there as `KERNEL-TXxTY-EXECUTABLE-N-NAME.txt`.
 pub fn vk_stats(
     row: &str,
-    tiles: &str,
+    tiles: Option<&str>,
     scheme: knudsen::config::Scheme,
     ir: Option<&std::path::Path>,
 ) -> Result<(), Failure> {
     let second = scheme.slices() > 1;
     let kernel = fused::kernel_names(second)[0];
     let tiles = tiles
+        .unwrap_or(if second { "4x2,2x4,2x2,4x4" } else { "4x4,8x4,4x8,8x8" })
         .split(',')
         .map(|t| match t.split_once('x').map(|(a, b)| (a.trim().parse(), b.trim().parse())) {
             Some((Ok(a), Ok(b))) if knudsen::backend::fused::tile_fits([a, b], second) => Ok([a, b]),
-            _ => Err(Failure::BadInput(format!("tile `{t}`: expected TXxTY whose product divides 128 (at least 16)"))),
+            _ => Err(Failure::BadInput(format!(
+                "tile `{t}`: expected TXxTY whose product divides 128{}",
+                if second { "" } else { " (at least 16)" }
+            ))),
         })
         .collect::<Result<Vec<[usize; 2]>, _>>()?;
     let cfg = row
@@ -39,6 +44,14 @@ pub fn vk_stats(
     let device = Device::open().map_err(Failure::Run)?;
     println!("{}: {row}", device.name);
     for &tile in &tiles {
+        let (need, have) = (fused::workgroup_bytes(tile, second), device.max_workgroup_bytes);
+        if need > have {
+            println!(
+                "{kernel}, tile {}x{}: {need} B of workgroup memory, over the device's {have}; skipped",
+                tile[0], tile[1]
+            );
+            continue;
+        }
         let words = spirv(&p, tile, kernel).map_err(Failure::Run)?;
         // SAFETY: the device outlives the call; the SPIR-V was validated by naga.
         let stats = unsafe { device.statistics(&words, kernel, ir.is_some()) }.map_err(Failure::Run)?;
@@ -60,7 +73,7 @@ pub fn vk_stats(
                 .map_err(|e| Failure::Run(anyhow::anyhow!("creating {}: {e}", dir.display())))?;
             for (n, (name, text)) in reps.iter().enumerate() {
                 let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-                let path = dir.join(format!("sweep_fused-{}x{}-{x}-{n}-{safe}.txt", tile[0], tile[1]));
+                let path = dir.join(format!("{kernel}-{}x{}-{x}-{n}-{safe}.txt", tile[0], tile[1]));
                 std::fs::write(&path, text)
                     .map_err(|e| Failure::Run(anyhow::anyhow!("writing {}: {e}", path.display())))?;
                 println!("  {name}: {} bytes -> {}", text.len(), path.display());
@@ -116,6 +129,8 @@ fn spirv(p: &Problem, tile: [usize; 2], kernel: &str) -> anyhow::Result<Vec<u32>
 /// A Vulkan device with VK_KHR_pipeline_executable_properties, opened through wgpu-hal.
 struct Device {
     name: String,
+    /// maxComputeSharedMemorySize.
+    max_workgroup_bytes: u32,
     open: wgpu::hal::OpenDevice<wgpu::hal::api::Vulkan>,
     instance: ash::Instance,
     // Keeps the adapter (and its instance) alive as long as the device.
@@ -172,7 +187,8 @@ impl Device {
         }
         .map_err(|e| anyhow::anyhow!("opening {name} with {ext:?}: {e}"))?;
         drop(hal);
-        Ok(Self { name, open, instance, _adapter: adapter })
+        let max_workgroup_bytes = adapter.limits().max_compute_workgroup_storage_size;
+        Ok(Self { name, max_workgroup_bytes, open, instance, _adapter: adapter })
     }
 
     /// Build a compute pipeline from `words` (bindings as sweep_fused's: a uniform at 0,
@@ -320,7 +336,12 @@ mod tests {
             let cfg = "16x16".parse::<knudsen::bench::Row>().unwrap().config(scheme, Default::default(), None, 1);
             let p = Problem::new(&cfg.unwrap());
             let kernel = fused::kernel_names(scheme.slices() > 1)[0];
-            for tile in [[4, 4], [8, 4], [4, 8], [8, 8], [2, 8]] {
+            let tiles: &[[usize; 2]] = if scheme.slices() > 1 {
+                &[[4, 2], [2, 4], [2, 2], [4, 4]]
+            } else {
+                &[[4, 4], [8, 4], [4, 8], [8, 8], [2, 8]]
+            };
+            for &tile in tiles {
                 let words = spirv(&p, tile, kernel).unwrap();
                 assert_eq!(words[0], 0x0723_0203, "{kernel} {tile:?}: SPIR-V starts with its magic number");
                 assert!(words.len() > 1000, "{kernel} {tile:?}: {} words", words.len());

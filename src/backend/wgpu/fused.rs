@@ -15,6 +15,7 @@ use crate::problem::Problem;
 use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
+const COMMON: &str = include_str!("../../../shaders/fused_common.wgsl");
 const SWEEP: &str = include_str!("../../../shaders/sweep_fused.wgsl");
 const SWEEP2: &str = include_str!("../../../shaders/sweep_fused2.wgsl");
 const MOMENTS: &str = include_str!("../../../shaders/fused_moments.wgsl");
@@ -47,18 +48,15 @@ pub fn kernel_names(second: bool) -> [&'static str; 2] {
 
 /// A kernel's source with the tile set: `const TX` and `const TY` replaced, the z-loop
 /// marked `// @levels` copied per kind of level, the loops marked `// @unroll` unrolled,
-/// face_offset appended. `sweep_fused2` (second order) is sweep_fused.wgsl's declarations,
-/// everything before its entry point, with 16 partials, then sweep_fused2.wgsl and the
-/// cell update of upwind2.wgsl; `fused_moments2` is fused_moments.wgsl with 16 partials.
+/// face_offset appended. The sweeps follow fused_common.wgsl; `sweep_fused2` (second order)
+/// has 16 partials and the cell update of upwind2.wgsl after it; `fused_moments2` is
+/// fused_moments.wgsl with 16 partials.
 pub fn source(kernel: &str, tile: [usize; 2]) -> String {
     let second = kernel.ends_with('2');
     let npart = fused::PARTIALS + if second { fused::FACE_PARTIALS } else { 0 };
     let src = match kernel {
-        "sweep_fused" => SWEEP.to_string(),
-        "sweep_fused2" => {
-            let head = &SWEEP[..SWEEP.find("@compute").expect("sweep_fused.wgsl has an entry point")];
-            format!("{head}\n{SWEEP2}\n{}", super::shaders::UPWIND2)
-        }
+        "sweep_fused" => format!("{COMMON}\n{SWEEP}"),
+        "sweep_fused2" => format!("{COMMON}\n{SWEEP2}\n{}", super::shaders::UPWIND2),
         _ => MOMENTS.to_string(),
     };
     let tx = "const TX: u32 = 8u;";
@@ -81,8 +79,8 @@ pub fn source(kernel: &str, tile: [usize; 2]) -> String {
 }
 
 /// Workgroup memory of sweep_fused with `tile`: red, xs, wpow, runs, part_runs, coef, words,
-/// inv_w, walls_at; and under second order (sweep_fused2) `outs`. Keep in sync with the
-/// `var<workgroup>` declarations there.
+/// inv_w, walls_at (fused_common.wgsl); and under second order (sweep_fused2) `outs`. Keep
+/// in sync with the `var<workgroup>` declarations there.
 pub fn workgroup_bytes(tile: [usize; 2], second: bool) -> u32 {
     let (n, bv) = (tile[0] * tile[1], BLOCK_VELOCITIES);
     let parts = bv / n;
@@ -101,8 +99,8 @@ pub fn workgroup_bytes(tile: [usize; 2], second: bool) -> u32 {
 }
 
 /// The fused plan on an adapter with `limits`, or why the slice kernels run instead:
-/// `KNUDSEN_SWEEP` as on CUDA; the tile is 4x4 (or `KNUDSEN_FUSED_TILE`), where its
-/// workgroup memory fits. Under second order only when asked for (`asked` or
+/// `KNUDSEN_SWEEP` as on CUDA; the tile is 4x4 (second order 4x2, else 2x2; or
+/// `KNUDSEN_FUSED_TILE`), where its workgroup memory fits. Under second order only when asked for (`asked` or
 /// `KNUDSEN_SWEEP=fused`): on an H100 through the NVIDIA Vulkan driver sweep_fused2 took
 /// 2.2-2.7 s per iteration at 64^3 x 64^3 against the slice kernels' 1.62 s, and 0.038-0.050
 /// against 0.042 s at 32^3 x 32^3 (docs/performance.md, "The fused second-order sweep in
@@ -309,7 +307,7 @@ mod tests {
 
     #[test]
     fn fused_shaders_parse_and_validate_for_every_tile() {
-        for tile in [[8, 8], [8, 4], [4, 4], [16, 8], [2, 4]] {
+        for tile in [[8, 8], [8, 4], [4, 4], [16, 8], [2, 4], [4, 2], [2, 2]] {
             for k in ["sweep_fused", "fused_moments", "sweep_fused2", "fused_moments2"] {
                 if !fused::tile_fits(tile, k.ends_with('2')) {
                     continue;
