@@ -348,7 +348,7 @@ mod tests {
             }
         }
         assert!(
-            vk_stats("16x16", "3x3", Default::default(), None).is_err(),
+            vk_stats("16x16", Some("3x3"), Default::default(), None).is_err(),
             "a tile that does not divide the block is refused"
         );
     }
