@@ -100,8 +100,8 @@ pub fn workgroup_bytes(tile: [usize; 2], second: bool) -> u32 {
 
 /// The fused plan on an adapter with `limits`, or why the slice kernels run instead:
 /// `KNUDSEN_SWEEP` as on CUDA; the tile is 4x4 (second order 4x2, else 2x2; or
-/// `KNUDSEN_FUSED_TILE`), where its workgroup memory fits. Under second order only when asked for (`asked` or
-/// `KNUDSEN_SWEEP=fused`): on an H100 through the NVIDIA Vulkan driver sweep_fused2 took
+/// `KNUDSEN_FUSED_TILE`), where its workgroup memory fits. Under second order only when
+/// asked for (`asked` or `KNUDSEN_SWEEP=fused`): on an H100 through the NVIDIA Vulkan driver sweep_fused2 took
 /// 2.2-2.7 s per iteration at 64^3 x 64^3 against the slice kernels' 1.62 s, and 0.038-0.050
 /// against 0.042 s at 32^3 x 32^3 (docs/performance.md, "The fused second-order sweep in
 /// WGSL").
@@ -112,12 +112,13 @@ pub fn choose(
     asked: Option<SweepKernel>,
     tile: Option<[usize; 2]>,
 ) -> anyhow::Result<Result<FusedPlan, String>> {
+    let second = p.config.solver.scheme.slices() > 1;
     let opted_in = asked.map_or_else(fused::sweep_from_env, |k| Ok(Some(k))).ok().flatten() == Some(SweepKernel::Fused);
     let plan = || -> Result<FusedPlan, String> {
         if let Some(why) = fused::ineligible(p) {
             return Err(why);
         }
-        if p.config.solver.scheme.slices() > 1 && !opted_in {
+        if second && !opted_in {
             return Err(
                 "under second order the WGSL fused sweep was measured slower than the slice kernels (KNUDSEN_SWEEP=fused runs it)"
                     .into(),
@@ -129,7 +130,6 @@ pub fn choose(
                 limits.max_storage_buffers_per_shader_stage
             ));
         }
-        let second = p.config.solver.scheme.slices() > 1;
         let tiles = match (tile, std::env::var("KNUDSEN_FUSED_TILE")) {
             (Some(t), _) if fused::tile_fits(t, second) => vec![t],
             (Some(t), _) => return Err(format!("tile {t:?} does not fit the block")),
