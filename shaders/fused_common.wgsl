@@ -74,6 +74,10 @@ var<workgroup> wpow: array<vec4<f32>, BV>;
 // Runs of equal (y, z) in the workgroup's velocities, cut at the shares' bounds.
 var<workgroup> runs: array<u32, BV + PARTS + 1u>;
 var<workgroup> part_runs: array<u32, PARTS + 1u>;
+// 1 where every run starts at a multiple of TXTY / 2: each half of a share is then within
+// one run (48 points per axis at 4x4: rows of 24 x-nodes), and the reduction takes a
+// straight path (sweep_fused.wgsl).
+var<workgroup> halves: u32;
 // The tile's coefficients, this level's and the next's; the columns' and rows' 1/width.
 var<workgroup> coef: array<vec4<f32>, 2u * NCOEF>;
 // Per coefficient buffer the cells' wall words (`mark_walls`; only with bodies).
@@ -215,17 +219,22 @@ fn store_inv_w(lid: u32, a: u32, b: u32, neg_x: bool, neg_y: bool) {
 // barrier), by one invocation; the others read them after the next barrier.
 fn build_runs() {
     var n = 0u;
+    var on_halves = 1u;
     for (var h = 0u; h < PARTS; h++) {
         part_runs[h] = n;
         for (var u = h * TXTY; u < (h + 1u) * TXTY; u++) {
             if u == h * TXTY || xs[u].y != xs[u - 1u].y || xs[u].z != xs[u - 1u].z {
                 runs[n] = u;
                 n++;
+                if u % (TXTY / 2u) != 0u {
+                    on_halves = 0u;
+                }
             }
         }
     }
     part_runs[PARTS] = n;
     runs[n] = BV;
+    halves = on_halves;
 }
 
 // The sums of w x^p f (p = 0..3) of cell rc along the run [u0, u1).

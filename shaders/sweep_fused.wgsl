@@ -264,6 +264,32 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                 s3 = fma(w.w, f, s3);
             }
             add_run(&acc, vec4<f32>(s0, s1, s2, s3), xs[u0].y, xs[u0].z);
+        } else if halves != 0u {
+            // Each half of every share lies within one run (`build_runs`): both halves'
+            // loads unrolled as above, each half's sums expanded with its own (y, z). Where
+            // both halves are one run this adds its moments in two parts (the 13 moments are
+            // linear in the sums).
+            let u0 = rh * TXTY;
+            var s0 = 0.0;
+            var s1 = 0.0;
+            var s2 = 0.0;
+            var s3 = 0.0;
+            // @unroll
+            for (var n = 0u; n < TXTY; n++) {
+                let f = red[(u0 + n) * (TXTY + 1u) + rc];
+                let w = wpow[u0 + n];
+                s0 = fma(w.x, f, s0);
+                s1 = fma(w.y, f, s1);
+                s2 = fma(w.z, f, s2);
+                s3 = fma(w.w, f, s3);
+                if n == TXTY / 2u - 1u || n == TXTY - 1u {
+                    add_run(&acc, vec4<f32>(s0, s1, s2, s3), xs[u0 + n].y, xs[u0 + n].z);
+                    s0 = 0.0;
+                    s1 = 0.0;
+                    s2 = 0.0;
+                    s3 = 0.0;
+                }
+            }
         } else {
             for (var r = part_runs[rh]; r < part_runs[rh + 1u]; r++) {
                 let u0 = runs[r];

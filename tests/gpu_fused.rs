@@ -175,20 +175,23 @@ fn fused_sweep_matches_the_slice_kernels() {
 }
 
 #[test]
-fn fused_reduction_over_whole_runs_matches_the_slice_kernels() {
-    // 32 velocity points per axis put 16 x-nodes in each octant's rows, so at the default
-    // 4x4 tile each share of the reduction is one run of equal (y, z): sweep_fused.wgsl's
-    // unrolled path (the other cases' velocity grids take the loop).
+fn fused_reduction_over_whole_runs_and_half_shares_matches_the_slice_kernels() {
+    // sweep_fused.wgsl's straight reduction paths at the default 4x4 tile (shares of 16
+    // velocities). 32 velocity points per axis put 16 x-nodes in each octant's rows: each
+    // share is one run of equal (y, z). 48 points (the paper cube's) put 24: a share is one
+    // run or two halves of 8 from two runs. Other velocity grids take the loop.
     let Some(adapter) = gpu_adapter() else { return };
-    let mut v = cavity_json(3, 32, 4.0, 0.5);
-    v["grid"]["y"] = serde_json::json!({"min": 0.0, "max": 1.0, "cells": 4});
-    v["grid"]["z"] = serde_json::json!({"min": 0.0, "max": 0.5, "cells": 2});
-    v["solver"] = serde_json::json!({"max_iterations": 2, "tolerance": 1e-30});
-    let cfg = config(&v);
-    let p = Arc::new(Problem::new(&cfg));
-    let slices = run_with(&p, Box::new(backend(&p, &adapter, SweepKernel::Slices, None, 64 << 20)));
-    let fused = run_with(&p, Box::new(backend(&p, &adapter, SweepKernel::Fused, Some([4, 4]), 64 << 20)));
-    assert_close(&p, "32^3 velocities, tile 4x4", &fused, &slices);
+    for points in [32, 48] {
+        let mut v = cavity_json(3, points, 4.0, 0.5);
+        v["grid"]["y"] = serde_json::json!({"min": 0.0, "max": 1.0, "cells": 4});
+        v["grid"]["z"] = serde_json::json!({"min": 0.0, "max": 0.5, "cells": 2});
+        v["solver"] = serde_json::json!({"max_iterations": 2, "tolerance": 1e-30});
+        let cfg = config(&v);
+        let p = Arc::new(Problem::new(&cfg));
+        let slices = run_with(&p, Box::new(backend(&p, &adapter, SweepKernel::Slices, None, 64 << 20)));
+        let fused = run_with(&p, Box::new(backend(&p, &adapter, SweepKernel::Fused, Some([4, 4]), 64 << 20)));
+        assert_close(&p, &format!("{points}^3 velocities, tile 4x4"), &fused, &slices);
+    }
 }
 
 #[test]

@@ -78,9 +78,9 @@ pub fn source(kernel: &str, tile: [usize; 2]) -> String {
     format!("{}\n{FACE_OFFSET}\n{sweep}", unroll(&s, &bounds))
 }
 
-/// Workgroup memory of sweep_fused with `tile`: red, xs, wpow, runs, part_runs, coef, words,
-/// inv_w, walls_at (fused_common.wgsl); and under second order (sweep_fused2) `outs`. Keep
-/// in sync with the `var<workgroup>` declarations there.
+/// Workgroup memory of sweep_fused with `tile`: red, xs, wpow, runs, part_runs, halves, coef,
+/// words, inv_w, walls_at (fused_common.wgsl); and under second order (sweep_fused2) `outs`.
+/// Keep in sync with the `var<workgroup>` declarations there.
 pub fn workgroup_bytes(tile: [usize; 2], second: bool) -> u32 {
     let (n, bv) = (tile[0] * tile[1], BLOCK_VELOCITIES);
     let parts = bv / n;
@@ -91,6 +91,7 @@ pub fn workgroup_bytes(tile: [usize; 2], second: bool) -> u32 {
         + 2 * 16 * bv
         + 4 * (bv + parts + 1)
         + 4 * (parts + 1)
+        + 4
         + 16 * 2 * 3 * n
         + words
         + 4 * (tile[0] + tile[1])
