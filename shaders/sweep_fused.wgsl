@@ -305,15 +305,21 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
             red[(rh * NPART + m) * TXTY + rc] = acc[m];
         }
         workgroupBarrier();
-        for (var t = lid; t < NPART * TXTY; t += BV) {
-            let m = t / TXTY;
+        // Invocation lid adds the pairs t = m TXTY + c (moment m, cell c) = lid + q BV: their
+        // shares lie at t in each share's block of `red` and their partial at part0 + t, so
+        // that no address needs t's moment and cell apart (a loop over t with those addresses
+        // was about 50 of its 72 instructions in the driver's listing).
+        let part0 = ((wg.y * params.blocks + wg.x) * NZ + k) * NPART * TXTY;
+        // @unroll
+        for (var q = 0u; q < SUMQ; q++) {
+            let t = lid + q * BV;
             let c = t % TXTY;
-            if a * TX + c % TX < NX && b * TY + c / TX < NY {
-                var sum = red[m * TXTY + c];
+            if t < NPART * TXTY && (lvl_full || (a * TX + c % TX < NX && b * TY + c / TX < NY)) {
+                var sum = red[t];
                 for (var h = 1u; h < PARTS; h++) {
-                    sum += red[(h * NPART + m) * TXTY + c];
+                    sum += red[h * NPART * TXTY + t];
                 }
-                partials[(((wg.y * params.blocks + wg.x) * NZ + k) * NPART + m) * TXTY + c] = sum;
+                partials[part0 + t] = sum;
             }
         }
     }
