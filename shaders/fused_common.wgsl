@@ -216,7 +216,8 @@ fn store_inv_w(lid: u32, a: u32, b: u32, neg_x: bool, neg_y: bool) {
 }
 
 // The runs of equal (y, z) in each share of the workgroup's velocities (`xs`, stored before a
-// barrier), by one invocation; the others read them after the next barrier.
+// barrier), and the `halves` flag, by one invocation; the others read them after the next
+// barrier.
 fn build_runs() {
     var n = 0u;
     var on_halves = 1u;

@@ -179,7 +179,8 @@ fn fused_reduction_over_whole_runs_and_half_shares_matches_the_slice_kernels() {
     // sweep_fused.wgsl's straight reduction paths at the default 4x4 tile (shares of 16
     // velocities). 32 velocity points per axis put 16 x-nodes in each octant's rows: each
     // share is one run of equal (y, z). 48 points (the paper cube's) put 24: a share is one
-    // run or two halves of 8 from two runs. Other velocity grids take the loop.
+    // run or two halves of 8 from two runs. Grids whose rows are neither a multiple of 16
+    // nor of 8 x-nodes (20 points, cube-quick's) take the loop.
     let Some(adapter) = gpu_adapter() else { return };
     for points in [32, 48] {
         let mut v = cavity_json(3, points, 4.0, 0.5);

@@ -68,7 +68,8 @@ pub fn source(kernel: &str, tile: [usize; 2]) -> String {
         .replace(ty, &format!("const TY: u32 = {}u;", tile[1]))
         .replace(np, &format!("const NPART: u32 = {npart}u;"));
     let n = tile[0] * tile[1];
-    // SUMQ: each invocation's (moment, cell) pairs in the shares' sum of sweep_fused.wgsl.
+    // SUMQ: the unrolled steps per invocation of sweep_fused.wgsl's shares' sum, one
+    // (moment, cell) pair each.
     let sumq = (npart * n).div_ceil(BLOCK_VELOCITIES);
     let bounds = [("TX", tile[0]), ("TY", tile[1]), ("TXTY", n), ("NPART", npart), ("SUMQ", sumq)];
     let sweep = if kernel.starts_with("sweep") {
