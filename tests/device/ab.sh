@@ -11,7 +11,9 @@
 #                       none (the default). A setting is NAME=value without spaces; two
 #                       variables at once are joined by a comma: NAME=a,OTHER=b
 #   COMPARE=ROW         both builds' fields after 3 sweeps of bench row ROW on each backend
-#                       of $BENCH_BE, compared (0 when the change keeps every operation's order)
+#                       of $BENCH_BE, compared (0 when the change keeps every operation's order);
+#                       ROW=cube is the paper cube (configs/cube-ma2-kn1.json, every velocity
+#                       in flight, as the bench runs it)
 #   NCU=KERNEL          ncu's duration, throughput, warp instructions and active lanes per
 #                       instruction of one launch of KERNEL (launch $SKIP,
 #                       default 7) of both builds on row $ROW_NCU (default 64x64), CUDA
@@ -41,10 +43,12 @@ for rep in $(seq ${REPS:-2}); do
   done
 done
 if [ -n "${COMPARE:-}" ]; then
+  cmp_case=(configs/bench/row-$COMPARE.json)
+  [ "$COMPARE" = cube ] && cmp_case=(configs/cube-ma2-kn1.json --memory-budget-mib 16384)
   for be in ${BENCH_BE//,/ }; do
     for b in knudsen-old knudsen; do
       rm -rf /tmp/ab3-$be-$b
-      carry/$b run configs/bench/row-$COMPARE.json --backend $be --acceleration none --max-iterations 3 \
+      carry/$b run "${cmp_case[@]}" --backend $be --acceleration none --max-iterations 3 \
         ${ARGS:-} --out /tmp/ab3-$be-$b > /dev/null 2>&1 || echo "FAILED: $b on $be"
     done
     echo "== fields after 3 sweeps of $COMPARE on $be, new against old"
