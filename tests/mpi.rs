@@ -66,11 +66,9 @@ fn write_case(dir: &Path, name: &str, v: &serde_json::Value) -> PathBuf {
     path
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("knudsen-mpi-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch folder removed when the test ends, pass or fail.
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new().prefix(&format!("knudsen-mpi-{name}-")).tempdir().unwrap()
 }
 
 /// A lid-driven cavity (walls only), 11^3 velocities: the octants hold 125 to 216 velocities
@@ -108,7 +106,8 @@ fn two_and_three_ranks_give_the_single_process_fields() {
     // 1e-12: the processes' partial sums are added in another order than one process adds
     // its batches, so the moments differ by a few ulps per iteration; the fixed point is
     // the same and the iteration counts must match.
-    let dir = scratch("fields");
+    let tmp = scratch("fields");
+    let dir = tmp.path();
     for (name, v) in [("si", cavity("none")), ("gsis", cavity("gsis")), ("partners", partners())] {
         let case = write_case(&dir, name, &v);
         let one = dir.join(format!("{name}-1"));
@@ -128,7 +127,8 @@ fn two_and_three_ranks_give_the_single_process_fields() {
 
 #[test]
 fn a_rerun_on_the_same_ranks_gives_the_same_bits() {
-    let dir = scratch("bits");
+    let tmp = scratch("bits");
+    let dir = tmp.path();
     let case = write_case(&dir, "case", &cavity("gsis"));
     let (a, b) = (dir.join("a"), dir.join("b"));
     run(3, &case, &a, &[]);
@@ -143,7 +143,8 @@ fn the_shared_memory_and_collective_sums_give_the_same_bits() {
     // On one machine the sum goes through a shared window (src/parallel/shared.rs) unless
     // told otherwise; it must add the same chunks in the same rank order as the library's
     // collectives. The partner case also sums the exits, which fill most of its buffer.
-    let dir = scratch("sums");
+    let tmp = scratch("sums");
+    let dir = tmp.path();
     for (name, v) in [("gsis", cavity("gsis")), ("partners", partners())] {
         let case = write_case(&dir, name, &v);
         for ranks in [2, 3] {
@@ -181,7 +182,8 @@ fn the_shared_memory_and_collective_sums_give_the_same_bits() {
 
 #[test]
 fn a_run_continues_on_another_number_of_ranks() {
-    let dir = scratch("restart");
+    let tmp = scratch("restart");
+    let dir = tmp.path();
     let case = write_case(&dir, "case", &cavity("none"));
     let whole = dir.join("whole");
     run(0, &case, &whole, &[]);
@@ -197,7 +199,8 @@ fn a_run_continues_on_another_number_of_ranks() {
 fn a_failing_rank_ends_the_whole_job_with_its_error() {
     // Only rank 0 writes, so only rank 0 finds that the output directory cannot be made;
     // the other ranks are already sweeping and would wait for it forever.
-    let dir = scratch("fail");
+    let tmp = scratch("fail");
+    let dir = tmp.path();
     let case = write_case(&dir, "case", &cavity("none"));
     let blocker = dir.join("a-file");
     std::fs::write(&blocker, "not a directory").unwrap();
@@ -219,7 +222,8 @@ fn a_rank_failing_after_the_sums_began_ends_the_whole_job() {
     // checkpoint every 1e-6 minutes) cannot replace the directory in its way. The other
     // ranks are then waiting in the next sum, and the shared window must not be freed on
     // the failing rank's way out (that free waits for them): the job must end, not hang.
-    let dir = scratch("fail-late");
+    let tmp = scratch("fail-late");
+    let dir = tmp.path();
     let mut v = cavity("none");
     v["solver"]["checkpoint_minutes"] = serde_json::json!(1e-6);
     let case = write_case(&dir, "case", &v);

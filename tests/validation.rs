@@ -5,7 +5,8 @@ use std::process::Command;
 
 #[test]
 fn fast_validation_subset_passes() {
-    let out = std::env::temp_dir().join(format!("knudsen-validate-{}", std::process::id()));
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
     let run = Command::new(env!("CARGO_BIN_EXE_knudsen"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(["validate", "--fast", "--out"])
@@ -28,7 +29,6 @@ fn fast_validation_subset_passes() {
         assert!(pts.len() >= 2, "{}: {} points", s["name"], pts.len());
         assert!(pts.iter().all(|p| p["converged"] == true), "{}", s["name"]);
     }
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
@@ -40,8 +40,8 @@ fn a_failing_case_fails_the_command() {
     let points = suite["points"].as_array_mut().unwrap();
     points.retain(|p| p["set"]["gas.delta"] == 0.001);
     points[0]["reference"] = serde_json::json!(1.05);
-    let dir = std::env::temp_dir().join(format!("knudsen-validate-fail-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let file = dir.join("bad.json");
     std::fs::write(&file, suite.to_string()).unwrap();
     let run = Command::new(env!("CARGO_BIN_EXE_knudsen"))
@@ -57,5 +57,4 @@ fn a_failing_case_fails_the_command() {
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("results-fast.json")).unwrap()).unwrap();
     assert_eq!(doc["suites"][0]["pass"], false);
-    let _ = std::fs::remove_dir_all(&dir);
 }
