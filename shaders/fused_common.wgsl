@@ -15,6 +15,8 @@ const NPART: u32 = 13u;
 const TXTY: u32 = TX * TY;
 const PARTS: u32 = BV / TXTY;
 const NCOEF: u32 = 3u * TXTY;
+// Record entries (vec4) per invocation when the next level's records are loaded.
+const RAWQ: u32 = (NCOEF + BV - 1u) / BV;
 // Wall words (src/grid/solid.rs): keep in sync with SOLID_BIT there.
 const SOLID: u32 = 0x80000000u;
 
@@ -80,6 +82,8 @@ var<workgroup> part_runs: array<u32, PARTS + 1u>;
 var<workgroup> halves: u32;
 // The tile's coefficients, this level's and the next's; the columns' and rows' 1/width.
 var<workgroup> coef: array<vec4<f32>, 2u * NCOEF>;
+// The next level's cell records as loaded (sweep_fused.wgsl), before cell_const.
+var<workgroup> raw: array<vec4<f32>, NCOEF>;
 // Per coefficient buffer the cells' wall words (`mark_walls`; only with bodies).
 var<workgroup> words: array<u32, 2u * TXTY>;
 var<workgroup> inv_w: array<f32, TX + TY>;
@@ -119,18 +123,30 @@ struct CellConst {
 // polynomials in the invocation's xi (as sweep_fused.cu's fused_coeffs): the entries become
 // (-l, nu, -s.U, 2 ln(2) g - 5), (2 l U, base), (s, g - l |U|^2).
 fn cell_coeffs(c: u32, a: u32, b: u32, k: u32, neg_x: bool, neg_y: bool) -> CellConst {
-    var r: CellConst;
+    return cell_const(
+        cell_record(3u * c, a, b, k, neg_x, neg_y),
+        cell_record(3u * c + 1u, a, b, k, neg_x, neg_y),
+        cell_record(3u * c + 2u, a, b, k, neg_x, neg_y),
+    );
+}
+
+// Entry e % 3 of tile cell e / 3's record at level k, or zeros outside the domain.
+fn cell_record(e: u32, a: u32, b: u32, k: u32, neg_x: bool, neg_y: bool) -> vec4<f32> {
+    let c = e / 3u;
     let iu = a * TX + c % TX;
     let ju = b * TY + c / TX;
     if iu >= NX || ju >= NY {
-        return r;
+        return vec4<f32>();
     }
     let i = select(iu, NX - 1u - iu, neg_x);
     let j = select(ju, NY - 1u - ju, neg_y);
-    let at = 3u * ((k * NY + j) * NX + i);
-    let r0 = cells[at];
-    let r1 = cells[at + 1u];
-    let r2 = cells[at + 2u];
+    return cells[3u * ((k * NY + j) * NX + i) + e % 3u];
+}
+
+// A cell's constants from its record (r0, r1, r2); a record of zeros (outside the domain)
+// gives constants no sweep reads.
+fn cell_const(r0: vec4<f32>, r1: vec4<f32>, r2: vec4<f32>) -> CellConst {
+    var r: CellConst;
     let l = r2.w;
     // The floor keeps log2 finite in solid cells (no gas: their value is replaced by 0); every
     // fluid cell's G is far above it.

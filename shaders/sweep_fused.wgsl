@@ -99,13 +99,18 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
             atomicStore(&walls_at[(kk + 1u) & 1u], 0u);
         }
         let tile_walls = HAS_WALLS && atomicLoad(&walls_at[kk & 1u]) != 0u;
-        // The next level's coefficients, loaded now and stored after this level's update.
-        var next: CellConst;
+        // The next level's cell records, loaded now, one vec4 per invocation at tiles of up to
+        // BV / 3 cells (4 registers held through the update, where a cell's converted
+        // constants took 13), and turned into constants in the reduction (`cell_const`).
+        var nraw: array<vec4<f32>, RAWQ>;
         var nfin: array<f32, TX + TY>;
         if kk + 1u < NZ {
             let kn = select(k + 1u, k - 1u, neg_z);
-            if lid < TXTY {
-                next = cell_coeffs(lid, a, b, kn, neg_x, neg_y);
+            // @unroll
+            for (var q = 0u; q < RAWQ; q++) {
+                if lid + q * BV < NCOEF {
+                    nraw[q] = cell_record(lid + q * BV, a, b, kn, neg_x, neg_y);
+                }
             }
             nfin = face_inflows(kn, a, b, v, neg_x, neg_y);
         }
@@ -234,8 +239,11 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
         // The previous level's readers of `red` and of the other coefficient buffer are done.
         workgroupBarrier();
         if kk + 1u < NZ {
-            if lid < TXTY {
-                store_cell(lid, next, (kk + 1u) & 1u);
+            // @unroll
+            for (var q = 0u; q < RAWQ; q++) {
+                if lid + q * BV < NCOEF {
+                    raw[lid + q * BV] = nraw[q];
+                }
             }
             fin = nfin;
         }
@@ -244,6 +252,11 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
             red[lid * (TXTY + 1u) + c] = carry[c];
         }
         workgroupBarrier();
+        // Nothing reads the other coefficient buffer until the next level's sweep, after
+        // two more barriers.
+        if kk + 1u < NZ && lid < TXTY {
+            store_cell(lid, cell_const(raw[3u * lid], raw[3u * lid + 1u], raw[3u * lid + 2u]), (kk + 1u) & 1u);
+        }
         var acc: array<f32, NPART>;
         if part_runs[PARTS] == PARTS {
             // Every share is one run of TXTY velocities (an octant's x-nodes a multiple of

@@ -71,7 +71,8 @@ pub fn source(kernel: &str, tile: [usize; 2]) -> String {
     // SUMQ: the unrolled steps per invocation of sweep_fused.wgsl's shares' sum, one
     // (moment, cell) pair each.
     let sumq = (npart * n).div_ceil(BLOCK_VELOCITIES);
-    let bounds = [("TX", tile[0]), ("TY", tile[1]), ("TXTY", n), ("NPART", npart), ("SUMQ", sumq)];
+    let rawq = (3 * n).div_ceil(BLOCK_VELOCITIES);
+    let bounds = [("TX", tile[0]), ("TY", tile[1]), ("TXTY", n), ("NPART", npart), ("SUMQ", sumq), ("RAWQ", rawq)];
     let sweep = if kernel.starts_with("sweep") {
         format!("{}\n{PARTNER}", super::shaders::SWEEP_COMMON)
     } else {
@@ -82,7 +83,7 @@ pub fn source(kernel: &str, tile: [usize; 2]) -> String {
 }
 
 /// Workgroup memory of sweep_fused with `tile`: red, xs, wpow, runs, part_runs, halves, coef,
-/// words, inv_w, walls_at (fused_common.wgsl); and under second order (sweep_fused2) `outs`.
+/// raw, words, inv_w, walls_at (fused_common.wgsl); and under second order (sweep_fused2) `outs`.
 /// Keep in sync with the `var<workgroup>` declarations there.
 pub fn workgroup_bytes(tile: [usize; 2], second: bool) -> u32 {
     let (n, bv) = (tile[0] * tile[1], BLOCK_VELOCITIES);
@@ -96,6 +97,7 @@ pub fn workgroup_bytes(tile: [usize; 2], second: bool) -> u32 {
         + 4 * (parts + 1)
         + 4
         + 16 * 2 * 3 * n
+        + 16 * 3 * n
         + words
         + 4 * (tile[0] + tile[1])
         + outs) as u32
