@@ -112,16 +112,8 @@ struct CellConst {
     word: u32,
 }
 
-// Cell c of the tile at level k, or zeros outside the domain (never read). The cell's record
-// (layout.rs::CellCoeffs: (rho / (pi T)^{3/2}, 1/T, nu, wall), (U, base), (s, log2(e) / T))
-// is turned into the update's per-cell constants once, by one invocation per cell, so that
-// no invocation recomputes them per velocity. With l = log2(e) / T,
-// G = nu rho / (pi T)^{3/2} and g = log2 G, the collision term's
-// nu f^S = 2^ell (base + s.c (2 |c|^2 / T - 5)), c = xi - U, becomes
-//   ell = -l |xi|^2 + 2 l U.xi + (g - l |U|^2),   s.c = s.xi - s.U,
-//   2 |c|^2 / T - 5 = -2 ln(2) ell + (2 ln(2) g - 5),
-// polynomials in the invocation's xi (as sweep_fused.cu's fused_coeffs): the entries become
-// (-l, nu, -s.U, 2 ln(2) g - 5), (2 l U, base), (s, g - l |U|^2).
+// Cell c of the tile at level k as the update's constants (`cell_const`); outside the domain
+// the constants of a zero record, which no sweep reads.
 fn cell_coeffs(c: u32, a: u32, b: u32, k: u32, neg_x: bool, neg_y: bool) -> CellConst {
     return cell_const(
         cell_record(3u * c, a, b, k, neg_x, neg_y),
@@ -144,7 +136,16 @@ fn cell_record(e: u32, a: u32, b: u32, k: u32, neg_x: bool, neg_y: bool) -> vec4
 }
 
 // A cell's constants from its record (r0, r1, r2); a record of zeros (outside the domain)
-// gives constants no sweep reads.
+// gives constants no sweep reads. The record
+// (layout.rs::CellCoeffs: (rho / (pi T)^{3/2}, 1/T, nu, wall), (U, base), (s, log2(e) / T))
+// is turned into the update's per-cell constants once, by one invocation per cell, so that
+// no invocation recomputes them per velocity. With l = log2(e) / T,
+// G = nu rho / (pi T)^{3/2} and g = log2 G, the collision term's
+// nu f^S = 2^ell (base + s.c (2 |c|^2 / T - 5)), c = xi - U, becomes
+//   ell = -l |xi|^2 + 2 l U.xi + (g - l |U|^2),   s.c = s.xi - s.U,
+//   2 |c|^2 / T - 5 = -2 ln(2) ell + (2 ln(2) g - 5),
+// polynomials in the invocation's xi (as sweep_fused.cu's fused_coeffs): the entries become
+// (-l, nu, -s.U, 2 ln(2) g - 5), (2 l U, base), (s, g - l |U|^2).
 fn cell_const(r0: vec4<f32>, r1: vec4<f32>, r2: vec4<f32>) -> CellConst {
     var r: CellConst;
     let l = r2.w;

@@ -192,7 +192,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                         let e1 = coef[at + 1u];
                         let e2 = coef[at + 2u];
                         // The collision term's nu f^S = 2^ell (base + s.c (2 |c|^2 / T - 5))
-                        // from polynomials in xi with the cell's constants (cell_coeffs):
+                        // from polynomials in xi with the cell's constants (`cell_const`):
                         // ell = log2 of nu times the Maxwellian factor, and the Shakhov
                         // term's s.c.
                         let ell = fma(e1.x, vel.x, fma(e1.y, vel.y, fma(e1.z, vel.z, fma(e0.x, xi2, e2.w))));
@@ -236,7 +236,8 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                 yface[(k * NX + select(iu, NX - 1u - iu, neg_x)) * FCH + v] = carry[(TY - 1u) * TX + ii];
             }
         }
-        // The previous level's readers of `red` and of the other coefficient buffer are done.
+        // The previous level's shares' sum has read `red` (and its conversion `raw`, before
+        // that level's third barrier).
         workgroupBarrier();
         if kk + 1u < NZ {
             // @unroll

@@ -109,7 +109,7 @@ fn two_and_three_ranks_give_the_single_process_fields() {
     let tmp = scratch("fields");
     let dir = tmp.path();
     for (name, v) in [("si", cavity("none")), ("gsis", cavity("gsis")), ("partners", partners())] {
-        let case = write_case(&dir, name, &v);
+        let case = write_case(dir, name, &v);
         let one = dir.join(format!("{name}-1"));
         run(0, &case, &one, &[]);
         for ranks in [2, 3] {
@@ -129,7 +129,7 @@ fn two_and_three_ranks_give_the_single_process_fields() {
 fn a_rerun_on_the_same_ranks_gives_the_same_bits() {
     let tmp = scratch("bits");
     let dir = tmp.path();
-    let case = write_case(&dir, "case", &cavity("gsis"));
+    let case = write_case(dir, "case", &cavity("gsis"));
     let (a, b) = (dir.join("a"), dir.join("b"));
     run(3, &case, &a, &[]);
     run(3, &case, &b, &[]);
@@ -146,7 +146,7 @@ fn the_shared_memory_and_collective_sums_give_the_same_bits() {
     let tmp = scratch("sums");
     let dir = tmp.path();
     for (name, v) in [("gsis", cavity("gsis")), ("partners", partners())] {
-        let case = write_case(&dir, name, &v);
+        let case = write_case(dir, name, &v);
         for ranks in [2, 3] {
             let out = |sum: &str| dir.join(format!("{name}-{ranks}-{sum}"));
             let o = run_with(ranks, &case, &out("default"), &[], &[("RUST_LOG", "info")]);
@@ -169,7 +169,7 @@ fn the_shared_memory_and_collective_sums_give_the_same_bits() {
             }
         }
     }
-    let case = write_case(&dir, "bad", &cavity("none"));
+    let case = write_case(dir, "bad", &cavity("none"));
     let o = knudsen_cmd(2)
         .env("KNUDSEN_MPI_SUM", "ring")
         .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "1", "--out"])
@@ -184,7 +184,7 @@ fn the_shared_memory_and_collective_sums_give_the_same_bits() {
 fn a_run_continues_on_another_number_of_ranks() {
     let tmp = scratch("restart");
     let dir = tmp.path();
-    let case = write_case(&dir, "case", &cavity("none"));
+    let case = write_case(dir, "case", &cavity("none"));
     let whole = dir.join("whole");
     run(0, &case, &whole, &[]);
     let part = dir.join("part");
@@ -201,7 +201,7 @@ fn a_failing_rank_ends_the_whole_job_with_its_error() {
     // the other ranks are already sweeping and would wait for it forever.
     let tmp = scratch("fail");
     let dir = tmp.path();
-    let case = write_case(&dir, "case", &cavity("none"));
+    let case = write_case(dir, "case", &cavity("none"));
     let blocker = dir.join("a-file");
     std::fs::write(&blocker, "not a directory").unwrap();
     let t0 = Instant::now();
@@ -226,7 +226,7 @@ fn a_rank_failing_after_the_sums_began_ends_the_whole_job() {
     let dir = tmp.path();
     let mut v = cavity("none");
     v["solver"]["checkpoint_minutes"] = serde_json::json!(1e-6);
-    let case = write_case(&dir, "case", &v);
+    let case = write_case(dir, "case", &v);
     let out = dir.join("out");
     std::fs::create_dir_all(out.join("checkpoint.h5").join("in-the-way")).unwrap();
     let mut child = knudsen_cmd(3)

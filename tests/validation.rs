@@ -46,7 +46,7 @@ fn a_failing_case_fails_the_command() {
     std::fs::write(&file, suite.to_string()).unwrap();
     let run = Command::new(env!("CARGO_BIN_EXE_knudsen"))
         .args(["validate", "--fast", "--out"])
-        .arg(&dir)
+        .arg(dir)
         .arg(&file)
         .env("RUST_LOG", "warn")
         .output()
