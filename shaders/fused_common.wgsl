@@ -82,8 +82,6 @@ var<workgroup> part_runs: array<u32, PARTS + 1u>;
 var<workgroup> halves: u32;
 // The tile's coefficients, this level's and the next's; the columns' and rows' 1/width.
 var<workgroup> coef: array<vec4<f32>, 2u * NCOEF>;
-// The next level's cell records as loaded (sweep_fused.wgsl), before cell_const.
-var<workgroup> raw: array<vec4<f32>, NCOEF>;
 // Per coefficient buffer the cells' wall words (`mark_walls`; only with bodies).
 var<workgroup> words: array<u32, 2u * TXTY>;
 var<workgroup> inv_w: array<f32, TX + TY>;

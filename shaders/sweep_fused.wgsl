@@ -101,7 +101,8 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
         let tile_walls = HAS_WALLS && atomicLoad(&walls_at[kk & 1u]) != 0u;
         // The next level's cell records, loaded now, one vec4 per invocation at tiles of up to
         // BV / 3 cells (4 registers held through the update, where a cell's converted
-        // constants took 13), and turned into constants in the reduction (`cell_const`).
+        // constants took 13), stored as they are after the sweep and turned into constants
+        // in the reduction (`cell_const`), so that no warp's sweep waits on the conversion.
         var nraw: array<vec4<f32>, RAWQ>;
         var nfin: array<f32, TX + TY>;
         if kk + 1u < NZ {
@@ -236,14 +237,14 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                 yface[(k * NX + select(iu, NX - 1u - iu, neg_x)) * FCH + v] = carry[(TY - 1u) * TX + ii];
             }
         }
-        // The previous level's shares' sum has read `red` (and its conversion `raw`, before
-        // that level's third barrier).
+        // The previous level's shares' sum has read `red`, and its sweep, the other coefficient
+        // buffer, which the next level's records now fill.
         workgroupBarrier();
         if kk + 1u < NZ {
             // @unroll
             for (var q = 0u; q < RAWQ; q++) {
                 if lid + q * BV < NCOEF {
-                    raw[lid + q * BV] = nraw[q];
+                    coef[((kk + 1u) & 1u) * NCOEF + lid + q * BV] = nraw[q];
                 }
             }
             fin = nfin;
@@ -253,10 +254,11 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
             red[lid * (TXTY + 1u) + c] = carry[c];
         }
         workgroupBarrier();
-        // Nothing reads the other coefficient buffer until the next level's sweep, after
-        // two more barriers.
+        // Each cell's invocation turns its three record entries into its constants in place;
+        // nothing else reads that buffer until the next level's sweep, two barriers later.
         if kk + 1u < NZ && lid < TXTY {
-            store_cell(lid, cell_const(raw[3u * lid], raw[3u * lid + 1u], raw[3u * lid + 2u]), (kk + 1u) & 1u);
+            let at = ((kk + 1u) & 1u) * NCOEF + 3u * lid;
+            store_cell(lid, cell_const(coef[at], coef[at + 1u], coef[at + 2u]), (kk + 1u) & 1u);
         }
         var acc: array<f32, NPART>;
         if part_runs[PARTS] == PARTS {

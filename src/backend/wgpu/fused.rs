@@ -83,9 +83,7 @@ pub fn source(kernel: &str, tile: [usize; 2]) -> String {
 }
 
 /// Workgroup memory of sweep_fused with `tile`: red, xs, wpow, runs, part_runs, halves, coef,
-/// raw, words, inv_w, walls_at (fused_common.wgsl); and under second order (sweep_fused2) `outs`.
-/// `raw` is counted for sweep_fused2 too, which declares it with the rest of fused_common.wgsl
-/// but does not use it.
+/// words, inv_w, walls_at (fused_common.wgsl); and under second order (sweep_fused2) `outs`.
 /// Keep in sync with the `var<workgroup>` declarations there.
 pub fn workgroup_bytes(tile: [usize; 2], second: bool) -> u32 {
     let (n, bv) = (tile[0] * tile[1], BLOCK_VELOCITIES);
@@ -99,7 +97,6 @@ pub fn workgroup_bytes(tile: [usize; 2], second: bool) -> u32 {
         + 4 * (parts + 1)
         + 4
         + 16 * 2 * 3 * n
-        + 16 * 3 * n
         + words
         + 4 * (tile[0] + tile[1])
         + outs) as u32
