@@ -110,27 +110,36 @@ struct CellConst {
     word: u32,
 }
 
-// Cell c of the tile at level k as the update's constants (`cell_const`); outside the domain
-// the constants of a zero record, which no sweep reads.
+// Where tile cell c's record at level k starts in `cells`, or NONE outside the domain.
+fn record_at(c: u32, a: u32, b: u32, k: u32, neg_x: bool, neg_y: bool) -> u32 {
+    let iu = a * TX + c % TX;
+    let ju = b * TY + c / TX;
+    if iu >= NX || ju >= NY {
+        return NONE;
+    }
+    let i = select(iu, NX - 1u - iu, neg_x);
+    let j = select(ju, NY - 1u - ju, neg_y);
+    return 3u * ((k * NY + j) * NX + i);
+}
+
+// Cell c of the tile at level k as the update's constants (`cell_const`), or zeros outside
+// the domain (never read).
 fn cell_coeffs(c: u32, a: u32, b: u32, k: u32, neg_x: bool, neg_y: bool) -> CellConst {
-    return cell_const(
-        cell_record(3u * c, a, b, k, neg_x, neg_y),
-        cell_record(3u * c + 1u, a, b, k, neg_x, neg_y),
-        cell_record(3u * c + 2u, a, b, k, neg_x, neg_y),
-    );
+    let at = record_at(c, a, b, k, neg_x, neg_y);
+    if at == NONE {
+        var r: CellConst;
+        return r;
+    }
+    return cell_const(cells[at], cells[at + 1u], cells[at + 2u]);
 }
 
 // Entry e % 3 of tile cell e / 3's record at level k, or zeros outside the domain.
 fn cell_record(e: u32, a: u32, b: u32, k: u32, neg_x: bool, neg_y: bool) -> vec4<f32> {
-    let c = e / 3u;
-    let iu = a * TX + c % TX;
-    let ju = b * TY + c / TX;
-    if iu >= NX || ju >= NY {
+    let at = record_at(e / 3u, a, b, k, neg_x, neg_y);
+    if at == NONE {
         return vec4<f32>();
     }
-    let i = select(iu, NX - 1u - iu, neg_x);
-    let j = select(ju, NY - 1u - ju, neg_y);
-    return cells[3u * ((k * NY + j) * NX + i) + e % 3u];
+    return cells[at + e % 3u];
 }
 
 // A cell's constants from its record (r0, r1, r2); a record of zeros (outside the domain)
