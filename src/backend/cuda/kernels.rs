@@ -153,8 +153,12 @@ fn arch_of(ctx: &Arc<CudaContext>) -> anyhow::Result<Option<&'static str>> {
 
 /// Compile for `ctx`'s device and load the module.
 pub fn compile(ctx: &Arc<CudaContext>, sizes: &Sizes) -> anyhow::Result<Arc<CudaModule>> {
+    let t0 = std::time::Instant::now();
     let ptx = compile_ptx(&program(), sizes, arch_of(ctx)?).map_err(|e| anyhow::anyhow!(e))?;
-    Ok(ctx.load_module(ptx)?)
+    let t1 = t0.elapsed().as_secs_f64();
+    let module = ctx.load_module(ptx)?;
+    log::debug!("cuda kernels: NVRTC {t1:.3} s, module load {:.3} s", t0.elapsed().as_secs_f64() - t1);
+    Ok(module)
 }
 
 /// Compile [`SYNTHETIC`] for `arch` (None: NVRTC's default). Without contracted

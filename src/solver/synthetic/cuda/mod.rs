@@ -193,7 +193,12 @@ impl PtxJob {
     }
 
     fn spawn() -> Self {
-        Self(Job::spawn("nvrtc-synthetic", || kernels::compile_synthetic_for(ordinal()?)))
+        Self(Job::spawn("nvrtc-synthetic", || {
+            let t0 = std::time::Instant::now();
+            let out = kernels::compile_synthetic_for(ordinal()?);
+            log::debug!("gsis: synthetic.cu compiled by NVRTC in {:.3} s", t0.elapsed().as_secs_f64());
+            out
+        }))
     }
 
     fn wait(self) -> anyhow::Result<(cudarc::nvrtc::Ptx, bool)> {
