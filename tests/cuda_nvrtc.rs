@@ -46,6 +46,8 @@ fn nvrtc_check(dir: &std::path::Path, extra: &[&str]) -> std::process::Output {
         .arg("nvrtc-check")
         .args(extra)
         .env("LD_LIBRARY_PATH", dir)
+        // A check compiles: no kernels from (or into) the user's cache.
+        .env("KNUDSEN_KERNEL_CACHE", "off")
         .output()
         .unwrap()
 }
@@ -88,4 +90,33 @@ fn a_kernel_syntax_error_fails_the_check() {
     let o = nvrtc_check(&dir, &["--source", bad.to_str().unwrap()]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("NVRTC"), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn a_second_compile_of_the_same_kernels_comes_from_the_cache() {
+    let Some(dir) = nvrtc_dir() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("tiny.cu");
+    std::fs::write(&src, "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] *= NX; }\n").unwrap();
+    let cache = tmp.path().join("kernels");
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_knudsen"))
+            .args(["nvrtc-check", "--source", src.to_str().unwrap()])
+            .env("LD_LIBRARY_PATH", &dir)
+            .env("KNUDSEN_KERNEL_CACHE", &cache)
+            .env("RUST_LOG", "knudsen=debug")
+            .output()
+            .unwrap()
+    };
+    let first = run();
+    let log = String::from_utf8_lossy(&first.stderr);
+    assert!(first.status.success(), "{log}");
+    assert!(!log.contains("kernels loaded from"), "{log}");
+    // The check's two size sets (different -D sizes): two entries.
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 2);
+    let second = run();
+    let log = String::from_utf8_lossy(&second.stderr);
+    assert!(second.status.success(), "{log}");
+    assert_eq!(log.matches("kernels loaded from").count(), 2, "{log}");
+    assert_eq!(first.stdout, second.stdout);
 }

@@ -115,7 +115,12 @@ fn nvrtc(source: &str, options: Vec<String>, arch: Option<&'static str>) -> Resu
         return Err("NVRTC (libnvrtc.so) not found; install the CUDA toolkit or PyPI's nvidia-cuda-nvrtc and put its lib directory on LD_LIBRARY_PATH".into());
     }
     let opts = CompileOptions { options, arch, ..Default::default() };
-    compile_ptx_with_opts(source, opts).map_err(|e| format!("{e}"))
+    // Every field of the options (not only those set here) is part of the key.
+    let key = super::kernel_cache::key("ptx", source, &[format!("{opts:?}")], arch, &nvrtc_version());
+    let text = super::kernel_cache::cached(super::kernel_cache::folder().as_deref(), &key, || {
+        compile_ptx_with_opts(source, opts).map(|p| p.to_src().into_bytes()).map_err(|e| format!("{e}"))
+    })?;
+    String::from_utf8(text).map(Ptx::from_src).map_err(|e| format!("PTX from the kernel cache: {e}"))
 }
 
 /// NVRTC's version, "major.minor" (the library found at run time).
@@ -203,6 +208,11 @@ pub fn synthetic_cubin(sm: &str) -> Result<Vec<u8>, String> {
 
 /// `source` compiled by NVRTC to CUBIN (`options` must name a real architecture, sm_XY).
 fn cubin(source: &str, options: &[String]) -> Result<Vec<u8>, String> {
+    let key = super::kernel_cache::key("cubin", source, options, None, &nvrtc_version());
+    super::kernel_cache::cached(super::kernel_cache::folder().as_deref(), &key, || nvrtc_cubin(source, options))
+}
+
+fn nvrtc_cubin(source: &str, options: &[String]) -> Result<Vec<u8>, String> {
     use cudarc::nvrtc::{result, sys};
     let src = std::ffi::CString::new(source).map_err(|e| e.to_string())?;
     let prog = result::create_program(&src, None).map_err(|e| e.to_string())?;

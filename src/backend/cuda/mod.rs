@@ -11,6 +11,7 @@
 
 mod bandwidth;
 mod fused;
+mod kernel_cache;
 pub mod kernels;
 mod records;
 /// Page-locked host buffers, also for the synthetic solve's transfers.
