@@ -1,8 +1,8 @@
 //! NVRTC's output kept on disk between runs, under a key of everything that decides it: the
 //! source, NVRTC's options (the grid's `-D` sizes among them) and architecture, NVRTC's
 //! version. A later run of the same case shape loads its kernels instead of compiling them:
-//! on the developer machine NVRTC took 11-12 s for the paper cube's sweep kernels
-//! (docs/performance.md, "NVRTC's output kept between runs"), on every run.
+//! on the developer machine NVRTC took 12-14 s for the paper cube's sweep kernels, its start
+//! included, on every run (docs/performance.md, "NVRTC's output kept between runs").
 //!
 //! `KNUDSEN_KERNEL_CACHE`: the folder to use, or `off` for none; by default
 //! `$XDG_CACHE_HOME/knudsen/kernels`, else `$HOME/.cache/knudsen/kernels`. Failing to read or
