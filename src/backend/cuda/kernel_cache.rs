@@ -66,10 +66,11 @@ pub fn cached(
 ) -> Result<Vec<u8>, String> {
     let Some(dir) = dir else { return compile() };
     let path = dir.join(&key.name);
-    if let Ok(bytes) = std::fs::read(&path) {
-        if let Some(body) = bytes.strip_prefix(key.header.as_slice()) {
+    if let Ok(mut bytes) = std::fs::read(&path) {
+        if bytes.starts_with(&key.header) {
             log::debug!("kernels loaded from {}", path.display());
-            return Ok(body.to_vec());
+            bytes.drain(..key.header.len());
+            return Ok(bytes);
         }
     }
     let body = compile()?;
@@ -77,6 +78,11 @@ pub fn cached(
         log::debug!("kernels not kept in {}: {e}", dir.display());
     }
     Ok(body)
+}
+
+/// [`cached`] in the folder [`folder`] names.
+pub fn load_or_compile(key: &Key, compile: impl FnOnce() -> Result<Vec<u8>, String>) -> Result<Vec<u8>, String> {
+    cached(folder().as_deref(), key, compile)
 }
 
 fn store(dir: &Path, path: &Path, key: &Key, body: &[u8]) -> std::io::Result<()> {

@@ -117,7 +117,7 @@ fn nvrtc(source: &str, options: Vec<String>, arch: Option<&'static str>) -> Resu
     let opts = CompileOptions { options, arch, ..Default::default() };
     // Every field of the options (not only those set here) is part of the key.
     let key = super::kernel_cache::key("ptx", source, &[format!("{opts:?}")], arch, &nvrtc_version());
-    let text = super::kernel_cache::cached(super::kernel_cache::folder().as_deref(), &key, || {
+    let text = super::kernel_cache::load_or_compile(&key, || {
         compile_ptx_with_opts(source, opts).map(|p| p.to_src().into_bytes()).map_err(|e| format!("{e}"))
     })?;
     String::from_utf8(text).map(Ptx::from_src).map_err(|e| format!("PTX from the kernel cache: {e}"))
@@ -162,7 +162,10 @@ pub fn compile(ctx: &Arc<CudaContext>, sizes: &Sizes) -> anyhow::Result<Arc<Cuda
     let ptx = compile_ptx(&program(), sizes, arch_of(ctx)?).map_err(|e| anyhow::anyhow!(e))?;
     let t1 = t0.elapsed().as_secs_f64();
     let module = ctx.load_module(ptx)?;
-    log::debug!("cuda kernels: NVRTC {t1:.3} s, module load {:.3} s", t0.elapsed().as_secs_f64() - t1);
+    log::debug!(
+        "cuda kernels: NVRTC (or the kernel cache) {t1:.3} s, module load {:.3} s",
+        t0.elapsed().as_secs_f64() - t1
+    );
     Ok(module)
 }
 
@@ -209,7 +212,7 @@ pub fn synthetic_cubin(sm: &str) -> Result<Vec<u8>, String> {
 /// `source` compiled by NVRTC to CUBIN (`options` must name a real architecture, sm_XY).
 fn cubin(source: &str, options: &[String]) -> Result<Vec<u8>, String> {
     let key = super::kernel_cache::key("cubin", source, options, None, &nvrtc_version());
-    super::kernel_cache::cached(super::kernel_cache::folder().as_deref(), &key, || nvrtc_cubin(source, options))
+    super::kernel_cache::load_or_compile(&key, || nvrtc_cubin(source, options))
 }
 
 fn nvrtc_cubin(source: &str, options: &[String]) -> Result<Vec<u8>, String> {

@@ -196,7 +196,10 @@ impl PtxJob {
         Self(Job::spawn("nvrtc-synthetic", || {
             let t0 = std::time::Instant::now();
             let out = kernels::compile_synthetic_for(ordinal()?);
-            log::debug!("gsis: synthetic.cu compiled by NVRTC in {:.3} s", t0.elapsed().as_secs_f64());
+            log::debug!(
+                "gsis: synthetic.cu compiled by NVRTC (or read from the kernel cache) in {:.3} s",
+                t0.elapsed().as_secs_f64()
+            );
             out
         }))
     }
