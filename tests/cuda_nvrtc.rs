@@ -60,12 +60,15 @@ fn cuda_kernels_compile_for_kepler_with_nvrtc_11() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
     // Both size sets (first order with body walls; second order with specular faces) and the
-    // synthetic solve's module, each compiled by NVRTC 11.8 to PTX for sm_35.
-    assert_eq!(out.matches("NVRTC 11.8: compute_35").count(), 3, "{out}");
-    assert_eq!(out.matches("(.target sm_35)").count(), 3, "{out}");
-    assert!(out.contains("compute_35, synthetic.cu"), "{out}");
-    // And to machine code, the form the solver loads where NVRTC knows the card.
-    assert!(out.contains("NVRTC 11.8: sm_35, synthetic.cu") && out.contains("bytes of CUBIN"), "{out}");
+    // synthetic solve's three programs, each compiled by NVRTC 11.8 to PTX for sm_35.
+    assert_eq!(out.matches("NVRTC 11.8: compute_35").count(), 5, "{out}");
+    assert_eq!(out.matches("(.target sm_35)").count(), 5, "{out}");
+    for file in ["synthetic.cu", "synthetic_lines.cu", "synthetic_factor.cu"] {
+        assert!(out.contains(&format!("compute_35, {file}: ")), "{out}");
+        // And to machine code, the form the solver loads where NVRTC knows the card.
+        assert!(out.contains(&format!("NVRTC 11.8: sm_35, {file}: ")), "{out}");
+    }
+    assert_eq!(out.matches("bytes of CUBIN").count(), 3, "{out}");
 }
 
 #[test]
@@ -74,10 +77,13 @@ fn cuda_kernels_compile_with_nvrtc() {
     let o = nvrtc_check(&dir, &[]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(out.matches("bytes of PTX").count(), 3, "{out}");
-    assert_eq!(out.matches("NVRTC 13.0: compute_90").count(), 3, "{out}");
-    assert!(out.contains("compute_90, synthetic.cu"), "{out}");
-    assert!(out.contains("NVRTC 13.0: sm_90, synthetic.cu") && out.contains("bytes of CUBIN"), "{out}");
+    assert_eq!(out.matches("bytes of PTX").count(), 5, "{out}");
+    assert_eq!(out.matches("NVRTC 13.0: compute_90").count(), 5, "{out}");
+    for file in ["synthetic.cu", "synthetic_lines.cu", "synthetic_factor.cu"] {
+        assert!(out.contains(&format!("compute_90, {file}: ")), "{out}");
+        assert!(out.contains(&format!("NVRTC 13.0: sm_90, {file}: ")), "{out}");
+    }
+    assert_eq!(out.matches("bytes of CUBIN").count(), 3, "{out}");
 }
 
 #[test]

@@ -36,33 +36,27 @@ pub fn nvrtc_check(source: Option<&Path>, arch: String) -> Result<(), Failure> {
         );
     }
     if source.is_none() {
-        let text = kernels::compile_synthetic_ptx(kernels::SYNTHETIC, Some(arch))
-            .map_err(|e| Failure::Run(anyhow::anyhow!("NVRTC, {arch}, synthetic.cu: {e}")))?
-            .to_src();
-        for k in [
-            "syn_row",
-            "syn_restrict",
-            "syn_prolong",
-            "syn_jacobi",
-            "syn_lines",
-            "syn_line_factor",
-            "syn_dense",
-            "syn_dot",
-        ] {
-            if !text.contains(&format!(".entry {k}")) {
-                return Err(Failure::Run(anyhow::anyhow!("NVRTC output has no entry {k}")));
+        for part in &kernels::SYNTHETIC {
+            let file = part.file;
+            let text = kernels::compile_synthetic_ptx(part.source, Some(arch))
+                .map_err(|e| Failure::Run(anyhow::anyhow!("NVRTC, {arch}, {file}: {e}")))?
+                .to_src();
+            if let Some(k) = part.kernels.iter().find(|k| !text.contains(&format!(".entry {k}"))) {
+                return Err(Failure::Run(anyhow::anyhow!("NVRTC output of {file} has no entry {k}")));
             }
-        }
-        let target = text.lines().find(|l| l.starts_with(".target")).unwrap_or(".target ?");
-        println!("NVRTC {}: {arch}, synthetic.cu: {} bytes of PTX ({target})", kernels::nvrtc_version(), text.len());
-        // The form the solver loads: machine code for the real architecture.
-        if let Some(sm) = arch.strip_prefix("compute_") {
-            let bin = kernels::synthetic_cubin(sm)
-                .map_err(|e| Failure::Run(anyhow::anyhow!("NVRTC, sm_{sm}, synthetic.cu to CUBIN: {e}")))?;
-            if !bin.starts_with(b"\x7fELF") {
-                return Err(Failure::Run(anyhow::anyhow!("NVRTC's CUBIN for sm_{sm} is not an ELF image")));
+            let target = text.lines().find(|l| l.starts_with(".target")).unwrap_or(".target ?");
+            println!("NVRTC {}: {arch}, {file}: {} bytes of PTX ({target})", kernels::nvrtc_version(), text.len());
+            // The form the solver loads: machine code for the real architecture.
+            if let Some(sm) = arch.strip_prefix("compute_") {
+                let bin = kernels::synthetic_cubin(part, sm)
+                    .map_err(|e| Failure::Run(anyhow::anyhow!("NVRTC, sm_{sm}, {file} to CUBIN: {e}")))?;
+                if !bin.starts_with(b"\x7fELF") {
+                    return Err(Failure::Run(anyhow::anyhow!(
+                        "NVRTC's CUBIN of {file} for sm_{sm} is not an ELF image"
+                    )));
+                }
+                println!("NVRTC {}: sm_{sm}, {file}: {} bytes of CUBIN", kernels::nvrtc_version(), bin.len());
             }
-            println!("NVRTC {}: sm_{sm}, synthetic.cu: {} bytes of CUBIN", kernels::nvrtc_version(), bin.len());
         }
     }
     Ok(())

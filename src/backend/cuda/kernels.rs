@@ -15,13 +15,77 @@ const FUSED2: &str = include_str!("../../../shaders/cuda/sweep_fused2.cu");
 const FUSED_MARCH: &str = include_str!("../../../shaders/cuda/sweep_fused_march.cu");
 const FUSED_MOMENTS: &str = include_str!("../../../shaders/cuda/fused_moments.cu");
 const CELL_RECORDS: &str = include_str!("../../../shaders/cuda/cell_records.cu");
-/// The synthetic (GSIS) solve's kernels: a module of their own, without size constants
-/// (src/solver/synthetic/cuda/ launches them).
-pub const SYNTHETIC: &str = concat!(
-    include_str!("../../../shaders/cuda/synthetic.cu"),
-    "\n",
-    include_str!("../../../shaders/cuda/synthetic_lines.cu")
-);
+/// One NVRTC program of the synthetic (GSIS) solve: its file under shaders/cuda/, its
+/// source (synthetic_common.cuh, then the file) and the kernels it defines.
+pub struct SyntheticPart {
+    pub file: &'static str,
+    pub source: &'static str,
+    pub kernels: &'static [&'static str],
+}
+
+/// The synthetic solve's kernels, without size constants (src/solver/synthetic/cuda/
+/// launches them), in three programs that NVRTC compiles side by side on threads of their
+/// own: as one program they took 0.69 s on the developer machine and 1.0-1.7 s in an H100
+/// host's first run, where the largest of the three takes 0.43 s here.
+pub const SYNTHETIC: [SyntheticPart; 3] = [
+    SyntheticPart {
+        file: "synthetic.cu",
+        source: concat!(
+            include_str!("../../../shaders/cuda/synthetic_common.cuh"),
+            "\n",
+            include_str!("../../../shaders/cuda/synthetic.cu")
+        ),
+        kernels: &[
+            "syn_row",
+            "syn_restrict",
+            "syn_prolong",
+            "syn_jacobi_first",
+            "syn_jacobi",
+            "syn_dense",
+            "syn_axpy",
+            "syn_scale",
+            "syn_dot",
+            "syn_dot_total",
+        ],
+    },
+    SyntheticPart {
+        file: "synthetic_lines.cu",
+        source: concat!(
+            include_str!("../../../shaders/cuda/synthetic_common.cuh"),
+            "\n",
+            include_str!("../../../shaders/cuda/synthetic_lines.cu")
+        ),
+        kernels: &["syn_lines"],
+    },
+    SyntheticPart {
+        file: "synthetic_factor.cu",
+        source: concat!(
+            include_str!("../../../shaders/cuda/synthetic_common.cuh"),
+            "\n",
+            include_str!("../../../shaders/cuda/synthetic_factor.cu")
+        ),
+        kernels: &["syn_line_factor"],
+    },
+];
+
+/// `compile` run on every part of [`SYNTHETIC`] at once, one thread each; the results in
+/// the parts' order, or the first part's error.
+pub fn each_synthetic_part<T: Send>(
+    compile: impl Fn(&SyntheticPart) -> Result<T, String> + Sync,
+) -> Result<Vec<T>, String> {
+    let compile = &compile;
+    std::thread::scope(|s| {
+        let jobs: Vec<_> = SYNTHETIC.iter().map(|part| s.spawn(move || compile(part))).collect();
+        jobs.into_iter()
+            .zip(&SYNTHETIC)
+            .map(|(j, part)| {
+                j.join()
+                    .map_err(|_| format!("{}: the compile thread panicked", part.file))?
+                    .map_err(|e| format!("{}: {e}", part.file))
+            })
+            .collect()
+    })
+}
 
 /// The compile-time constants: the CUDA counterpart of the WGSL `override`s
 /// (wgpu/kernels.rs::Sizes), passed as `-D` definitions.
@@ -169,7 +233,7 @@ pub fn compile(ctx: &Arc<CudaContext>, sizes: &Sizes) -> anyhow::Result<Arc<Cuda
     Ok(module)
 }
 
-/// Compile [`SYNTHETIC`] for `arch` (None: NVRTC's default). Without contracted
+/// Compile a part of [`SYNTHETIC`] for `arch` (None: NVRTC's default). Without contracted
 /// multiply-adds: the synthetic kernels then round as their host twins do, operation for
 /// operation (they are memory-bound, so the extra instructions cost nothing measurable).
 pub fn compile_synthetic_ptx(source: &str, arch: Option<&'static str>) -> Result<Ptx, String> {
@@ -177,36 +241,41 @@ pub fn compile_synthetic_ptx(source: &str, arch: Option<&'static str>) -> Result
 }
 
 /// [`SYNTHETIC`] compiled for the device of `ordinal` (NVRTC only, no module loaded): a job
-/// for a thread of its own (`synthetic::cuda::PtxJob`); true with machine code. Where NVRTC knows the device's
-/// architecture, straight to its machine code (CUBIN), so that loading the module later
-/// needs no JIT compile by the driver: on a machine's first run (no driver cache) that JIT
-/// cost the first synthetic solve ~0.4 s on the critical path, where this thread's extra
-/// ptxas time is hidden behind the first sweep. Else, or if that fails, PTX.
-pub fn compile_synthetic_for(ordinal: usize) -> anyhow::Result<(Ptx, bool)> {
+/// for a thread of its own (`synthetic::cuda::PtxJob`); one module per part, true with
+/// machine code. Where NVRTC knows the device's architecture, straight to its machine code
+/// (CUBIN), so that loading the modules later needs no JIT compile by the driver: on a
+/// machine's first run (no driver cache) that JIT cost the first synthetic solve ~0.4 s on
+/// the critical path, where this thread's extra ptxas time is hidden behind the first sweep.
+/// Else, or if that fails, PTX.
+pub fn compile_synthetic_for(ordinal: usize) -> anyhow::Result<(Vec<Ptx>, bool)> {
     let ctx = CudaContext::new(ordinal)?;
     let arch = arch_of(&ctx)?;
     if let Some(sm) = arch.and_then(|a| a.strip_prefix("compute_")) {
-        match synthetic_cubin(sm) {
-            Ok(bin) => return Ok((Ptx::from_binary(bin), true)),
+        match each_synthetic_part(|part| synthetic_cubin(part, sm)) {
+            Ok(bins) => return Ok((bins.into_iter().map(Ptx::from_binary).collect(), true)),
             Err(e) => log::debug!("NVRTC to sm_{sm} failed, compiling to PTX instead: {e}"),
         }
     }
-    Ok((compile_synthetic_ptx(SYNTHETIC, arch).map_err(|e| anyhow::anyhow!(e))?, false))
+    let ptx = each_synthetic_part(|part| compile_synthetic_ptx(part.source, arch)).map_err(|e| anyhow::anyhow!(e))?;
+    Ok((ptx, false))
 }
 
-/// [`SYNTHETIC`] as PTX for the device of `ordinal` (the driver JIT-compiles it at load).
-pub fn compile_synthetic_ptx_for(ordinal: usize) -> anyhow::Result<Ptx> {
+/// [`SYNTHETIC`] as PTX for the device of `ordinal`, one module per part (the driver
+/// JIT-compiles them at load).
+pub fn compile_synthetic_ptx_for(ordinal: usize) -> anyhow::Result<Vec<Ptx>> {
     let ctx = CudaContext::new(ordinal)?;
-    compile_synthetic_ptx(SYNTHETIC, arch_of(&ctx)?).map_err(|e| anyhow::anyhow!(e))
+    let arch = arch_of(&ctx)?;
+    each_synthetic_part(|part| compile_synthetic_ptx(part.source, arch)).map_err(|e| anyhow::anyhow!(e))
 }
 
-/// [`SYNTHETIC`] as machine code for `sm_<sm>` (e.g. "90"), with the PTX form's options.
-pub fn synthetic_cubin(sm: &str) -> Result<Vec<u8>, String> {
+/// A part of [`SYNTHETIC`] as machine code for `sm_<sm>` (e.g. "90"), with the PTX form's
+/// options.
+pub fn synthetic_cubin(part: &SyntheticPart, sm: &str) -> Result<Vec<u8>, String> {
     // SAFETY: only probes whether the shared library can be opened.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return Err("NVRTC (libnvrtc.so) not found".into());
     }
-    cubin(SYNTHETIC, &[format!("--gpu-architecture=sm_{sm}"), "--fmad=false".into()])
+    cubin(part.source, &[format!("--gpu-architecture=sm_{sm}"), "--fmad=false".into()])
 }
 
 /// `source` compiled by NVRTC to CUBIN (`options` must name a real architecture, sm_XY).

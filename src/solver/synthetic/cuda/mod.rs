@@ -67,8 +67,14 @@ struct Kernels {
 }
 
 impl Kernels {
-    fn load(m: &Arc<CudaModule>) -> anyhow::Result<Self> {
-        let f = |n: &str| m.load_function(n).with_context(|| format!("loading kernel {n}"));
+    /// Each kernel from the module of the part that defines it (kernels::SYNTHETIC, in
+    /// order).
+    fn load(modules: &[Arc<CudaModule>]) -> anyhow::Result<Self> {
+        let f = |n: &str| {
+            let part = kernels::SYNTHETIC.iter().position(|p| p.kernels.contains(&n));
+            let m = part.and_then(|i| modules.get(i)).with_context(|| format!("no module defines kernel {n}"))?;
+            m.load_function(n).with_context(|| format!("loading kernel {n}"))
+        };
         Ok(Self {
             row: f("syn_row")?,
             restrict: f("syn_restrict")?,
@@ -158,12 +164,11 @@ fn ordinal() -> anyhow::Result<usize> {
     Ok(crate::backend::device_slot() % count)
 }
 
-/// NVRTC's compile of `shaders/cuda/synthetic.cu`, started on a thread of its own when the
-/// solver is set up, so that it runs beside the first sweep instead of after it: on the
-/// H100's host it takes 0.3-0.65 s, the length of two to three 64^3 x 64^3 sweeps
-/// (`super::job`: joined when dropped). The job's result: the module, and whether it is
-/// machine code (CUBIN) rather than PTX.
-pub struct PtxJob(Job<(cudarc::nvrtc::Ptx, bool)>);
+/// NVRTC's compile of the synthetic kernels (`kernels::SYNTHETIC`, three programs side by
+/// side), started on a thread of its own when the solver is set up, so that it runs beside
+/// the first sweep instead of after it (`super::job`: joined when dropped). The job's
+/// result: a module per part, and whether they are machine code (CUBIN) rather than PTX.
+pub struct PtxJob(Job<(Vec<cudarc::nvrtc::Ptx>, bool)>);
 
 /// A job started before the backend was built ([`PtxJob::start_early`]), until the solver
 /// takes it.
@@ -197,14 +202,14 @@ impl PtxJob {
             let t0 = std::time::Instant::now();
             let out = kernels::compile_synthetic_for(ordinal()?);
             log::debug!(
-                "gsis: synthetic.cu compiled by NVRTC (or read from the kernel cache) in {:.3} s",
+                "gsis: the synthetic kernels compiled by NVRTC (or read from the kernel cache) in {:.3} s",
                 t0.elapsed().as_secs_f64()
             );
             out
         }))
     }
 
-    fn wait(self) -> anyhow::Result<(cudarc::nvrtc::Ptx, bool)> {
+    fn wait(self) -> anyhow::Result<(Vec<cudarc::nvrtc::Ptx>, bool)> {
         self.0.wait()
     }
 }
@@ -216,22 +221,24 @@ impl CudaSynthetic {
         let ordinal = ordinal()?;
         let ctx = CudaContext::new(ordinal).with_context(|| format!("CUDA device {ordinal}"))?;
         let device = ctx.name().unwrap_or_else(|_| "CUDA device".into());
-        let (ptx, machine_code) = ptx.wait().context("compiling shaders/cuda/synthetic.cu")?;
-        let module = match ctx.load_module(ptx) {
+        let (ptx, machine_code) = ptx.wait().context("compiling the synthetic kernels (shaders/cuda/synthetic*.cu)")?;
+        let load = |ptx: Vec<cudarc::nvrtc::Ptx>| -> Result<Vec<_>, _> {
+            ptx.into_iter().map(|p| ctx.load_module(p)).collect()
+        };
+        let modules = match load(ptx) {
             Ok(m) => m,
             // A driver older than NVRTC may refuse its machine code; PTX it JIT-compiles.
             Err(e) if machine_code => {
                 log::debug!("gsis: the driver refused the synthetic kernels' CUBIN ({e}); loading PTX");
-                let ptx = kernels::compile_synthetic_ptx_for(ordinal)?;
-                ctx.load_module(ptx).context("loading shaders/cuda/synthetic.cu")?
+                load(kernels::compile_synthetic_ptx_for(ordinal)?).context("loading the synthetic kernels")?
             }
-            Err(e) => return Err(e).context("loading shaders/cuda/synthetic.cu"),
+            Err(e) => return Err(e).context("loading the synthetic kernels"),
         };
         let stream = ctx.default_stream();
         let partials = RefCell::new(stream.alloc_zeros::<f64>(DOT_BLOCKS)?);
         let total = RefCell::new(stream.alloc_zeros::<f64>(1)?);
         Ok(Self {
-            k: Kernels::load(&module)?,
+            k: Kernels::load(&modules)?,
             stream,
             device,
             hierarchy: None,
