@@ -111,8 +111,10 @@ __device__ __forceinline__ void sweep_level(float* own, const Ray& r, const floa
                                             const float* __restrict__ bnd, const float4* __restrict__ table,
                                             float* __restrict__ xface, float* __restrict__ yface,
                                             float* __restrict__ incident, unsigned a, unsigned b, unsigned k,
-                                            unsigned kk, float cz) {
-    const unsigned lid = threadIdx.x;
+                                            unsigned kk, float cz, bool first_level) {
+    // The wall variant is one copy for every level (sweep_level_walls): there the first
+    // level is a run-time flag.
+    const bool first = WALLS ? first_level : FIRST;
     const float ux = fabsf(r.vel.x), uy = fabsf(r.vel.y);
     // This level's previous row: the y-inflows of the next (a tile's first row is inside
     // the domain, so every row that reads it has one before it).
@@ -160,7 +162,7 @@ __device__ __forceinline__ void sweep_level(float* own, const Ray& r, const floa
                 }
             }
             float fz;
-            if (FIRST) {
+            if (first) {
                 fz = r.z_part != NONE ? partner(bnd, r.z_part, j * NX + i, r.z_slot) : bnd[r.z_face + j * NX + i] * r.shape.z;
             } else {
                 fz = own[jj * TX + ii];
@@ -208,5 +210,26 @@ __device__ __forceinline__ void sweep_level(float* own, const Ray& r, const floa
             yface[face_at(k * NX + (r.neg_x ? NX - 1u - iu : iu), r.v)] = row[ii];
         }
     }
+}
+
+// The levels whose tile has a wall cell: one variant (edge tests kept, the first level a
+// run-time flag) in a function of its own. With a wall variant inlined per tile shape and
+// level kind the kernel held eight copies of the TX x TY level, and with bodies NVRTC and
+// the driver took 28 s to compile it in an H100 host's first run; as one function, 12.8 s,
+// for a sweep 1.5% slower on the paper cube (two functions, one per tile shape, were 3%
+// slower; docs/performance.md, "The wall levels in one function"). Called only at wall
+// levels (a uniform branch in march_level); the inflows and the ray come by value, so that
+// the callers keep theirs in registers.
+struct Inflows {
+    float v[TX + TY];
+};
+__device__ __noinline__ void sweep_level_walls(float* own, const Ray r, const float4* cf, const Inflows fin,
+                                               const unsigned* words, const float* inv_w,
+                                               const float4* __restrict__ cells, const float* __restrict__ bnd,
+                                               const float4* __restrict__ table, float* __restrict__ xface,
+                                               float* __restrict__ yface, float* __restrict__ incident, unsigned a,
+                                               unsigned b, unsigned k, unsigned kk, float cz, bool first_level) {
+    sweep_level<false, false, true>(own, r, cf, fin.v, words, inv_w, cells, bnd, table, xface, yface, incident, a, b,
+                                    k, kk, cz, first_level);
 }
 

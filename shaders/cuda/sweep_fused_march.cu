@@ -279,11 +279,16 @@ __device__ __forceinline__ void march_level(const Ray& ray, const Shared& sh, co
                  incident, a, b, k, kk, cz, kk == 0u);
 #else
     if (HAS_WALLS && sh.walls_at[kk & 1u] != 0u) {
-        sweep_level<FULL, FIRST, true>(&sh.red[lid][0], ray, sh.coef[kk & 1u], fin, sh.words[kk & 1u], sh.inv_w,
-                                       cells, bnd, table, xface, yface, incident, a, b, k, kk, cz);
+        Inflows in;
+#pragma unroll
+        for (unsigned n = 0u; n < TX + TY; n++) {
+            in.v[n] = fin[n];
+        }
+        sweep_level_walls(&sh.red[lid][0], ray, sh.coef[kk & 1u], in, sh.words[kk & 1u], sh.inv_w, cells, bnd, table,
+                          xface, yface, incident, a, b, k, kk, cz, FIRST);
     } else {
         sweep_level<FULL, FIRST, false>(&sh.red[lid][0], ray, sh.coef[kk & 1u], fin, sh.words[kk & 1u], sh.inv_w,
-                                        cells, bnd, table, xface, yface, incident, a, b, k, kk, cz);
+                                        cells, bnd, table, xface, yface, incident, a, b, k, kk, cz, FIRST);
     }
 #endif
     // Every thread's values are in `red`, and the next level's copies have landed.
