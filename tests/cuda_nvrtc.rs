@@ -59,16 +59,8 @@ fn cuda_kernels_compile_for_kepler_with_nvrtc_11() {
     let o = nvrtc_check(std::path::Path::new(&path), &["--arch", "compute_35"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
-    // Both size sets (first order with body walls; second order with specular faces) and the
-    // synthetic solve's three programs, each compiled by NVRTC 11.8 to PTX for sm_35.
-    assert_eq!(out.matches("NVRTC 11.8: compute_35").count(), 5, "{out}");
+    assert_compiled(&out, "11.8", "35");
     assert_eq!(out.matches("(.target sm_35)").count(), 5, "{out}");
-    for file in ["synthetic.cu", "synthetic_lines.cu", "synthetic_factor.cu"] {
-        assert!(out.contains(&format!("compute_35, {file}: ")), "{out}");
-        // And to machine code, the form the solver loads where NVRTC knows the card.
-        assert!(out.contains(&format!("NVRTC 11.8: sm_35, {file}: ")), "{out}");
-    }
-    assert_eq!(out.matches("bytes of CUBIN").count(), 3, "{out}");
 }
 
 #[test]
@@ -78,10 +70,18 @@ fn cuda_kernels_compile_with_nvrtc() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(out.matches("bytes of PTX").count(), 5, "{out}");
-    assert_eq!(out.matches("NVRTC 13.0: compute_90").count(), 5, "{out}");
+    assert_compiled(&out, "13.0", "90");
+}
+
+/// `knudsen nvrtc-check`'s report: both size sets (first order with body walls; second order
+/// with specular faces) and the synthetic solve's three programs compiled by NVRTC `version`
+/// to PTX for compute_`sm`, and the three also to machine code for sm_`sm`, the form the
+/// solver loads where NVRTC knows the card.
+fn assert_compiled(out: &str, version: &str, sm: &str) {
+    assert_eq!(out.matches(&format!("NVRTC {version}: compute_{sm}")).count(), 5, "{out}");
     for file in ["synthetic.cu", "synthetic_lines.cu", "synthetic_factor.cu"] {
-        assert!(out.contains(&format!("compute_90, {file}: ")), "{out}");
-        assert!(out.contains(&format!("NVRTC 13.0: sm_90, {file}: ")), "{out}");
+        assert!(out.contains(&format!("compute_{sm}, {file}: ")), "{out}");
+        assert!(out.contains(&format!("NVRTC {version}: sm_{sm}, {file}: ")), "{out}");
     }
     assert_eq!(out.matches("bytes of CUBIN").count(), 3, "{out}");
 }
