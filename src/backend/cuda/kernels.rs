@@ -352,3 +352,30 @@ pub fn check_sizes() -> Vec<Sizes> {
         },
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::SYNTHETIC;
+
+    /// The solver takes each synthetic kernel from the module of the part that lists it
+    /// (`synthetic::cuda::Kernels::load`): a kernel moved between files without its name
+    /// would be missing at run time, on a GPU only.
+    #[test]
+    fn each_synthetic_kernel_is_listed_with_the_part_that_defines_it() {
+        const ENTRY: &str = "extern \"C\" __global__ void ";
+        for part in &SYNTHETIC {
+            let mut defined: Vec<&str> = part
+                .source
+                .match_indices(ENTRY)
+                .map(|(at, _)| {
+                    let rest = &part.source[at + ENTRY.len()..];
+                    rest[..rest.find('(').expect("a kernel's parameter list")].trim()
+                })
+                .collect();
+            let mut listed = part.kernels.to_vec();
+            defined.sort_unstable();
+            listed.sort_unstable();
+            assert_eq!(defined, listed, "{}", part.file);
+        }
+    }
+}
