@@ -26,7 +26,7 @@ pub struct SyntheticPart {
 /// The synthetic solve's kernels, without size constants (src/solver/synthetic/cuda/
 /// launches them), in three programs that NVRTC compiles side by side on threads of their
 /// own: as one program they took 0.69 s on the developer machine and 1.0-1.7 s in an H100
-/// host's first run, where the largest of the three takes 0.43 s here.
+/// host's first run, where the largest of the three takes 0.32 s here.
 pub const SYNTHETIC: [SyntheticPart; 3] = [
     SyntheticPart {
         file: "synthetic.cu",
@@ -256,15 +256,17 @@ pub fn compile_synthetic_for(ordinal: usize) -> anyhow::Result<(Vec<Ptx>, bool)>
             Err(e) => log::debug!("NVRTC to sm_{sm} failed, compiling to PTX instead: {e}"),
         }
     }
-    let ptx = each_synthetic_part(|part| compile_synthetic_ptx(part.source, arch)).map_err(|e| anyhow::anyhow!(e))?;
-    Ok((ptx, false))
+    Ok((synthetic_ptx(arch)?, false))
 }
 
 /// [`SYNTHETIC`] as PTX for the device of `ordinal`, one module per part (the driver
 /// JIT-compiles them at load).
 pub fn compile_synthetic_ptx_for(ordinal: usize) -> anyhow::Result<Vec<Ptx>> {
-    let ctx = CudaContext::new(ordinal)?;
-    let arch = arch_of(&ctx)?;
+    synthetic_ptx(arch_of(&CudaContext::new(ordinal)?)?)
+}
+
+/// Every part of [`SYNTHETIC`] as PTX for `arch`, side by side.
+fn synthetic_ptx(arch: Option<&'static str>) -> anyhow::Result<Vec<Ptx>> {
     each_synthetic_part(|part| compile_synthetic_ptx(part.source, arch)).map_err(|e| anyhow::anyhow!(e))
 }
 
