@@ -173,8 +173,9 @@ fn test_python() -> std::path::PathBuf {
 #[test]
 fn a_damped_run_continues_exactly() {
     // Parallel plates near the free-molecular limit: the wall-density damping acts from the
-    // second iteration on (src/damping.rs), so a restart after iteration 2 must carry its
-    // state through fields.h5 (`restart/*_density_step`) to match an uninterrupted run.
+    // third iteration on, on the second reversal in a row (src/damping.rs), so a restart after
+    // iteration 2 must carry its state through fields.h5 (`restart/*_density_step` and
+    // `restart/*_density_reversed`) to match an uninterrupted run.
     let dir = tempfile::tempdir().unwrap();
     let far = serde_json::json!({"min": 0.0, "max": 1.0, "cells": 1});
     let periodic = serde_json::json!({"type": "periodic"});
@@ -187,23 +188,44 @@ fn a_damped_run_continues_exactly() {
                        "z_min": periodic, "z_max": periodic},
         "solver": {"max_iterations": 5, "tolerance": 1e-14}
     });
-    for d in ["full", "part"] {
+    for d in ["full", "part", "old"] {
         std::fs::create_dir_all(dir.path().join(d)).unwrap();
     }
     let full = run_cli(&v, &dir.path().join("full"));
     v["solver"]["max_iterations"] = serde_json::json!(2);
     let part = run_cli(&v, &dir.path().join("part"));
+    let old = run_cli(&v, &dir.path().join("old"));
     v["solver"]["max_iterations"] = serde_json::json!(3);
     let path = dir.path().join("part").join("case.json");
     std::fs::write(&path, pinned(&v).to_string()).unwrap();
     continue_cli(&path, &part);
+    // A file from before the reversal flags (steps only) still continues; the walls' second
+    // reversal in a row is then taken as a first, so the continuation departs from `full`.
+    {
+        let f = hdf5::File::open_rw(old.join("fields.h5")).unwrap();
+        f.unlink("restart/face_density_reversed").unwrap();
+        f.unlink("restart/wall_density_reversed").unwrap();
+    }
+    continue_cli(&path, &old);
     let read = |d: &std::path::Path, name: &str| -> Vec<f64> {
         hdf5::File::open(d.join("fields.h5")).unwrap().dataset(name).unwrap().read_raw().unwrap()
     };
     for name in ["density", "temperature", "heat_flux", "restart/face_density", "restart/face_density_step"] {
         assert_eq!(read(&part, name), read(&full, name), "{name} differs");
     }
-    // The steps were not all zero: the damping did act. (Dropping the steps on reading makes
-    // the continued density differ from the uninterrupted one: checked by hand.)
+    let flags = |d: &std::path::Path| -> Vec<u8> {
+        hdf5::File::open(d.join("fields.h5"))
+            .unwrap()
+            .dataset("restart/face_density_reversed")
+            .unwrap()
+            .read_raw()
+            .unwrap()
+    };
+    assert_eq!(flags(&part), flags(&full), "restart/face_density_reversed differs");
+    // The steps were not all zero and the walls kept reversing: the damping did act.
+    // (Dropping the steps on reading makes the continued density differ from the
+    // uninterrupted one: checked by hand; dropping the flags does, as `old` shows.)
     assert!(read(&full, "restart/face_density_step").iter().any(|&s| s != 0.0));
+    assert!(flags(&full).iter().any(|&r| r != 0));
+    assert_ne!(read(&old, "restart/face_density"), read(&full, "restart/face_density"));
 }

@@ -133,6 +133,8 @@ pub fn read_restart(dir: &Path, p: &Problem) -> anyhow::Result<crate::solver::Re
         v
     });
     // Files from before density damping have no steps: the first continued update is undamped.
+    // Files from before the reversal flags have steps only: the first continued reversal is
+    // taken as it is, the next one in a row summed.
     let mut steps = crate::damping::DensitySteps::default();
     let (f, w) = (file.dataset("restart/face_density_step"), file.dataset("restart/wall_density_step"));
     anyhow::ensure!(
@@ -140,20 +142,30 @@ pub fn read_restart(dir: &Path, p: &Problem) -> anyhow::Result<crate::solver::Re
         "{}: one of restart/face_density_step and restart/wall_density_step is missing",
         path.display()
     );
+    let (fr, wr) = (file.dataset("restart/face_density_reversed"), file.dataset("restart/wall_density_reversed"));
+    anyhow::ensure!(
+        fr.is_ok() == wr.is_ok() && (f.is_ok() || fr.is_err()),
+        "{}: restart/face_density_reversed and restart/wall_density_reversed come as a pair, with the steps",
+        path.display()
+    );
     if let (Ok(f), Ok(w)) = (f, w) {
         let (fs, ws): (Vec<f64>, Vec<f64>) = (f.read_raw()?, w.read_raw()?);
+        let (frs, wrs): (Vec<u8>, Vec<u8>) = match (fr, wr) {
+            (Ok(fr), Ok(wr)) => (fr.read_raw()?, wr.read_raw()?),
+            _ => (vec![0; fs.len()], vec![0; ws.len()]),
+        };
         anyhow::ensure!(
-            fs.len() == fd.len() && ws.len() == wall_density.len(),
+            fs.len() == fd.len() && ws.len() == wall_density.len() && frs.len() == fs.len() && wrs.len() == ws.len(),
             "{}: the density-damping steps do not match the densities",
             path.display()
         );
         let mut at = 0;
         steps.face = std::array::from_fn(|f| {
-            let v = fs[at..at + sizes[f]].to_vec();
-            at += sizes[f];
-            v
+            let (a, b) = (at, at + sizes[f]);
+            at = b;
+            crate::damping::Steps { step: fs[a..b].to_vec(), reversed: frs[a..b].iter().map(|&r| r != 0).collect() }
         });
-        steps.wall = ws;
+        steps.wall = crate::damping::Steps { step: ws, reversed: wrs.iter().map(|&r| r != 0).collect() };
     }
     let mut partner: crate::boundary::FaceData = Default::default();
     for face in crate::boundary::Face::ALL {
