@@ -123,4 +123,20 @@ mod tests {
         assert!((rho[0].ln() - (x.ln() + s2 / 1.5)).abs() < 1e-14, "{rho:?}");
         assert_eq!(steps.reversed, [true, false]);
     }
+
+    #[test]
+    fn the_reversal_flag_is_the_last_steps_only() {
+        // Up, down (a first reversal), down again (no reversal), up: a first reversal again,
+        // taken as it is, not summed on the strength of the older one.
+        let (mut rho, mut steps) = (vec![1.0], Steps::default());
+        for s in [0.2, -0.1, -0.05, 0.1] {
+            let fresh = rho[0] * f64::exp(s);
+            damped_update(&mut rho, vec![fresh], &mut steps);
+            assert_eq!(rho[0], fresh, "step {s}");
+        }
+        assert_eq!(steps.reversed, [true]);
+        // A density that stops being a wall's (non-positive) clears its state.
+        damped_update(&mut rho, vec![0.0], &mut steps);
+        assert_eq!((steps.step[0], steps.reversed[0]), (0.0, false));
+    }
 }

@@ -19,7 +19,8 @@ pub struct SolverConfig {
     /// when every face is a wall (closed domain), false otherwise.
     #[serde(default)]
     pub mass_rescale: Option<bool>,
-    /// Damp wall-density updates that reverse the previous one (`crate::damping`).
+    /// Damp wall-density updates that reverse the previous one when that one reversed its
+    /// own predecessor (`crate::damping`).
     #[serde(default = "default_true")]
     pub wall_density_damping: bool,
     /// Minutes between checkpoints (`checkpoint.h5` in the output directory) of `knudsen run`.
