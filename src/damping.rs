@@ -35,6 +35,21 @@ pub struct Steps {
     pub reversed: Vec<bool>,
 }
 
+impl Steps {
+    /// As stored in a result file (`restart/*_density_step`, `*_reversed`), for `len`
+    /// densities: zero steps and no reversal where none was taken yet.
+    pub fn stored(&self, len: usize) -> (Vec<f64>, Vec<u8>) {
+        let step = (0..len).map(|i| self.step.get(i).copied().unwrap_or(0.0)).collect();
+        let reversed = (0..len).map(|i| self.reversed.get(i).copied().unwrap_or(false).into()).collect();
+        (step, reversed)
+    }
+
+    /// From the stored form ([`Steps::stored`]).
+    pub fn from_stored(step: &[f64], reversed: &[u8]) -> Self {
+        Self { step: step.to_vec(), reversed: reversed.iter().map(|&r| r != 0).collect() }
+    }
+}
+
 /// The state the damping carries from one iteration to the next (and across a restart):
 /// per box face, and for the body wall faces.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -245,7 +245,7 @@ fn a_run_with_a_body_continues_exactly() {
     let full = run_cli(&v, &dir.path().join("full"));
     v["solver"]["max_iterations"] = serde_json::json!(2);
     let part = run_cli(&v, &dir.path().join("part"));
-    v["solver"]["max_iterations"] = serde_json::json!(2);
+    // A continued run's limit counts its new iterations: 2 + 2 = 4.
     let path = dir.path().join("part").join("case.json");
     std::fs::write(&path, pinned(&v).to_string()).unwrap();
     continue_cli(&path, &part);

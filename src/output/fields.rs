@@ -120,18 +120,21 @@ fn write_h5(path: &Path, p: &Problem, r: &RunResult) -> anyhow::Result<()> {
     rs.new_dataset::<f64>().shape([fd.len()]).create("face_density")?.write_raw(&fd)?;
     let wd = &r.next_wall_density;
     rs.new_dataset::<f64>().shape([wd.len()]).create("wall_density")?.write_raw(wd)?;
-    // The damping state (`crate::damping`): zero steps and no reversal where none was taken yet.
+    // The damping state (`crate::damping`), the box faces' in face order, then the walls'.
     let st = &r.next_steps;
-    let per_face = |f: usize| (0..r.next_face_density[f].len()).map(move |i| (f, i));
-    let fs: Vec<f64> = (0..6).flat_map(per_face).map(|(f, i)| st.face[f].step.get(i).copied().unwrap_or(0.0)).collect();
-    let fr: Vec<u8> =
-        (0..6).flat_map(per_face).map(|(f, i)| st.face[f].reversed.get(i).copied().unwrap_or(false).into()).collect();
-    rs.new_dataset::<f64>().shape([fs.len()]).create("face_density_step")?.write_raw(&fs)?;
-    rs.new_dataset::<u8>().shape([fr.len()]).create("face_density_reversed")?.write_raw(&fr)?;
-    let ws: Vec<f64> = (0..wd.len()).map(|i| st.wall.step.get(i).copied().unwrap_or(0.0)).collect();
-    let wr: Vec<u8> = (0..wd.len()).map(|i| st.wall.reversed.get(i).copied().unwrap_or(false).into()).collect();
-    rs.new_dataset::<f64>().shape([ws.len()]).create("wall_density_step")?.write_raw(&ws)?;
-    rs.new_dataset::<u8>().shape([wr.len()]).create("wall_density_reversed")?.write_raw(&wr)?;
+    let (mut fs, mut fr) = (Vec::new(), Vec::new());
+    for (steps, d) in st.face.iter().zip(&r.next_face_density) {
+        let (s, rev) = steps.stored(d.len());
+        fs.extend(s);
+        fr.extend(rev);
+    }
+    let (ws, wr) = st.wall.stored(wd.len());
+    for (name, data) in [("face_density_step", &fs), ("wall_density_step", &ws)] {
+        rs.new_dataset::<f64>().shape([data.len()]).create(name)?.write_raw(data)?;
+    }
+    for (name, data) in [("face_density_reversed", &fr), ("wall_density_reversed", &wr)] {
+        rs.new_dataset::<u8>().shape([data.len()]).create(name)?.write_raw(data)?;
+    }
     for (face, data) in crate::boundary::Face::ALL.iter().zip(&r.next_partner) {
         if !data.is_empty() {
             let per = crate::boundary::slots_per_cell(p.vgrid.m);

@@ -163,9 +163,9 @@ pub fn read_restart(dir: &Path, p: &Problem) -> anyhow::Result<crate::solver::Re
         steps.face = std::array::from_fn(|f| {
             let (a, b) = (at, at + sizes[f]);
             at = b;
-            crate::damping::Steps { step: fs[a..b].to_vec(), reversed: frs[a..b].iter().map(|&r| r != 0).collect() }
+            crate::damping::Steps::from_stored(&fs[a..b], &frs[a..b])
         });
-        steps.wall = crate::damping::Steps { step: ws, reversed: wrs.iter().map(|&r| r != 0).collect() };
+        steps.wall = crate::damping::Steps::from_stored(&ws, &wrs);
     }
     let mut partner: crate::boundary::FaceData = Default::default();
     for face in crate::boundary::Face::ALL {

@@ -225,8 +225,8 @@ impl Operator {
 /// grows, alternating in sign (the walls' alternation damping of `crate::damping` takes
 /// part in it), and that threshold rises with N: unstable at sigma = 0.04 on 400 cells, at
 /// 0.2 on 4000 and at 0.4 on 8000 (measured with the damping at every reversal, before
-/// 2026-11-27; the delta = 100 points take the same sweeps under today's rule). sigma(N) keeps 2-6 times above it: 4000 cells 53 and 36
-/// sweeps, 8000 cells 59 and 45.
+/// 2026-11-27; the delta = 100 points take the same sweeps under today's rule). sigma(N)
+/// keeps 2-6 times above it: 4000 cells 53 and 36 sweeps, 8000 cells 59 and 45.
 pub fn closed_shift(p: &Problem, op: &Operator, base: &[Base], volumes: &[f64]) -> f64 {
     let fluid: Vec<usize> = (0..p.grid.cells()).filter(|&c| !p.bodies.solids.is_solid(c)).collect();
     let mean_diag =
