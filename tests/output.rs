@@ -174,6 +174,29 @@ fn failed_write_leaves_nothing_under_the_final_name() {
     assert_eq!(std::fs::read(&target).unwrap(), b"whole");
 }
 
+#[test]
+fn a_failed_write_leaves_no_earlier_summary_beside_the_new_files() {
+    // An earlier run's summary.json, and fields.xmf taken by a directory, so that writing
+    // fails after fields.h5 has been replaced: the old summary must not vouch for it.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(out.join("fields.xmf").join("blocker")).unwrap();
+    std::fs::write(out.join("summary.json"), b"{\"earlier\": true}").unwrap();
+    let path = dir.path().join("case.json");
+    let mut v = cavity_json(4, 12, 4.0, 0.1);
+    v["solver"] = serde_json::json!({"max_iterations": 2});
+    std::fs::write(&path, pinned(&v).to_string()).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .args(["run", path.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "the write into a directory should fail");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("fields.xmf"), "{err}");
+    assert!(out.join("fields.h5").exists(), "the fields are written before the failing file: {err}");
+    assert!(!out.join("summary.json").exists(), "the earlier summary.json is still there");
+}
+
 /// The Python that tests/deps.sh prepared (target/test-venv), else KNUDSEN_PYTHON, else python3.
 fn test_python() -> std::path::PathBuf {
     if let Some(p) = std::env::var_os("KNUDSEN_PYTHON") {

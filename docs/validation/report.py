@@ -31,11 +31,10 @@ python3 docs/validation/report.py [results...]  # this page and docs/img/validat
 ```
 
 The page below was rendered from {results} (the full suite run one suite per process with
-the CPU backend on 2 cores, 2026-11-23, commit 78ca8c9 plus the case-file change of
-cavity-kn1; the four planar suites with more than 400 cells across, `couette-bgk`,
-`fourier-bgk`, `fourier-s` and `couette-refinement`, again on 2026-11-25 at commit be1a23e,
-after the closed-domain shift of the synthetic correction was capped by the domain's scale;
-the log is `docs/data/validation/log.txt`). Every point runs with
+the CPU backend on 2 cores, 2026-11-28, commit 2f235d6, after the wall-density damping came
+to sum a reversal only on the second in a row: the measured values moved by at most 4e-9
+relative from the runs of 2026-11-23 and 2026-11-25, and some points' sweeps by a few,
+`docs/data/wall-damping-cpu.txt`; the log is `docs/data/validation/log.txt`). Every point runs with
 `solver.acceleration = "gsis"` unless it sets its own; the "it" column gives the sweeps to
 the case's tolerance. With source iteration the same suite took about half an hour on 2
 cores, most of it in the delta = 50 and 100 Couette points (3473 and 11373 sweeps); with

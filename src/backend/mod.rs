@@ -149,7 +149,8 @@ pub fn device_slot() -> usize {
 /// Which backend the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum BackendChoice {
-    /// A hardware GPU through wgpu when one is usable, otherwise the CPU.
+    /// CUDA where the binary has it and a device answers, else a hardware GPU through wgpu,
+    /// else the CPU (each step down is logged).
     Auto,
     Cpu,
     /// wgpu on the best adapter, software (lavapipe) included.

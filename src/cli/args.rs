@@ -19,7 +19,7 @@ pub enum Command {
         config: PathBuf,
         #[arg(long, value_enum, default_value = "auto")]
         backend: BackendChoice,
-        /// Output directory (default: the config's output.dir, else out/<config name>).
+        /// Output directory (default: the config's output.dir, else out/<case file stem>).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Worker threads for the CPU backend (default: all cores).

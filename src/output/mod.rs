@@ -18,10 +18,19 @@ use crate::problem::Problem;
 use crate::solver::RunResult;
 use std::path::Path;
 
-/// Write every result file of a finished run into `dir` (created if needed).
+/// Write every result file of a finished run into `dir` (created if needed). An earlier
+/// run's `summary.json` goes first and the new one is written last, so that a summary never
+/// stands beside files it does not describe, even if a write in between fails.
 pub fn write_all(dir: &Path, problem: &Problem, result: &RunResult, summary: &Summary) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)
         .map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
+    let summary_path = dir.join("summary.json");
+    match std::fs::remove_file(&summary_path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            anyhow::bail!("cannot remove the earlier run's {}: {e}", summary_path.display())
+        }
+        _ => {}
+    }
     write_fields(&dir.join("fields.h5"), problem, result)?;
     write_atomic_bytes(
         &dir.join("fields.xmf"),
@@ -29,6 +38,6 @@ pub fn write_all(dir: &Path, problem: &Problem, result: &RunResult, summary: &Su
             .as_bytes(),
     )?;
     write_atomic_bytes(&dir.join("residuals.csv"), csv::residuals_csv(&result.history).as_bytes())?;
-    write_atomic_bytes(&dir.join("summary.json"), serde_json::to_string_pretty(summary)?.as_bytes())?;
+    write_atomic_bytes(&summary_path, serde_json::to_string_pretty(summary)?.as_bytes())?;
     Ok(())
 }

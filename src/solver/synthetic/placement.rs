@@ -17,9 +17,9 @@ const MAX_INNER_F32: usize = 4 * RESTART;
 /// Fewer cells than this are solved on the host even with the wgpu backend. Measured on an
 /// H100 with the pipelines built beside the first sweep ([`WgpuJob`]; `REPS=2
 /// tests/device/gsis.sh threshold`, docs/benchmarks.md), solver seconds, device against
-/// host: cavity-quick (4096 cells) 0.09-0.12 against 0.10, a tie; cube-quick (10648)
-/// 0.20-0.23 against 0.30-0.34; the paper cavity (32768) 4.05-4.07 against 5.34-5.48.
-/// (With the pipelines built at the first solve, as before, the device lost at 10648.)
+/// host: cavity-quick (4096 cells) 0.09-0.12 against 0.10, a tie; cube-quick (11616)
+/// 0.20-0.23 against 0.30-0.34; the paper cavity (262144) 4.05-4.07 against 5.34-5.48.
+/// (With the pipelines built at the first solve, as before, the device lost at 11616.)
 pub(super) const DEVICE_MIN_CELLS: usize = 8192;
 
 /// `KNUDSEN_GSIS_DEVICE=host`: the synthetic solve stays on the host (measurements).
