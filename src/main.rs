@@ -24,6 +24,9 @@ fn main() -> ExitCode {
         }
         Command::Compare { a, b } => cli::compare::compare(&a, &b),
         Command::Slice { result, field, axis, at, out } => cli::slice::slice(&result, &field, &axis, at, &out),
+        Command::Line { result, field, along, through, out } => {
+            cli::slice::line(&result, &field, &along, &through, &out)
+        }
         Command::Check { config, device_memory_mib, overrides } => {
             cli::check::check(&config, device_memory_mib, overrides)
         }

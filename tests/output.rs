@@ -175,6 +175,105 @@ fn failed_write_leaves_nothing_under_the_final_name() {
 }
 
 #[test]
+fn a_line_interpolates_between_cell_rows() {
+    // `knudsen line`: velocity along y through (x, z) = (0.45, 0.3), between the third and
+    // fourth columns and the first and second layers, against the bilinear weights of the
+    // four cells computed here from the stored centres; and a point outside refused.
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = cavity_json(5, 12, 4.0, 0.1);
+    v["grid"]["x"]["cells"] = serde_json::json!(6);
+    v["grid"]["z"]["cells"] = serde_json::json!(4);
+    v["solver"] = serde_json::json!({"max_iterations": 3});
+    let out = run_cli(&v, dir.path());
+    let f = hdf5::File::open(out.join("fields.h5")).unwrap();
+    let u: Vec<f64> = f.dataset("velocity").unwrap().read_raw().unwrap();
+    let (x, z): (Vec<f64>, Vec<f64>) =
+        (f.dataset("x").unwrap().read_raw().unwrap(), f.dataset("z").unwrap().read_raw().unwrap());
+    let (a, b) = ((0.45 - x[2]) / (x[3] - x[2]), (0.3 - z[0]) / (z[1] - z[0]));
+    assert!(a > 0.1 && a < 0.9 && b > 0.1 && b < 0.9, "{a} {b}");
+    let line = out.join("line.csv");
+    let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .args(["line", out.to_str().unwrap(), "--along", "y", "--through", "0.45,0.3", "--out"])
+        .arg(&line)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: Vec<Vec<f64>> = std::fs::read_to_string(&line)
+        .unwrap()
+        .lines()
+        .skip(2)
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 5, "one row per cell along y");
+    for (j, row) in rows.iter().enumerate() {
+        assert!((row[0] - (j as f64 + 0.5) / 5.0).abs() < 1e-15, "y of row {j}: {}", row[0]);
+        for c in 0..3 {
+            let cell = |i: usize, k: usize| u[((k * 5 + j) * 6 + i) * 3 + c];
+            let terms = [
+                (1.0 - a) * (1.0 - b) * cell(2, 0),
+                a * (1.0 - b) * cell(3, 0),
+                (1.0 - a) * b * cell(2, 1),
+                a * b * cell(3, 1),
+            ];
+            let want: f64 = terms.iter().sum();
+            // The same weights from the same centres; the CSV prints the shortest form that
+            // reads back as the same f64: at most a few roundings of the terms apart.
+            let tol = 1e-15 * terms.iter().map(|t| t.abs()).sum::<f64>();
+            assert!((row[1 + c] - want).abs() <= tol, "row {j}, component {c}: {} against {want}", row[1 + c]);
+        }
+    }
+    // The layers differ (no symmetry makes a wrong pair of cells look right).
+    assert!((u[(5 * 6 + 2) * 3] - u[2 * 3]).abs() > 1e-6);
+    let outside = Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .args(["line", out.to_str().unwrap(), "--along", "y", "--through", "1.5,0.5", "--out"])
+        .arg(out.join("outside.csv"))
+        .output()
+        .unwrap();
+    assert!(!outside.status.success() && String::from_utf8_lossy(&outside.stderr).contains("outside the grid's faces"));
+    assert!(!out.join("outside.csv").exists());
+}
+
+#[test]
+fn a_line_beside_a_body_keeps_its_values_and_one_through_it_is_nan() {
+    // The quick cube after one sweep: the unit cube at the origin, solid cells NaN.
+    let dir = tempfile::tempdir().unwrap();
+    let case = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/cube-quick.json");
+    let out = dir.path().join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--max-iterations", "1", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let f = hdf5::File::open(out.join("fields.h5")).unwrap();
+    let y: Vec<f64> = f.dataset("y").unwrap().read_raw().unwrap();
+    let line = |through: String| -> Vec<(f64, f64)> {
+        let path = out.join("line.csv");
+        let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
+            .args(["line", out.to_str().unwrap(), "--field", "density", "--along", "x", "--through", &through])
+            .args(["--out", path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = std::fs::read_to_string(&path).unwrap();
+        text.lines()
+            .skip(2)
+            .map(|l| l.split_once(',').unwrap())
+            .map(|(a, b)| (a.parse().unwrap(), b.parse().unwrap()))
+            .collect()
+    };
+    // Through the cube's middle: NaN inside it, numbers outside.
+    for (x, rho) in line("0,0".into()) {
+        assert_eq!(rho.is_nan(), x.abs() < 0.5, "x = {x}: {rho}");
+    }
+    // On the centres of the gas row just below the cube, whose upper neighbour is solid
+    // there: that neighbour's weight is zero, and every value is a number.
+    let below = y.iter().copied().filter(|&c| c < -0.5).fold(f64::MIN, f64::max);
+    let rows = line(format!("{below},0"));
+    assert!(rows.iter().all(|(_, rho)| rho.is_finite()), "{rows:?}");
+}
+
+#[test]
 fn a_failed_write_leaves_no_earlier_summary_beside_the_new_files() {
     // An earlier run's summary.json, and fields.xmf taken by a directory, so that writing
     // fails after fields.h5 has been replaced: the old summary must not vouch for it.

@@ -54,6 +54,24 @@ pub enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Write a result's field along a line parallel to an axis as CSV (the coordinate along
+    /// it, then the components), interpolated between cell centres across the line: the
+    /// profiles papers compare, e.g. `--field velocity --along y --through 0.5,0.5`.
+    Line {
+        /// fields.h5 or an output directory.
+        result: PathBuf,
+        #[arg(long, default_value = "velocity")]
+        field: String,
+        /// The axis the line runs along.
+        #[arg(long, value_parser = ["x", "y", "z"])]
+        along: String,
+        /// The line's other two coordinates, in x, y, z order (for `--along y`: x,z).
+        #[arg(long, value_delimiter = ',', value_name = "P,Q", required = true, allow_hyphen_values = true)]
+        through: Vec<f64>,
+        /// CSV file to write.
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Compile the CUDA kernels with NVRTC for representative sizes (no GPU needed); with
     /// --source, compile that file instead. Exit 1 on a compile error.
     #[command(hide = true)]

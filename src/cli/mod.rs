@@ -1,5 +1,5 @@
 //! The `knudsen` commands, one file each: [`run`], [`check`], [`validate`], [`bench`], [`info`],
-//! [`compare`], [`slice`] and the hidden [`nvrtc`] and [`vk_stats`] diagnostics. The pieces they share: [`args`]
+//! [`compare`], [`slice`] (planes and lines) and the hidden [`nvrtc`] and [`vk_stats`] diagnostics. The pieces they share: [`args`]
 //! (what clap parses), [`load`] (the case with its command-line overrides),
 //! [`out_dir`] (where results go), [`progress`] (what a run shows) and [`failure`] (the
 //! error and its exit code). A new command is a new file here and one arm in `main.rs`.

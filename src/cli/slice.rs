@@ -1,8 +1,17 @@
-//! `knudsen slice DIR --field F --axis A --at X --out FILE`: one cell plane as CSV.
+//! `knudsen slice DIR --field F --axis A --at X --out FILE`: one cell plane as CSV;
+//! `knudsen line DIR --field F --along A --through P,Q --out FILE`: one line as CSV.
 
 use super::failure::Failure;
 use std::path::Path;
 
 pub fn slice(result: &Path, field: &str, axis: &str, at: f64, out: &Path) -> Result<(), Failure> {
     knudsen::output::write_plane_csv(result, field, axis, at, out).map_err(Failure::Run)
+}
+
+pub fn line(result: &Path, field: &str, along: &str, through: &[f64], out: &Path) -> Result<(), Failure> {
+    let along = ["x", "y", "z"].iter().position(|&a| a == along).expect("clap allows x, y, z");
+    let &[p, q] = through else {
+        return Err(Failure::BadInput(format!("--through takes two coordinates, got {}", through.len())));
+    };
+    knudsen::output::write_line_csv(result, field, along, [p, q], out).map_err(Failure::Run)
 }

@@ -5,12 +5,14 @@
 mod atomic;
 mod csv;
 mod fields;
+mod line;
 mod restart;
 mod summary;
 mod xdmf;
 
 pub use atomic::{write_atomic, write_atomic_bytes};
 pub use fields::{compare_fields, write_fields, write_plane_csv};
+pub use line::write_line_csv;
 pub use restart::{read_restart, restart_file, stored_config};
 pub use summary::{Summary, SummaryInput};
 

@@ -1,0 +1,107 @@
+//! A field along a line parallel to an axis (`knudsen line`): the profiles papers plot
+//! against DSMC, such as U_x on a cavity's vertical centre line. The line rarely runs through
+//! cell centres (an even cell count puts the centre plane on a face), so the value at each
+//! cell centre along it is interpolated bilinearly from the four cell rows around it:
+//!
+//! ```text
+//! f(s; u, v) = (1 - a)(1 - b) f[i0, j0] + a (1 - b) f[i1, j0] + (1 - a) b f[i0, j1] + a b f[i1, j1],
+//! a = (u - u_i0) / (u_i1 - u_i0),   b = (v - v_j0) / (v_j1 - v_j0),
+//! ```
+//!
+//! with (u, v) the line's transverse coordinates and u_i0 <= u <= u_i1 neighbouring cell
+//! centres. Between the outermost centre and the boundary face the nearest row is taken as
+//! it is (the cell value, which is what a finite-volume field holds there). A solid cell
+//! among the four with a weight above zero gives NaN.
+
+use super::write_atomic_bytes;
+use anyhow::Context;
+use std::path::Path;
+
+/// The neighbouring centres around `p` and the weight of the upper one, or why `p` lies
+/// outside the faces.
+pub fn bracket(centres: &[f64], faces: &[f64], p: f64) -> Result<(usize, usize, f64), String> {
+    let (lo, hi) = (faces[0], faces[faces.len() - 1]);
+    if !(lo..=hi).contains(&p) {
+        return Err(format!("{p} lies outside the grid's faces [{lo}, {hi}]"));
+    }
+    let last = centres.len() - 1;
+    if p <= centres[0] {
+        return Ok((0, 0, 0.0));
+    }
+    if p >= centres[last] {
+        return Ok((last, last, 0.0));
+    }
+    // The first centre above p; centres increase strictly.
+    let i1 = centres.partition_point(|&c| c <= p);
+    let i0 = i1 - 1;
+    Ok((i0, i1, (p - centres[i0]) / (centres[i1] - centres[i0])))
+}
+
+/// Write `name` along the axis `along` (0, 1, 2 = x, y, z) through the transverse point
+/// `through` (the other two coordinates in x, y, z order) of the result `result` (fields.h5
+/// or its directory) as CSV: the centre coordinate along the line, then the components.
+pub fn write_line_csv(result: &Path, name: &str, along: usize, through: [f64; 2], out: &Path) -> anyhow::Result<()> {
+    let f = if result.is_dir() { result.join("fields.h5") } else { result.to_path_buf() };
+    let file = hdf5::File::open(&f).with_context(|| format!("opening {}", f.display()))?;
+    let ds = file.dataset(name).with_context(|| format!("{}: no field `{name}`", f.display()))?;
+    let shape = ds.shape();
+    let comps = if shape.len() == 4 { shape[3] } else { 1 };
+    let data: Vec<f64> = ds.read_raw()?;
+    let read = |a: &str| -> anyhow::Result<Vec<f64>> { Ok(file.dataset(a)?.read_raw()?) };
+    let names = ["x", "y", "z"];
+    let centres = [read("x")?, read("y")?, read("z")?];
+    let faces = [read("x_faces")?, read("y_faces")?, read("z_faces")?];
+    let (u, v) = [(1, 2), (0, 2), (0, 1)][along];
+    let at = |d: usize, p: f64| {
+        bracket(&centres[d], &faces[d], p).map_err(|e| anyhow::anyhow!("--through: {} = {e}", names[d]))
+    };
+    let ((i0, i1, a), (j0, j1, b)) = (at(u, through[0])?, at(v, through[1])?);
+    let (nx, ny) = (centres[0].len(), centres[1].len());
+    let value = |s: usize, i: usize, j: usize, c: usize| {
+        let mut ijk = [0; 3];
+        (ijk[along], ijk[u], ijk[v]) = (s, i, j);
+        data[((ijk[2] * ny + ijk[1]) * nx + ijk[0]) * comps + c]
+    };
+    let mut csv = format!(
+        "# {name} along {} through {} = {}, {} = {} (bilinear between the cell rows {i0}-{i1} and {j0}-{j1})\n{}",
+        names[along], names[u], through[0], names[v], through[1], names[along]
+    );
+    for c in 0..comps {
+        csv.push_str(&if comps == 1 { format!(",{name}") } else { format!(",{name}_{c}") });
+    }
+    csv.push('\n');
+    for (s, coord) in centres[along].iter().enumerate() {
+        csv.push_str(&coord.to_string());
+        for c in 0..comps {
+            // Terms of weight zero left out: a line through a fluid row beside a solid one
+            // keeps its values.
+            let f: f64 = [(1.0 - a) * (1.0 - b), a * (1.0 - b), (1.0 - a) * b, a * b]
+                .into_iter()
+                .zip([(i0, j0), (i1, j0), (i0, j1), (i1, j1)])
+                .filter(|&(w, _)| w != 0.0)
+                .map(|(w, (i, j))| w * value(s, i, j, c))
+                .sum();
+            csv.push_str(&format!(",{f}"));
+        }
+        csv.push('\n');
+    }
+    write_atomic_bytes(out, csv.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bracket;
+
+    #[test]
+    fn points_between_centres_weigh_their_neighbours_and_edges_take_the_nearest_cell() {
+        // Stretched cells: faces 0, 1, 3, 6; centres 0.5, 2, 4.5.
+        let (faces, centres) = ([0.0, 1.0, 3.0, 6.0], [0.5, 2.0, 4.5]);
+        assert_eq!(bracket(&centres, &faces, 2.0), Ok((1, 2, 0.0)));
+        assert_eq!(bracket(&centres, &faces, 1.25), Ok((0, 1, 0.5)));
+        assert_eq!(bracket(&centres, &faces, 4.0), Ok((1, 2, 0.8)));
+        assert_eq!(bracket(&centres, &faces, 0.2), Ok((0, 0, 0.0)));
+        assert_eq!(bracket(&centres, &faces, 6.0), Ok((2, 2, 0.0)));
+        assert!(bracket(&centres, &faces, 6.5).unwrap_err().contains("outside"));
+        assert!(bracket(&centres, &faces, f64::NAN).is_err());
+    }
+}
