@@ -229,7 +229,8 @@ fn a_line_interpolates_between_cell_rows() {
         .arg(out.join("outside.csv"))
         .output()
         .unwrap();
-    assert!(!outside.status.success() && String::from_utf8_lossy(&outside.stderr).contains("outside the grid's faces"));
+    assert!(String::from_utf8_lossy(&outside.stderr).contains("outside the grid's faces"));
+    assert_eq!(outside.status.code(), Some(2), "a bad request exits 2, as bad input does");
     assert!(!out.join("outside.csv").exists());
 }
 

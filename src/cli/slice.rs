@@ -5,7 +5,16 @@ use super::failure::Failure;
 use std::path::Path;
 
 pub fn slice(result: &Path, field: &str, axis: &str, at: f64, out: &Path) -> Result<(), Failure> {
-    knudsen::output::write_plane_csv(result, field, axis, at, out).map_err(Failure::Run)
+    knudsen::output::write_plane_csv(result, field, axis, at, out).map_err(failure)
+}
+
+/// A request the result cannot answer is bad input (exit 2); anything else a failure.
+fn failure(e: anyhow::Error) -> Failure {
+    if e.downcast_ref::<knudsen::output::BadRequest>().is_some() {
+        Failure::BadInput(format!("{e:#}"))
+    } else {
+        Failure::Run(e)
+    }
 }
 
 pub fn line(result: &Path, field: &str, along: &str, through: &[f64], out: &Path) -> Result<(), Failure> {
@@ -13,5 +22,5 @@ pub fn line(result: &Path, field: &str, along: &str, through: &[f64], out: &Path
     let &[p, q] = through else {
         return Err(Failure::BadInput(format!("--through takes two coordinates, got {}", through.len())));
     };
-    knudsen::output::write_line_csv(result, field, along, [p, q], out).map_err(Failure::Run)
+    knudsen::output::write_line_csv(result, field, along, [p, q], out).map_err(failure)
 }

@@ -233,9 +233,8 @@ fn write_surface(file: &hdf5::File, p: &Problem, r: &RunResult) -> anyhow::Resul
 /// Write the plane of cells normal to `axis` nearest coordinate `at` of field `name` as CSV:
 /// the two in-plane centre coordinates, then the field's components.
 pub fn write_plane_csv(result: &Path, name: &str, axis: &str, at: f64, out: &Path) -> anyhow::Result<()> {
-    let f = if result.is_dir() { result.join("fields.h5") } else { result.to_path_buf() };
-    let file = hdf5::File::open(&f).with_context(|| format!("opening {}", f.display()))?;
-    let ds = file.dataset(name).with_context(|| format!("{}: no field `{name}`", f.display()))?;
+    let file = super::open_result(result)?;
+    let ds = super::result_field(&file, name)?;
     let shape = ds.shape();
     let comps = if shape.len() == 4 { shape[3] } else { 1 };
     let data: Vec<f64> = ds.read_raw()?;

@@ -14,7 +14,6 @@
 //! among the four with a weight above zero gives NaN.
 
 use super::write_atomic_bytes;
-use anyhow::Context;
 use std::path::Path;
 
 /// The neighbouring centres around `p` and the weight of the upper one, or why `p` lies
@@ -41,9 +40,8 @@ pub fn bracket(centres: &[f64], faces: &[f64], p: f64) -> Result<(usize, usize, 
 /// `through` (the other two coordinates in x, y, z order) of the result `result` (fields.h5
 /// or its directory) as CSV: the centre coordinate along the line, then the components.
 pub fn write_line_csv(result: &Path, name: &str, along: usize, through: [f64; 2], out: &Path) -> anyhow::Result<()> {
-    let f = if result.is_dir() { result.join("fields.h5") } else { result.to_path_buf() };
-    let file = hdf5::File::open(&f).with_context(|| format!("opening {}", f.display()))?;
-    let ds = file.dataset(name).with_context(|| format!("{}: no field `{name}`", f.display()))?;
+    let file = super::open_result(result)?;
+    let ds = super::result_field(&file, name)?;
     let shape = ds.shape();
     let comps = if shape.len() == 4 { shape[3] } else { 1 };
     let data: Vec<f64> = ds.read_raw()?;
@@ -53,7 +51,7 @@ pub fn write_line_csv(result: &Path, name: &str, along: usize, through: [f64; 2]
     let faces = [read("x_faces")?, read("y_faces")?, read("z_faces")?];
     let (u, v) = [(1, 2), (0, 2), (0, 1)][along];
     let at = |d: usize, p: f64| {
-        bracket(&centres[d], &faces[d], p).map_err(|e| anyhow::anyhow!("--through: {} = {e}", names[d]))
+        bracket(&centres[d], &faces[d], p).map_err(|e| super::BadRequest(format!("--through: {} = {e}", names[d])))
     };
     let ((i0, i1, a), (j0, j1, b)) = (at(u, through[0])?, at(v, through[1])?);
     let (nx, ny) = (centres[0].len(), centres[1].len());

@@ -17,6 +17,31 @@ pub use restart::{read_restart, restart_file, stored_config};
 pub use summary::{Summary, SummaryInput};
 
 use crate::problem::Problem;
+
+/// What a command that reads a result was asked for and cannot give (no such file or field,
+/// a point outside the grid): the request is at fault, not the run; the CLI exits 2.
+#[derive(Debug)]
+pub struct BadRequest(pub String);
+
+impl std::fmt::Display for BadRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadRequest {}
+
+/// The result file `result` names (fields.h5 or its directory), opened; a file that cannot
+/// be opened is a [`BadRequest`].
+pub fn open_result(result: &Path) -> anyhow::Result<hdf5::File> {
+    let f = if result.is_dir() { result.join("fields.h5") } else { result.to_path_buf() };
+    hdf5::File::open(&f).map_err(|e| BadRequest(format!("opening {}: {e}", f.display())).into())
+}
+
+/// The dataset `name` of a result; a missing one is a [`BadRequest`].
+pub fn result_field(file: &hdf5::File, name: &str) -> anyhow::Result<hdf5::Dataset> {
+    file.dataset(name).map_err(|_| BadRequest(format!("{}: no field `{name}`", file.filename())).into())
+}
 use crate::solver::RunResult;
 use std::path::Path;
 
