@@ -113,6 +113,15 @@ fn partner_cases() -> [knudsen::config::Config; 2] {
     [config(&quarter), config(&channel)]
 }
 
+/// A cavity of 8 x 8 x 4 cells: every tile tried (4x4, 8x4, 2x8) divides it, so the sweep
+/// holds only its whole-tile level copies (`wgpu/specialise.rs::levels`).
+fn whole_tiles_case() -> knudsen::config::Config {
+    let mut v = cavity_json(8, 10, 4.0, 0.3);
+    v["grid"]["z"] = serde_json::json!({"min": 0.0, "max": 0.5, "cells": 4});
+    v["solver"] = serde_json::json!({"max_iterations": 3, "tolerance": 1e-30});
+    config(&v)
+}
+
 fn assert_close(p: &Problem, what: &str, a: &knudsen::solver::RunResult, b: &knudsen::solver::RunResult) {
     for (name, d) in field_differences(&gas(p, a), &gas(p, b)) {
         let t = if name == "heat_flux" { 1e-4 } else { 1e-5 };
@@ -145,6 +154,7 @@ fn fused_sweep_matches_the_slice_kernels() {
         ("body in a Mach 10 stream", hypersonic_case()),
         ("specular quarter", quarter),
         ("periodic channel", channel),
+        ("whole tiles", whole_tiles_case()),
     ] {
         let p = Arc::new(Problem::new(&cfg));
         let slices = run_with(&p, Box::new(backend(&p, &adapter, SweepKernel::Slices, None, 64 << 20)));

@@ -90,7 +90,7 @@ pub fn vk_stats(
 /// creates the module unchecked and asks for no zeroing), SPIR-V 1.6 for a Vulkan 1.3 device.
 fn spirv(p: &Problem, tile: [usize; 2], kernel: &str) -> anyhow::Result<Vec<u32>> {
     use naga::back::spv;
-    let src = fused::source(kernel, tile);
+    let src = fused::source(kernel, tile, p.grid.dims());
     let module = naga::front::wgsl::parse_str(&src).map_err(|e| anyhow::anyhow!("{}", e.emit_to_string(&src)))?;
     let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
         .validate(&module)?;

@@ -7,7 +7,7 @@
 use super::kernels::{self, Kernel};
 use super::layout::PARAMS_STRIDE;
 use super::schedule::grid_2d;
-use super::specialise::{levels, levels_from_env, unroll, walls};
+use super::specialise::{levels, levels_from_env, unroll, walls, Levels};
 use crate::backend::fused::{self, FusedLimits, FusedPlan, SweepKernel, BLOCK_VELOCITIES, PARTIALS};
 use crate::backend::gpu_tables::{shape_rows, velocity_table};
 use crate::plan::PlanError;
@@ -47,11 +47,11 @@ pub fn kernel_names(second: bool) -> [&'static str; 2] {
 }
 
 /// A kernel's source with the tile set: `const TX` and `const TY` replaced, the z-loop
-/// marked `// @levels` copied per kind of level, the loops marked `// @unroll` unrolled,
-/// face_offset appended. The sweeps follow fused_common.wgsl; `sweep_fused2` (second order)
+/// marked `// @levels` copied per kind of level (only the whole-tile copies where the tile
+/// divides `dims`' x and y), the loops marked `// @unroll` unrolled, face_offset appended. The sweeps follow fused_common.wgsl; `sweep_fused2` (second order)
 /// has 16 partials and the cell update of upwind2.wgsl after it; `fused_moments2` is
 /// fused_moments.wgsl with 16 partials.
-pub fn source(kernel: &str, tile: [usize; 2]) -> String {
+pub fn source(kernel: &str, tile: [usize; 2], dims: [usize; 3]) -> String {
     let second = kernel.ends_with('2');
     let npart = fused::PARTIALS + if second { fused::FACE_PARTIALS } else { 0 };
     let src = match kernel {
@@ -78,7 +78,8 @@ pub fn source(kernel: &str, tile: [usize; 2]) -> String {
     } else {
         String::new()
     };
-    let s = levels(&walls(&s), levels_from_env());
+    let whole = dims[0] % tile[0] == 0 && dims[1] % tile[1] == 0;
+    let s = levels(&walls(&s), Levels { whole, ..levels_from_env() });
     format!("{}\n{FACE_OFFSET}\n{sweep}", unroll(&s, &bounds))
 }
 
@@ -208,7 +209,7 @@ impl FusedGpu {
         let sweep = kernels::kernel_with(
             device,
             sweep_name,
-            &source(sweep_name, plan.tile),
+            &source(sweep_name, plan.tile, plan.dims),
             &[
                 kernels::params_entry(),
                 e(1, true),
@@ -224,7 +225,7 @@ impl FusedGpu {
         let moments_k = kernels::kernel_with(
             device,
             "fused_moments",
-            &source(moments_name, plan.tile),
+            &source(moments_name, plan.tile, plan.dims),
             &[kernels::params_entry(), e(1, true), e(2, true), e(3, true), e(4, false), e(5, false), e(6, false)],
             &[("NX", nx), ("NY", ny), ("NZ", nz), ("HAS_WALLS", walls), ("MPT", mpt as f64)],
         );
@@ -312,13 +313,16 @@ mod tests {
 
     #[test]
     fn fused_shaders_parse_and_validate_for_every_tile() {
-        for tile in [[8, 8], [8, 4], [4, 4], [16, 8], [2, 4], [4, 2], [2, 2]] {
-            for k in ["sweep_fused", "fused_moments", "sweep_fused2", "fused_moments2"] {
-                if !fused::tile_fits(tile, k.ends_with('2')) {
-                    continue;
+        // Grids the tiles divide (whole-tile copies only) and grids they do not.
+        for dims in [[32, 32, 8], [31, 29, 8]] {
+            for tile in [[8, 8], [8, 4], [4, 4], [16, 8], [2, 4], [4, 2], [2, 2]] {
+                for k in ["sweep_fused", "fused_moments", "sweep_fused2", "fused_moments2"] {
+                    if !fused::tile_fits(tile, k.ends_with('2')) {
+                        continue;
+                    }
+                    super::super::shaders::validate(&source(k, tile, dims), false)
+                        .unwrap_or_else(|e| panic!("{k} {tile:?} {dims:?}:\n{e}"));
                 }
-                super::super::shaders::validate(&source(k, tile), false)
-                    .unwrap_or_else(|e| panic!("{k} {tile:?}:\n{e}"));
             }
         }
     }
@@ -328,7 +332,7 @@ mod tests {
         // naga's layout of sweep_fused's workgroup variables, summed, against ours.
         for (tile, second) in [([8, 8], false), ([4, 4], false), ([4, 4], true), ([2, 4], true)] {
             let kernel = kernel_names(second)[0];
-            let m = super::super::shaders::validate(&source(kernel, tile), false).unwrap();
+            let m = super::super::shaders::validate(&source(kernel, tile, [32, 32, 8]), false).unwrap();
             let mut layouter = naga::proc::Layouter::default();
             layouter.update(m.to_ctx()).unwrap();
             let bytes: u32 = m
