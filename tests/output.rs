@@ -231,6 +231,14 @@ fn a_line_interpolates_between_cell_rows() {
         .unwrap();
     assert!(String::from_utf8_lossy(&outside.stderr).contains("outside the grid's faces"));
     assert_eq!(outside.status.code(), Some(2), "a bad request exits 2, as bad input does");
+    // A dataset that is not a cell field (the centres) is a bad request too, not a panic.
+    let coords = Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .args(["line", out.to_str().unwrap(), "--field", "x", "--along", "y", "--through", "0.45,0.3", "--out"])
+        .arg(out.join("coords.csv"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&coords.stderr).contains("is not a cell field"), "{coords:?}");
+    assert_eq!(coords.status.code(), Some(2));
     assert!(!out.join("outside.csv").exists());
 }
 

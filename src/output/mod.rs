@@ -38,9 +38,21 @@ pub fn open_result(result: &Path) -> anyhow::Result<hdf5::File> {
     hdf5::File::open(&f).map_err(|e| BadRequest(format!("opening {}: {e}", f.display())).into())
 }
 
-/// The dataset `name` of a result; a missing one is a [`BadRequest`].
+/// The cell field `name` of a result, shaped (nz, ny, nx[, components]); a missing one, or a
+/// dataset of another shape (the coordinates, the restart group's), is a [`BadRequest`].
 pub fn result_field(file: &hdf5::File, name: &str) -> anyhow::Result<hdf5::Dataset> {
-    file.dataset(name).map_err(|_| BadRequest(format!("{}: no field `{name}`", file.filename())).into())
+    let ds = file.dataset(name).map_err(|_| BadRequest(format!("{}: no field `{name}`", file.filename())))?;
+    let len = |a: &str| file.dataset(a).map(|d| d.size()).unwrap_or(0);
+    let cells = [len("z"), len("y"), len("x")];
+    let shape = ds.shape();
+    if !(shape.len() == 3 || shape.len() == 4) || shape[..3] != cells {
+        return Err(BadRequest(format!(
+            "{}: `{name}` is not a cell field (shape {shape:?}, cells {cells:?})",
+            file.filename()
+        ))
+        .into());
+    }
+    Ok(ds)
 }
 use crate::solver::RunResult;
 use std::path::Path;
