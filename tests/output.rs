@@ -51,13 +51,19 @@ fn full_and_continued(
     (full, part)
 }
 
-#[test]
-fn run_writes_every_result_file() {
-    let dir = tempfile::tempdir().unwrap();
+/// A cavity of 6 x 5 x 4 cells and 12^3 velocities with `solver`.
+fn small_cavity(solver: serde_json::Value) -> serde_json::Value {
     let mut v = cavity_json(5, 12, 4.0, 0.1);
     v["grid"]["x"]["cells"] = serde_json::json!(6);
     v["grid"]["z"]["cells"] = serde_json::json!(4);
-    v["solver"] = serde_json::json!({"tolerance": 1e-6});
+    v["solver"] = solver;
+    v
+}
+
+#[test]
+fn run_writes_every_result_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = small_cavity(serde_json::json!({"tolerance": 1e-6}));
     let out = run_cli(&v, dir.path());
 
     let mut names: Vec<String> =
@@ -180,10 +186,7 @@ fn a_line_interpolates_between_cell_rows() {
     // fourth columns and the first and second layers, against the bilinear weights of the
     // four cells computed here from the stored centres; and a point outside refused.
     let dir = tempfile::tempdir().unwrap();
-    let mut v = cavity_json(5, 12, 4.0, 0.1);
-    v["grid"]["x"]["cells"] = serde_json::json!(6);
-    v["grid"]["z"]["cells"] = serde_json::json!(4);
-    v["solver"] = serde_json::json!({"max_iterations": 3});
+    let v = small_cavity(serde_json::json!({"max_iterations": 3}));
     let out = run_cli(&v, dir.path());
     let f = hdf5::File::open(out.join("fields.h5")).unwrap();
     let u: Vec<f64> = f.dataset("velocity").unwrap().read_raw().unwrap();

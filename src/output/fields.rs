@@ -233,36 +233,27 @@ fn write_surface(file: &hdf5::File, p: &Problem, r: &RunResult) -> anyhow::Resul
 /// Write the plane of cells normal to `axis` nearest coordinate `at` of field `name` as CSV:
 /// the two in-plane centre coordinates, then the field's components.
 pub fn write_plane_csv(result: &Path, name: &str, axis: &str, at: f64, out: &Path) -> anyhow::Result<()> {
-    let file = super::open_result(result)?;
-    let ds = super::result_field(&file, name)?;
-    let shape = ds.shape();
-    let comps = if shape.len() == 4 { shape[3] } else { 1 };
-    let data: Vec<f64> = ds.read_raw()?;
-    let centres = |a: &str| -> anyhow::Result<Vec<f64>> { Ok(file.dataset(a)?.read_raw()?) };
-    let (x, y, z) = (centres("x")?, centres("y")?, centres("z")?);
+    let field = super::CellField::read(result, name)?;
     let d = ["x", "y", "z"].iter().position(|&a| a == axis).context("axis must be x, y or z")?;
-    let along = [&x, &y, &z][d];
+    let coords = &field.centres;
+    let along = &coords[d];
     let idx = (0..along.len()).min_by(|&a, &b| (along[a] - at).abs().total_cmp(&(along[b] - at).abs())).unwrap();
     let (u, v) = [(1, 2), (0, 2), (0, 1)][d];
     let names = ["x", "y", "z"];
-    let mut csv =
-        format!("# {name} on the plane {axis} = {} (cell index {idx})\n{},{}", along[idx], names[u], names[v]);
-    for c in 0..comps {
-        csv.push_str(&if comps == 1 { format!(",{name}") } else { format!(",{name}_{c}") });
-    }
-    csv.push('\n');
-    let (nx, ny) = (x.len(), y.len());
-    let coords = [&x, &y, &z];
+    let mut csv = format!(
+        "# {name} on the plane {axis} = {} (cell index {idx})\n{},{}{}\n",
+        along[idx],
+        names[u],
+        names[v],
+        field.columns(name)
+    );
     for b in 0..coords[v].len() {
         for a in 0..coords[u].len() {
             let mut ijk = [0; 3];
-            ijk[d] = idx;
-            ijk[u] = a;
-            ijk[v] = b;
-            let cell = (ijk[2] * ny + ijk[1]) * nx + ijk[0];
+            (ijk[d], ijk[u], ijk[v]) = (idx, a, b);
             csv.push_str(&format!("{},{}", coords[u][a], coords[v][b]));
-            for c in 0..comps {
-                csv.push_str(&format!(",{}", data[cell * comps + c]));
+            for c in 0..field.comps {
+                csv.push_str(&format!(",{}", field.at(ijk, c)));
             }
             csv.push('\n');
         }

@@ -40,34 +40,31 @@ pub fn bracket(centres: &[f64], faces: &[f64], p: f64) -> Result<(usize, usize, 
 /// `through` (the other two coordinates in x, y, z order) of the result `result` (fields.h5
 /// or its directory) as CSV: the centre coordinate along the line, then the components.
 pub fn write_line_csv(result: &Path, name: &str, along: usize, through: [f64; 2], out: &Path) -> anyhow::Result<()> {
-    let file = super::open_result(result)?;
-    let ds = super::result_field(&file, name)?;
-    let shape = ds.shape();
-    let comps = if shape.len() == 4 { shape[3] } else { 1 };
-    let data: Vec<f64> = ds.read_raw()?;
-    let read = |a: &str| -> anyhow::Result<Vec<f64>> { Ok(file.dataset(a)?.read_raw()?) };
+    let field = super::CellField::read(result, name)?;
+    let (centres, comps) = (&field.centres, field.comps);
+    let read = |a: &str| -> anyhow::Result<Vec<f64>> { Ok(field.file.dataset(a)?.read_raw()?) };
     let names = ["x", "y", "z"];
-    let centres = [read("x")?, read("y")?, read("z")?];
     let faces = [read("x_faces")?, read("y_faces")?, read("z_faces")?];
     let (u, v) = [(1, 2), (0, 2), (0, 1)][along];
     let at = |d: usize, p: f64| {
         bracket(&centres[d], &faces[d], p).map_err(|e| super::BadRequest(format!("--through: {} = {e}", names[d])))
     };
     let ((i0, i1, a), (j0, j1, b)) = (at(u, through[0])?, at(v, through[1])?);
-    let (nx, ny) = (centres[0].len(), centres[1].len());
     let value = |s: usize, i: usize, j: usize, c: usize| {
         let mut ijk = [0; 3];
         (ijk[along], ijk[u], ijk[v]) = (s, i, j);
-        data[((ijk[2] * ny + ijk[1]) * nx + ijk[0]) * comps + c]
+        field.at(ijk, c)
     };
     let mut csv = format!(
-        "# {name} along {} through {} = {}, {} = {} (bilinear between the cell rows {i0}-{i1} and {j0}-{j1})\n{}",
-        names[along], names[u], through[0], names[v], through[1], names[along]
+        "# {name} along {} through {} = {}, {} = {} (bilinear between the cell rows {i0}-{i1} and {j0}-{j1})\n{}{}\n",
+        names[along],
+        names[u],
+        through[0],
+        names[v],
+        through[1],
+        names[along],
+        field.columns(name)
     );
-    for c in 0..comps {
-        csv.push_str(&if comps == 1 { format!(",{name}") } else { format!(",{name}_{c}") });
-    }
-    csv.push('\n');
     for (s, coord) in centres[along].iter().enumerate() {
         csv.push_str(&coord.to_string());
         for c in 0..comps {

@@ -1,0 +1,65 @@
+//! One cell field of a finished result read back (`knudsen slice`, `knudsen line`), and how
+//! such a read fails when the request is at fault.
+
+use std::path::Path;
+
+/// What a command that reads a result was asked for and cannot give (no such file or field,
+/// a dataset that is not a cell field, a point outside the grid): the request is at fault,
+/// not the run; the CLI exits 2.
+#[derive(Debug)]
+pub struct BadRequest(pub String);
+
+impl std::fmt::Display for BadRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadRequest {}
+
+/// A cell field with the grid's centres, as `fields.h5` stores it: `data` in C order of
+/// shape (nz, ny, nx, comps), so cell (i, j, k)'s component c is at
+/// `((k ny + j) nx + i) comps + c`.
+pub struct CellField {
+    pub file: hdf5::File,
+    pub data: Vec<f64>,
+    pub comps: usize,
+    /// Cell-centre coordinates along x, y, z.
+    pub centres: [Vec<f64>; 3],
+}
+
+impl CellField {
+    /// The field `name` of the result `result` (fields.h5 or its directory). A file that
+    /// cannot be opened, a missing field, or a dataset not shaped (nz, ny, nx[, components])
+    /// (the coordinates, the restart group's) is a [`BadRequest`].
+    pub fn read(result: &Path, name: &str) -> anyhow::Result<Self> {
+        let f = if result.is_dir() { result.join("fields.h5") } else { result.to_path_buf() };
+        let file = hdf5::File::open(&f).map_err(|e| BadRequest(format!("opening {}: {e}", f.display())))?;
+        let ds = file.dataset(name).map_err(|_| BadRequest(format!("{}: no field `{name}`", f.display())))?;
+        let read = |a: &str| -> anyhow::Result<Vec<f64>> { Ok(file.dataset(a)?.read_raw()?) };
+        let centres = [read("x")?, read("y")?, read("z")?];
+        let cells = [centres[2].len(), centres[1].len(), centres[0].len()];
+        let shape = ds.shape();
+        if !(shape.len() == 3 || shape.len() == 4) || shape[..3] != cells {
+            let msg = format!("{}: `{name}` is not a cell field (shape {shape:?}, cells {cells:?})", f.display());
+            return Err(BadRequest(msg).into());
+        }
+        let comps = if shape.len() == 4 { shape[3] } else { 1 };
+        let data = ds.read_raw()?;
+        Ok(Self { file, data, comps, centres })
+    }
+
+    /// The CSV columns of the field's components: `,name`, or `,name_0,name_1,...`.
+    pub fn columns(&self, name: &str) -> String {
+        match self.comps {
+            1 => format!(",{name}"),
+            n => (0..n).map(|c| format!(",{name}_{c}")).collect(),
+        }
+    }
+
+    /// Component `c` of cell `ijk`.
+    pub fn at(&self, ijk: [usize; 3], c: usize) -> f64 {
+        let [nx, ny] = [self.centres[0].len(), self.centres[1].len()];
+        self.data[((ijk[2] * ny + ijk[1]) * nx + ijk[0]) * self.comps + c]
+    }
+}
