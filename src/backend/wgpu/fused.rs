@@ -49,8 +49,9 @@ pub fn kernel_names(second: bool) -> [&'static str; 2] {
 /// A kernel's source with the tile set: `const TX` and `const TY` replaced, the z-loop
 /// marked `// @levels` copied per kind of level (only the whole-tile copies where the tile
 /// divides `dims`' x and y), the loops marked `// @unroll` unrolled, face_offset appended.
-/// The sweeps follow fused_common.wgsl; `sweep_fused2` (second order) has 16 partials and the cell update of upwind2.wgsl after it; `fused_moments2` is
-/// fused_moments.wgsl with 16 partials.
+/// The sweeps follow fused_common.wgsl; `sweep_fused2` (second order) has 16 partials and
+/// the cell update of upwind2.wgsl after it; `fused_moments2` is fused_moments.wgsl with 16
+/// partials.
 pub fn source(kernel: &str, tile: [usize; 2], dims: [usize; 3]) -> String {
     let second = kernel.ends_with('2');
     let npart = fused::PARTIALS + if second { fused::FACE_PARTIALS } else { 0 };
