@@ -244,3 +244,17 @@ fn the_reported_hang_is_refused_at_once() {
     assert_eq!(err.key, "grid.y");
     assert!(err.reason.contains("at most 16384"), "{err}");
 }
+
+/// The fuzzer's seeds are the shipped cases; each of them must itself be valid, or a
+/// broken case file would only show as fewer mutants reaching the plan.
+#[test]
+fn every_shipped_case_is_valid() {
+    let docs = shipped();
+    assert!(docs.len() >= 12, "configs/ and configs/bench/ hold {} cases", docs.len());
+    for d in docs {
+        let name = d["name"].as_str().unwrap_or("?").to_string();
+        if let Err(e) = Config::from_json(&d.to_string()) {
+            panic!("shipped case {name}: {e}");
+        }
+    }
+}
