@@ -57,6 +57,11 @@ impl CellField {
         }
     }
 
+    /// Another array of the same file (e.g. the face coordinates `x_faces`).
+    pub fn array(&self, name: &str) -> anyhow::Result<Vec<f64>> {
+        Ok(self.file.dataset(name)?.read_raw()?)
+    }
+
     /// Component `c` of cell `ijk`.
     pub fn at(&self, ijk: [usize; 3], c: usize) -> f64 {
         let [nx, ny] = [self.centres[0].len(), self.centres[1].len()];

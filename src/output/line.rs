@@ -42,9 +42,8 @@ pub fn bracket(centres: &[f64], faces: &[f64], p: f64) -> Result<(usize, usize, 
 pub fn write_line_csv(result: &Path, name: &str, along: usize, through: [f64; 2], out: &Path) -> anyhow::Result<()> {
     let field = super::CellField::read(result, name)?;
     let (centres, comps) = (&field.centres, field.comps);
-    let read = |a: &str| -> anyhow::Result<Vec<f64>> { Ok(field.file.dataset(a)?.read_raw()?) };
     let names = ["x", "y", "z"];
-    let faces = [read("x_faces")?, read("y_faces")?, read("z_faces")?];
+    let faces = [field.array("x_faces")?, field.array("y_faces")?, field.array("z_faces")?];
     let (u, v) = [(1, 2), (0, 2), (0, 1)][along];
     let at = |d: usize, p: f64| {
         bracket(&centres[d], &faces[d], p).map_err(|e| super::BadRequest(format!("--through: {} = {e}", names[d])))

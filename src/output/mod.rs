@@ -19,7 +19,6 @@ pub use restart::{read_restart, restart_file, stored_config};
 pub use summary::{Summary, SummaryInput};
 
 use crate::problem::Problem;
-
 use crate::solver::RunResult;
 use std::path::Path;
 
