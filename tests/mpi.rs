@@ -126,6 +126,31 @@ fn two_and_three_ranks_give_the_single_process_fields() {
 }
 
 #[test]
+fn a_coarse_start_on_two_ranks_gives_the_single_process_fields() {
+    // Each coarse level sums the ranks' sweeps with a reducer of its own; 8^3 cells coarsen
+    // to 4^3. The same 1e-12 as above, and the same coarse iterations.
+    let tmp = scratch("coarse");
+    let dir = tmp.path();
+    let mut v = cavity("gsis");
+    v["grid"] = cavity_json(8, 11, 4.0, 0.2)["grid"].clone();
+    v["solver"]["coarse_grids"] = serde_json::json!(1);
+    let case = write_case(dir, "coarse", &v);
+    let one = dir.join("coarse-1");
+    run(0, &case, &one, &[]);
+    let two = dir.join("coarse-2");
+    run(2, &case, &two, &[]);
+    assert_close(&two, &one, 1e-12, "coarse start, 2 ranks");
+    let levels = |d: &Path| {
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(d.join("summary.json")).unwrap()).unwrap();
+        let l = s["coarse_start"]["levels"].clone();
+        (l[0]["cells"].clone(), l[0]["iterations"].clone())
+    };
+    assert_eq!(levels(&one), levels(&two));
+    assert_eq!(levels(&one).0, serde_json::json!([4, 4, 4]));
+}
+
+#[test]
 fn a_rerun_on_the_same_ranks_gives_the_same_bits() {
     let tmp = scratch("bits");
     let dir = tmp.path();

@@ -147,6 +147,23 @@ fn print_grid(cfg: &Config, p: &Problem) {
         p.phase_points() as f64,
         a = v.half_width
     );
+    let levels = knudsen::solver::coarse::levels(cfg);
+    if !levels.is_empty() {
+        let each: Vec<String> = levels
+            .iter()
+            .rev()
+            .map(|c| {
+                let n = c.grid.cell_counts();
+                format!("{} x {} x {} cells x {}^3 velocities", n[0], n[1], n[2], c.velocity.points)
+            })
+            .collect();
+        println!(
+            "coarse start (solver.coarse_grids = {}): {}, each to residual {:.0e}, then the case",
+            cfg.solver.coarse_grids,
+            each.join(", then "),
+            levels[0].solver.tolerance
+        );
+    }
     for (name, a) in [("x", &g.x), ("y", &g.y), ("z", &g.z)] {
         let (wmin, wmax) = a.widths.iter().fold((f64::MAX, 0.0f64), |(lo, hi), &w| (lo.min(w), hi.max(w)));
         if wmax > wmin * (1.0 + 1e-9) {

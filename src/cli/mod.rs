@@ -7,6 +7,7 @@
 pub mod args;
 pub mod bench;
 pub mod check;
+pub mod coarse;
 pub mod compare;
 pub mod failure;
 pub mod info;

@@ -1,6 +1,7 @@
 //! `knudsen run CASE`: load, plan, solve, write.
 
 use super::args::Overrides;
+use super::coarse::{coarse_start, MakeReduce, Share};
 use super::failure::Failure;
 use super::load::{affordable_acceleration, check_host_memory, load, mib};
 use super::out_dir::{output_dir, probe_output_dir};
@@ -66,7 +67,9 @@ pub fn run(
                     m.abort(1)
                 }
             };
-            let group = Group { rank: m.rank, ranks: m.ranks, reduce: Some(reduce) };
+            // The coarse start's levels each take a sum of their own (coarse.rs).
+            let more = || m.reducer();
+            let group = Group { rank: m.rank, ranks: m.ranks, reduce: Some(reduce), more: Some(&more) };
             return match solve(path, &cfg, choice, &dir, &resume, group) {
                 Err(f @ Failure::Interrupted { .. }) => Err(f),
                 Err(f) => {
@@ -84,7 +87,7 @@ pub fn run(
             "started as one of {n} MPI processes, but this knudsen was built without the `mpi` feature: each would run the whole case (build with --features mpi; docs/parallel.md)"
         )));
     }
-    solve(path, &cfg, choice, &dir, &resume, Group { rank: 0, ranks: 1, reduce: None })
+    solve(path, &cfg, choice, &dir, &resume, Group { rank: 0, ranks: 1, reduce: None, more: None })
 }
 
 /// This process among those sharing the velocities (one, without MPI).
@@ -92,6 +95,8 @@ struct Group<'a> {
     rank: usize,
     ranks: usize,
     reduce: Option<Box<dyn knudsen::parallel::Reduce + 'a>>,
+    /// Further sums, for the coarse start's levels.
+    more: Option<MakeReduce<'a>>,
 }
 
 fn solve(
@@ -133,6 +138,17 @@ fn solve(
         Some(r) => Some(load_restart(r, &problem, resume.force)?),
         None => None,
     };
+    let stop = stop_on_signals().map_err(Failure::Run)?;
+    // Before the case's backend, whose memory the coarse levels' then no longer share.
+    let mut coarse = None;
+    if restart.is_none() {
+        let share = Share { rank: group.rank, ranks: group.ranks, reduce: group.more };
+        coarse = coarse_start(cfg, &problem, choice, &share, &stop)?;
+    }
+    let (restart, coarse) = match coarse {
+        Some((first, report)) => (Some(first), Some(report)),
+        None => (restart, None),
+    };
     #[cfg(feature = "cuda-driver")]
     let _early = EarlySyntheticCompile::start(choice, cfg, problem.grid.cells());
     let (backend, fallback) = backend::create(choice, problem.clone(), cfg.solver.memory_budget_mib)
@@ -158,7 +174,6 @@ fn solve(
     }
 
     let tol = cfg.solver.tolerance;
-    let stop = stop_on_signals().map_err(Failure::Run)?;
     let mut progress = root.then(|| Progress::new(cfg.solver.max_iterations, tol));
     let checkpoint = dir.join("checkpoint.h5");
     let every = Duration::from_secs_f64(cfg.solver.checkpoint_minutes * 60.0);
@@ -177,14 +192,17 @@ fn solve(
         solver = solver.with_reduce(reduce);
     }
     if let Some(r) = restart {
-        log::info!(target: LOG, "continuing after iteration {}", r.history.len());
+        if coarse.is_none() {
+            log::info!(target: LOG, "continuing after iteration {}", r.history.len());
+        }
         solver = solver.with_restart(r);
     }
-    let result = solver.run(|rec| {
+    let mut result = solver.run(|rec| {
         if let Some(p) = progress.as_mut() {
             p.observe(rec)
         }
     })?;
+    result.coarse_start = coarse;
     if let Some(p) = progress {
         p.finish();
     }
@@ -226,13 +244,23 @@ fn solve(
         std::fs::remove_file(&checkpoint).map_err(|e| Failure::Run(e.into()))?;
     }
     if result.converged {
-        log::info!(
-            target: LOG,
-            "converged in {} iterations ({:.2} s); results in {}",
-            result.iterations(),
-            result.total_seconds,
-            dir.display()
-        );
+        match &result.coarse_start {
+            Some(c) => log::info!(
+                target: LOG,
+                "converged in {} iterations after a coarse start ({:.2} s in all, {:.2} s of them the coarse start); results in {}",
+                result.iterations(),
+                result.seconds_in_all(),
+                c.seconds,
+                dir.display()
+            ),
+            None => log::info!(
+                target: LOG,
+                "converged in {} iterations ({:.2} s); results in {}",
+                result.iterations(),
+                result.total_seconds,
+                dir.display()
+            ),
+        }
     } else {
         log::warn!(
             target: LOG,

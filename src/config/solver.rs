@@ -40,6 +40,12 @@ pub struct SolverConfig {
     /// backends always store and sweep in f32 and ignore it.
     #[serde(default)]
     pub precision: Precision,
+    /// Coarser grids the run starts on (`knudsen run`; `docs/configs.md`, "Grid sequencing"):
+    /// the case is first converged to 1e-2 on grids with every second face (and, where fine
+    /// enough, half the velocity points), each starting the next. 0 starts from the initial
+    /// state.
+    #[serde(default = "default_coarse_grids")]
+    pub coarse_grids: usize,
 }
 
 /// `solver.precision`.
@@ -138,6 +144,7 @@ impl Default for SolverConfig {
             acceleration: Acceleration::default(),
             scheme: Scheme::default(),
             precision: Precision::default(),
+            coarse_grids: default_coarse_grids(),
         }
     }
 }
@@ -150,6 +157,9 @@ fn default_tolerance() -> f64 {
 }
 fn default_max_iterations() -> usize {
     1000
+}
+fn default_coarse_grids() -> usize {
+    1
 }
 fn default_checkpoint_minutes() -> f64 {
     10.0
@@ -168,6 +178,13 @@ impl SolverConfig {
             return Err(ConfigError::new(
                 "solver.precision",
                 "\"f32\" supports scheme \"first_order\" only; use \"f64\" with the second-order scheme",
+            ));
+        }
+        let most = crate::solver::coarse::MAX_COARSE_GRIDS;
+        if self.coarse_grids > most {
+            return Err(ConfigError::new(
+                "solver.coarse_grids",
+                format!("at most {most} (each halves the cells per axis), got {}", self.coarse_grids),
             ));
         }
         positive_finite("solver.checkpoint_minutes", self.checkpoint_minutes)

@@ -29,7 +29,9 @@ pub struct Summary {
     pub interrupted: bool,
     pub tolerance: f64,
     pub final_residual: f64,
+    /// Seconds to the result, the coarse start's included.
     pub total_seconds: f64,
+    /// The case's own iterations' seconds over their count.
     pub seconds_per_iteration: f64,
     pub batches: usize,
     pub max_batch_velocities: usize,
@@ -43,6 +45,9 @@ pub struct Summary {
     /// `auto` (absent without GSIS).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub synthetic_solves: Option<usize>,
+    /// The coarse levels the run started from (`solver.coarse_grids`), coarsest first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coarse_start: Option<crate::solver::coarse::CoarseStart>,
     /// External flows: the free stream's Mach number and velocity.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mach: Option<f64>,
@@ -88,7 +93,7 @@ impl Summary {
             interrupted: s.result.interrupted,
             tolerance: p.config.solver.tolerance,
             final_residual: s.result.final_residual(),
-            total_seconds: s.result.total_seconds,
+            total_seconds: s.result.seconds_in_all(),
             seconds_per_iteration: s.result.total_seconds / it.max(1) as f64,
             batches: plan.batches,
             max_batch_velocities: plan.max_batch,
@@ -96,6 +101,7 @@ impl Summary {
             distribution_bytes: plan.distribution_bytes,
             synthetic_solve: s.result.synthetic_solve.map(str::to_string),
             synthetic_solves: s.result.synthetic_solves,
+            coarse_start: s.result.coarse_start.clone(),
             mach: p.config.free_stream.as_ref().map(|f| f.mach()),
             free_stream_velocity: p.config.free_stream.as_ref().map(|f| f.velocity()),
             domain_mass_balance: (!p.bounds.closed()).then(|| domain_mass_balance(p, &s.result.incident)),

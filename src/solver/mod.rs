@@ -17,7 +17,9 @@
 //! hand a snapshot to a checkpoint writer ([`Solver::with_checkpoints`]) and stop early
 //! when asked to ([`Solver::with_stop`], set by a signal handler).
 
+pub mod coarse;
 pub mod convergence;
+pub mod prolong;
 pub mod source_iteration;
 pub mod state;
 pub mod synthetic;
@@ -115,6 +117,9 @@ pub struct RunResult {
     pub synthetic_solve: Option<&'static str>,
     /// Synthetic solves made in this run ([`Strategy::solves`]).
     pub synthetic_solves: Option<usize>,
+    /// The coarse levels the run started from (`knudsen run`, [`coarse`]); `total_seconds`
+    /// does not count them ([`RunResult::seconds_in_all`] does).
+    pub coarse_start: Option<coarse::CoarseStart>,
 }
 
 impl RunResult {
@@ -123,6 +128,10 @@ impl RunResult {
     }
     pub fn final_residual(&self) -> f64 {
         self.history.last().map_or(f64::NAN, IterationRecord::residual)
+    }
+    /// Seconds to this result: the iterations' and the coarse start's.
+    pub fn seconds_in_all(&self) -> f64 {
+        self.total_seconds + self.coarse_start.as_ref().map_or(0.0, |c| c.seconds)
     }
 }
 
@@ -353,6 +362,7 @@ fn result(
         total_seconds,
         synthetic_solve: None,
         synthetic_solves: None,
+        coarse_start: None,
     }
 }
 

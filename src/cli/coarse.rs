@@ -1,0 +1,70 @@
+//! `knudsen run`'s coarse start (`solver.coarse_grids`, `knudsen::solver::coarse`): the coarse
+//! levels built as the case's own problem and backend are, run before the case's backend
+//! exists, so that their device memory is free again when it is allocated.
+
+use super::failure::Failure;
+use super::resume::signal_name;
+use knudsen::backend::{self, BackendChoice};
+use knudsen::config::Config;
+use knudsen::parallel::Reduce;
+use knudsen::problem::Problem;
+use knudsen::solver::coarse::{self, CoarseStart, Hooks, Outcome};
+use knudsen::solver::Restart;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// A fresh process sum for a coarse level (MPI).
+pub type MakeReduce<'a> = &'a dyn Fn() -> anyhow::Result<Box<dyn Reduce + 'a>>;
+
+/// This process's place among those sharing the velocities, as the coarse levels need it.
+pub struct Share<'a> {
+    pub rank: usize,
+    pub ranks: usize,
+    pub reduce: Option<MakeReduce<'a>>,
+}
+
+/// The coarse levels of `cfg` run on `choice`, and the first state they give the case's
+/// `problem`; None where the case has none. A signal during them ends the run with nothing
+/// written (there is nothing to continue from).
+pub fn coarse_start<'a>(
+    cfg: &Config,
+    problem: &Problem,
+    choice: BackendChoice,
+    share: &Share<'a>,
+    stop: &Arc<AtomicUsize>,
+) -> Result<Option<(Restart, CoarseStart)>, Failure> {
+    let make_problem = |c: &Config| -> anyhow::Result<Problem> {
+        let mut p = Problem::new(c);
+        if share.ranks > 1 {
+            p.vgrid = knudsen::parallel::share_velocities(&p.vgrid, share.rank, share.ranks)
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
+        Ok(p)
+    };
+    let budget = cfg.solver.memory_budget_mib;
+    let mut make_backend = |p: Arc<Problem>| backend::create(choice, p, budget).map(|(b, _)| b);
+    let mut reduce = share.reduce.map(|make| move || make());
+    let hooks = Hooks {
+        problem: &make_problem,
+        backend: &mut make_backend,
+        reduce: reduce.as_mut().map(|r| r as &mut dyn FnMut() -> anyhow::Result<Box<dyn Reduce + 'a>>),
+        stop: Some(stop.clone()),
+    };
+    match coarse::start(cfg, problem, hooks).map_err(|e| Failure::Run(e.context("coarse start")))? {
+        None => Ok(None),
+        Some(Outcome::Ready(first, report)) => Ok(Some((*first, report))),
+        Some(Outcome::Interrupted(cells)) => {
+            let code = stop.load(Ordering::SeqCst);
+            Err(Failure::Interrupted {
+                code: code as u8,
+                message: format!(
+                    "interrupted by {} during the coarse start ({} x {} x {} cells), before the case's first iteration: nothing written",
+                    signal_name(code),
+                    cells[0],
+                    cells[1],
+                    cells[2]
+                ),
+            })
+        }
+    }
+}

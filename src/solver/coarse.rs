@@ -1,0 +1,273 @@
+//! Grid sequencing (`solver.coarse_grids`): a start from the same case converged on coarser
+//! grids. Each coarse level has every second face of each axis and, where the velocity grid
+//! stays fine enough, half the velocity points per axis; it is converged to
+//! [`COARSE_TOLERANCE`] (or the case's tolerance, if looser), and its fields, box-face and
+//! body-wall densities are interpolated onto the next finer grid ([`super::prolong`]) as that
+//! level's first state. The case's own iteration then starts with the coarse grid's
+//! discretisation error (a few per cent at first order) instead of the uniform initial
+//! state's, and stops by the same test at the same fixed point: only its start differs.
+//!
+//! Why it pays: GSIS removes the error at a rate of about 0.3 per sweep at Kn ~ 1, so the
+//! sweeps a run needs grow with the logarithm of its starting error; a coarse level costs an
+//! eighth of a sweep (a sixty-fourth with half the velocities) plus its set-up. Measured in
+//! `docs/performance.md`, "Grid sequencing".
+
+use super::{prolong, Solver};
+use crate::backend::Backend;
+use crate::config::{AxisConfig, Config, GridConfig, Quadrature};
+use crate::parallel::Reduce;
+use crate::problem::Problem;
+use serde::Serialize;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// An axis is coarsened only while it keeps at least this many cells: a coarser one carries
+/// too little of the flow to be a useful start.
+pub const MIN_COARSE_CELLS: usize = 4;
+/// The velocity grid is coarsened only while it keeps at least this many points per axis.
+pub const MIN_COARSE_VELOCITY_POINTS: usize = 16;
+/// The residual each coarse level is converged to. The coarse and fine fixed points differ
+/// by a few per cent at first order, so converging further buys the next level nothing
+/// (measured: 1e-2, 3e-3 and 1e-3 gave the same fine sweeps, `docs/performance.md`).
+pub const COARSE_TOLERANCE: f64 = 1e-2;
+/// The iteration limit of each coarse level, whatever the case's: a run stopped by its own
+/// limit and continued then takes the same path as one that was not (the continued part
+/// makes no coarse start).
+pub const COARSE_MAX_ITERATIONS: usize = 100;
+/// `solver.coarse_grids` may ask for at most this many levels.
+pub const MAX_COARSE_GRIDS: usize = 3;
+
+/// The faces of the coarse axis: every second face between the faces that must stay (the
+/// ends and `keep`, the indices of the faces bodies lie on), so that bodies stay aligned; an
+/// odd run leaves one cell of the fine width at its end. None where the coarse axis would
+/// have fewer than [`MIN_COARSE_CELLS`] cells or no fewer than the fine one.
+pub fn coarse_faces(faces: &[f64], keep: &[usize]) -> Option<Vec<f64>> {
+    let n = faces.len() - 1;
+    let mut anchors: Vec<usize> = keep.iter().copied().filter(|&k| k <= n).chain([0, n]).collect();
+    anchors.sort_unstable();
+    anchors.dedup();
+    let mut out = vec![faces[0]];
+    for pair in anchors.windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        out.extend((a + 2..b).step_by(2).map(|i| faces[i]));
+        out.push(faces[b]);
+    }
+    let cells = out.len() - 1;
+    (cells >= MIN_COARSE_CELLS && cells < n).then_some(out)
+}
+
+/// About half the velocity points per axis (composite Simpson keeps an odd count), or None below
+/// [`MIN_COARSE_VELOCITY_POINTS`].
+pub fn coarse_points(points: usize, quadrature: Quadrature) -> Option<usize> {
+    let half = match quadrature {
+        Quadrature::Trapezoid => points / 2,
+        // Every second node of an odd count; composite Simpson needs the result odd too.
+        Quadrature::Simpson => points.div_ceil(2) | 1,
+    };
+    (half >= MIN_COARSE_VELOCITY_POINTS && half < points).then_some(half)
+}
+
+/// The next coarser level of a case: its grid coarsened where an axis allows it, its velocity
+/// grid where the coarse one still resolves the case's Maxwellians, converged to
+/// [`COARSE_TOLERANCE`] with no coarse start of its own. None where no axis can be coarsened.
+pub fn coarser(cfg: &Config) -> Option<Config> {
+    let faces = cfg.grid.validate().ok()?;
+    // The face indices each axis's bodies lie on (validated: every body is aligned).
+    let keep = |a: usize| -> Vec<usize> {
+        let on = |c: f64| crate::config::grid::face_index(&faces[a], c);
+        cfg.bodies.iter().flat_map(|b| [on(b.min[a]), on(b.max[a])]).flatten().collect()
+    };
+    let coarse: Vec<Option<Vec<f64>>> = (0..3).map(|a| coarse_faces(&faces[a], &keep(a))).collect();
+    if coarse.iter().all(Option::is_none) {
+        return None;
+    }
+    let axis = |a: usize| AxisConfig {
+        faces: Some(coarse[a].clone().unwrap_or_else(|| faces[a].clone())),
+        ..Default::default()
+    };
+    let mut c = cfg.clone();
+    c.grid = GridConfig { x: axis(0), y: axis(1), z: axis(2) };
+    c.solver.tolerance = cfg.solver.tolerance.max(COARSE_TOLERANCE);
+    c.solver.max_iterations = COARSE_MAX_ITERATIONS;
+    c.solver.coarse_grids = 0;
+    if let Some(m) = coarse_points(cfg.velocity.points, cfg.velocity.quadrature) {
+        let mut v = c.clone();
+        v.velocity.points = m;
+        if v.validate().is_ok() {
+            return Some(v);
+        }
+    }
+    c.validate().is_ok().then_some(c)
+}
+
+/// The coarse levels of a case, finest first: up to `solver.coarse_grids` of them.
+pub fn levels(cfg: &Config) -> Vec<Config> {
+    let mut out: Vec<Config> = Vec::new();
+    while out.len() < cfg.solver.coarse_grids {
+        match coarser(out.last().unwrap_or(cfg)) {
+            Some(c) => out.push(c),
+            None => break,
+        }
+    }
+    out
+}
+
+/// One coarse level as it ran (`summary.json`'s `coarse_start`).
+#[derive(Debug, Clone, Serialize)]
+pub struct CoarseLevel {
+    pub cells: [usize; 3],
+    pub velocity_points: usize,
+    pub iterations: usize,
+    pub final_residual: f64,
+    /// Wall seconds of the level: its backend's set-up, its iterations and the
+    /// interpolation to the next.
+    pub seconds: f64,
+}
+
+/// What the coarse start did, coarsest level first.
+#[derive(Debug, Clone, Serialize)]
+pub struct CoarseStart {
+    pub levels: Vec<CoarseLevel>,
+    /// Wall seconds of the whole coarse start (counted in the run's `total_seconds`).
+    pub seconds: f64,
+}
+
+/// How the caller builds each level's problem, backend and process sum: the same way as the
+/// case's own (the process's share of the velocities under MPI, the chosen backend).
+pub struct Hooks<'h, 'r> {
+    pub problem: &'h dyn Fn(&Config) -> anyhow::Result<Problem>,
+    pub backend: &'h mut dyn FnMut(Arc<Problem>) -> anyhow::Result<Box<dyn Backend>>,
+    /// A fresh process sum per level (MPI; every process calls it in the same order).
+    pub reduce: Option<&'h mut dyn FnMut() -> anyhow::Result<Box<dyn Reduce + 'r>>>,
+    pub stop: Option<Arc<AtomicUsize>>,
+}
+
+pub enum Outcome {
+    /// The fine case's first state, and the report.
+    Ready(Box<super::Restart>, CoarseStart),
+    /// Stopped on request during a coarse level (its cells given): nothing to continue from.
+    Interrupted([usize; 3]),
+}
+
+/// Run the coarse levels of `cfg` (coarsest first), each starting from the one below, and
+/// return the state they give `fine` (the case's own problem). None where the case has no
+/// coarse level.
+pub fn start(cfg: &Config, fine: &Problem, hooks: Hooks) -> anyhow::Result<Option<Outcome>> {
+    let chain = levels(cfg);
+    if chain.is_empty() {
+        return Ok(None);
+    }
+    let t0 = Instant::now();
+    let Hooks { problem, backend, mut reduce, stop } = hooks;
+    let mut report = Vec::new();
+    // The level below (coarser) and how it ended.
+    let mut below: Option<(Arc<Problem>, super::RunResult)> = None;
+    for c in chain.iter().rev() {
+        let t = Instant::now();
+        let p = Arc::new(problem(c)?);
+        let first = below.take().map(|(bp, r)| prolong::prolong(&bp, &r, &p));
+        let mut solver = Solver::new(&p, backend(p.clone())?);
+        if let Some(flag) = &stop {
+            solver = solver.with_stop(flag.clone());
+        }
+        if let Some(make) = reduce.as_mut() {
+            solver = solver.with_reduce(make()?);
+        }
+        if let Some(s) = first {
+            solver = solver.with_restart(s);
+        }
+        let dims = p.grid.dims();
+        let result = solver.run(|rec| {
+            log::debug!("coarse start on {dims:?} cells: iteration {} residual {:.3e}", rec.iteration, rec.residual());
+        })?;
+        drop(solver);
+        if result.interrupted {
+            return Ok(Some(Outcome::Interrupted(dims)));
+        }
+        let level = CoarseLevel {
+            cells: dims,
+            velocity_points: p.vgrid.m,
+            iterations: result.iterations(),
+            final_residual: result.final_residual(),
+            seconds: t.elapsed().as_secs_f64(),
+        };
+        log::info!(
+            "coarse start: {} x {} x {} cells x {}^3 velocities, {} iterations to residual {:.2e} ({:.2} s)",
+            dims[0],
+            dims[1],
+            dims[2],
+            level.velocity_points,
+            level.iterations,
+            level.final_residual,
+            level.seconds
+        );
+        report.push(level);
+        below = Some((p, result));
+    }
+    let (bp, r) = below.expect("the chain is not empty");
+    let first = prolong::prolong(&bp, &r, fine);
+    Ok(Some(Outcome::Ready(Box::new(first), CoarseStart { levels: report, seconds: t0.elapsed().as_secs_f64() })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(text: &str) -> Config {
+        Config::from_json(text).unwrap()
+    }
+
+    #[test]
+    fn every_second_face_stays_and_the_bodies_faces_with_them() {
+        let f: Vec<f64> = (0..=9).map(|i| i as f64).collect();
+        // 9 cells: a run of 9 from 0 to 9 keeps 0, 2, 4, 6, 8 and the end.
+        assert_eq!(coarse_faces(&f, &[]).unwrap(), vec![0.0, 2.0, 4.0, 6.0, 8.0, 9.0]);
+        // A body face at 3 splits the runs: 0, 2, 3 | 5, 7, 9.
+        assert_eq!(coarse_faces(&f, &[3]).unwrap(), vec![0.0, 2.0, 3.0, 5.0, 7.0, 9.0]);
+        // Fewer than MIN_COARSE_CELLS coarse cells: no coarse axis.
+        assert_eq!(coarse_faces(&f[..7], &[]), None);
+        // Faces that keep every fine cell (anchors one apart) are no coarsening.
+        assert_eq!(coarse_faces(&f[..5], &[1, 2, 3]), None);
+    }
+
+    #[test]
+    fn velocity_points_halve_while_they_stay_resolved() {
+        assert_eq!(coarse_points(64, Quadrature::Trapezoid), Some(32));
+        assert_eq!(coarse_points(48, Quadrature::Trapezoid), Some(24));
+        assert_eq!(coarse_points(20, Quadrature::Trapezoid), None);
+        assert_eq!(coarse_points(33, Quadrature::Simpson), Some(17));
+        // 31 -> 16 would be even: 17, still odd for composite Simpson.
+        assert_eq!(coarse_points(31, Quadrature::Simpson), Some(17));
+        assert_eq!(coarse_points(17, Quadrature::Simpson), None);
+    }
+
+    #[test]
+    fn coarse_levels_halve_the_grid_keep_bodies_aligned_and_stop_at_the_smallest() {
+        let mut cavity = case(include_str!("../../configs/cavity-quick.json"));
+        cavity.solver.coarse_grids = 3;
+        let lv = levels(&cavity);
+        // 16^3 -> 8^3 -> 4^3; 2^3 is below MIN_COARSE_CELLS.
+        assert_eq!(lv.iter().map(|c| c.grid.cell_counts()).collect::<Vec<_>>(), vec![[8; 3], [4; 3]]);
+        assert!(lv.iter().all(|c| c.solver.tolerance == COARSE_TOLERANCE && c.solver.coarse_grids == 0));
+        assert!(lv.iter().all(|c| c.solver.max_iterations == COARSE_MAX_ITERATIONS));
+        // The paper cube: its body's faces are odd indices of the fine grid, and every level
+        // validates (bodies aligned); its velocity grid halves to 24 points.
+        let cube = case(include_str!("../../configs/cube-ma2-kn1.json"));
+        let c = coarser(&cube).expect("the cube coarsens");
+        assert!(c.validate().is_ok());
+        assert_eq!(c.velocity.points, 24);
+        let [nx, ny, nz] = c.grid.cell_counts();
+        assert!(nx < 191 && ny < 181 && nz < 181 && nx >= 95, "{:?}", c.grid.cell_counts());
+        cavity.solver.coarse_grids = 0;
+        assert!(levels(&cavity).is_empty());
+    }
+
+    #[test]
+    fn too_many_coarse_grids_is_refused_by_name() {
+        let mut c = case(include_str!("../../configs/cavity-quick.json"));
+        c.solver.coarse_grids = MAX_COARSE_GRIDS + 1;
+        let e = c.validate().unwrap_err();
+        assert_eq!(e.key, "solver.coarse_grids");
+    }
+}
