@@ -161,6 +161,9 @@ pub struct Overrides {
     /// Overrides solver.precision (the CPU backend's; the GPU backends always use f32).
     #[arg(long, value_enum)]
     pub precision: Option<knudsen::config::Precision>,
+    /// Overrides solver.coarse_grids (0: start from the initial state).
+    #[arg(long)]
+    pub coarse_grids: Option<usize>,
 }
 
 /// `knudsen bench`'s options.

@@ -14,6 +14,7 @@ pub fn load(path: &Path, o: Overrides) -> Result<Config, Failure> {
     cfg.solver.tolerance = o.tolerance.unwrap_or(cfg.solver.tolerance);
     cfg.solver.acceleration = o.acceleration.unwrap_or(cfg.solver.acceleration);
     cfg.solver.scheme = o.scheme.unwrap_or(cfg.solver.scheme);
+    cfg.solver.coarse_grids = o.coarse_grids.unwrap_or(cfg.solver.coarse_grids);
     cfg.solver.precision = o.precision.unwrap_or(cfg.solver.precision);
     cfg.validate().map_err(|mut e| {
         // Name the option when the bad value came from the command line.
@@ -22,6 +23,7 @@ pub fn load(path: &Path, o: Overrides) -> Result<Config, Failure> {
             "solver.max_iterations" if o.max_iterations.is_some() => Some("--max-iterations"),
             "solver.tolerance" if o.tolerance.is_some() => Some("--tolerance"),
             "solver.precision" if o.precision.is_some() => Some("--precision"),
+            "solver.coarse_grids" if o.coarse_grids.is_some() => Some("--coarse-grids"),
             _ => None,
         };
         if let Some(f) = flag {
