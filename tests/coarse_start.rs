@@ -67,6 +67,7 @@ fn a_coarse_start_reaches_the_plain_starts_fields_in_fewer_sweeps() {
         // total_seconds counts the coarse start; seconds_per_iteration the case's own.
         let coarse_seconds = s1["coarse_start"]["seconds"].as_f64().unwrap();
         assert!(s1["total_seconds"].as_f64().unwrap() >= coarse_seconds, "{name}");
+        assert!(s1["coarse_start"]["setup_seconds"].as_f64().unwrap() > 0.0, "{name}");
         let (n0, n1) = (s0["iterations"].as_u64().unwrap(), s1["iterations"].as_u64().unwrap());
         eprintln!("{name}: {n0} sweeps from the initial state, {n1} after the coarse start");
         assert!(s1["converged"].as_bool().unwrap() && s0["converged"].as_bool().unwrap(), "{name}");

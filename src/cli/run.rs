@@ -247,10 +247,11 @@ fn solve(
         match &result.coarse_start {
             Some(c) => log::info!(
                 target: LOG,
-                "converged in {} iterations after a coarse start ({:.2} s in all, {:.2} s of them the coarse start); results in {}",
+                "converged in {} iterations after a coarse start ({:.2} s in all, {:.2} s of them the coarse levels' iterations, besides {:.2} s setting them up); results in {}",
                 result.iterations(),
                 result.seconds_in_all(),
                 c.seconds,
+                c.setup_seconds,
                 dir.display()
             ),
             None => log::info!(

@@ -120,17 +120,25 @@ pub struct CoarseLevel {
     pub velocity_points: usize,
     pub iterations: usize,
     pub final_residual: f64,
-    /// Wall seconds of the level: its backend's set-up, its iterations and the
-    /// interpolation to the next.
+    /// Wall seconds of the level's iterations and of the interpolation onto it: what
+    /// `total_seconds` counts of a run's own level.
     pub seconds: f64,
+    /// Wall seconds of building the level's problem and backend (a run's own backend is not
+    /// counted in its `total_seconds` either).
+    pub setup_seconds: f64,
 }
 
 /// What the coarse start did, coarsest level first.
 #[derive(Debug, Clone, Serialize)]
 pub struct CoarseStart {
     pub levels: Vec<CoarseLevel>,
-    /// Wall seconds of the whole coarse start (counted in the run's `total_seconds`).
+    /// The levels' `seconds` and the interpolation onto the case's grid: counted in the
+    /// run's `total_seconds` (summary.json).
     pub seconds: f64,
+    /// The levels' `setup_seconds`, not counted there.
+    pub setup_seconds: f64,
+    /// Wall seconds of the whole coarse start, both of the above.
+    pub wall_seconds: f64,
 }
 
 /// How the caller builds each level's problem, backend and process sum: the same way as the
@@ -166,16 +174,17 @@ pub fn start(cfg: &Config, fine: &Problem, hooks: Hooks) -> anyhow::Result<Optio
     for c in chain.iter().rev() {
         let t = Instant::now();
         let p = Arc::new(problem(c)?);
-        let first = below.take().map(|(bp, r)| prolong::prolong(&bp, &r, &p));
         let mut solver = Solver::new(&p, backend(p.clone())?);
+        let setup = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        if let Some(s) = below.take().map(|(bp, r)| prolong::prolong(&bp, &r, &p)) {
+            solver = solver.with_restart(s);
+        }
         if let Some(flag) = &stop {
             solver = solver.with_stop(flag.clone());
         }
         if let Some(make) = reduce.as_mut() {
             solver = solver.with_reduce(make()?);
-        }
-        if let Some(s) = first {
-            solver = solver.with_restart(s);
         }
         let dims = p.grid.dims();
         let result = solver.run(|rec| {
@@ -191,23 +200,30 @@ pub fn start(cfg: &Config, fine: &Problem, hooks: Hooks) -> anyhow::Result<Optio
             iterations: result.iterations(),
             final_residual: result.final_residual(),
             seconds: t.elapsed().as_secs_f64(),
+            setup_seconds: setup,
         };
         log::info!(
-            "coarse start: {} x {} x {} cells x {}^3 velocities, {} iterations to residual {:.2e} ({:.2} s)",
+            "coarse start: {} x {} x {} cells x {}^3 velocities, {} iterations to residual {:.2e} ({:.2} s, and {:.2} s to set it up)",
             dims[0],
             dims[1],
             dims[2],
             level.velocity_points,
             level.iterations,
             level.final_residual,
-            level.seconds
+            level.seconds,
+            level.setup_seconds
         );
         report.push(level);
         below = Some((p, result));
     }
     let (bp, r) = below.expect("the chain is not empty");
+    let t = Instant::now();
     let first = prolong::prolong(&bp, &r, fine);
-    Ok(Some(Outcome::Ready(Box::new(first), CoarseStart { levels: report, seconds: t0.elapsed().as_secs_f64() })))
+    let last = t.elapsed().as_secs_f64();
+    let seconds = report.iter().map(|l| l.seconds).sum::<f64>() + last;
+    let setup_seconds = report.iter().map(|l| l.setup_seconds).sum();
+    let wall_seconds = t0.elapsed().as_secs_f64();
+    Ok(Some(Outcome::Ready(Box::new(first), CoarseStart { levels: report, seconds, setup_seconds, wall_seconds })))
 }
 
 #[cfg(test)]

@@ -172,18 +172,27 @@ fn prolong_walls(coarse: &Problem, c_density: &[f64], fine: &Problem, f_density:
 /// densities interpolated; partner data (specular and periodic faces) and the damping state
 /// those of the fine case's initial state; no history.
 pub fn prolong(coarse: &Problem, result: &RunResult, fine: &Problem) -> Restart {
-    let start = super::state::State::initial(fine);
+    let t = std::time::Instant::now();
+    let m0 = fine.initial_macro();
     let solid = Macro { rho: f64::NAN, u: [f64::NAN; 3], t: f64::NAN, q: [f64::NAN; 3], p: [f64::NAN; 6] };
-    let fields = prolong_fields(coarse, &result.fields, fine, solid, fine.initial_macro());
+    let fields = prolong_fields(coarse, &result.fields, fine, solid, m0);
     let face_density =
         std::array::from_fn(|f| prolong_face(&coarse.grid, &result.next_face_density[f], &fine.grid, Face::ALL[f]));
-    let mut wall_density = start.wall_density.clone();
+    // As State::initial has them: the walls where the coarse grid has none of their body
+    // and side, and the partner data.
+    let mut wall_density = fine.bodies.densities(&fine.bodies.uniform_incident(&fine.vgrid, m0.rho, m0.u, m0.t));
     prolong_walls(coarse, &result.next_wall_density, fine, &mut wall_density);
+    let partner = fine.bounds.partner_inflow(&fine.bounds.uniform_exits(&fine.grid, &fine.vgrid, m0.rho, m0.u, m0.t));
+    log::debug!(
+        "coarse start: state interpolated onto {:?} cells in {:.3} s",
+        fine.grid.dims(),
+        t.elapsed().as_secs_f64()
+    );
     Restart {
         fields,
         face_density,
         wall_density,
-        partner: start.partner,
+        partner,
         steps: DensitySteps::default(),
         history: Vec::new(),
         strategy_state: None,
