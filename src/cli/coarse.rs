@@ -24,8 +24,9 @@ pub struct Share<'a> {
 }
 
 /// The coarse levels of `cfg` run on `choice`, and the first state they give the case's
-/// `problem`; None where the case has none. A signal during them ends the run with nothing
-/// written (there is nothing to continue from).
+/// `problem`; None where the case has none, or (one process) where a level failed, which is
+/// logged. A signal during them ends the run with nothing written (there is nothing to
+/// continue from).
 pub fn coarse_start<'a>(
     cfg: &Config,
     problem: &Problem,
@@ -41,6 +42,16 @@ pub fn coarse_start<'a>(
         }
         Ok(p)
     };
+    // A coarse velocity grid may leave an octant fewer velocities than there are
+    // processes: then no coarse start (every process takes the same decision).
+    if share.ranks > 1 {
+        for c in coarse::levels(cfg) {
+            if let Err(why) = knudsen::parallel::share_velocities(&Problem::new(&c).vgrid, share.rank, share.ranks) {
+                log::warn!("no coarse start: on its {}^3 velocities {why}", c.velocity.points);
+                return Ok(None);
+            }
+        }
+    }
     let budget = cfg.solver.memory_budget_mib;
     let mut make_backend = |p: Arc<Problem>| backend::create(choice, p, budget).map(|(b, _)| b);
     let mut reduce = share.reduce.map(|make| move || make());
@@ -50,7 +61,17 @@ pub fn coarse_start<'a>(
         reduce: reduce.as_mut().map(|r| r as &mut dyn FnMut() -> anyhow::Result<Box<dyn Reduce + 'a>>),
         stop: Some(stop.clone()),
     };
-    match coarse::start(cfg, problem, hooks).map_err(|e| Failure::Run(e.context("coarse start")))? {
+    let outcome = match coarse::start(cfg, problem, hooks) {
+        Ok(o) => o,
+        // One process: the case itself may still run from its initial state. Several: a
+        // process that went on alone would wait for the others forever, so all end.
+        Err(e) if share.ranks == 1 => {
+            log::warn!("the coarse start failed ({e:#}); starting from the initial state instead");
+            None
+        }
+        Err(e) => return Err(Failure::Run(e.context("coarse start"))),
+    };
+    match outcome {
         None => Ok(None),
         Some(Outcome::Ready(first, report)) => Ok(Some((*first, report))),
         Some(Outcome::Interrupted(cells)) => {

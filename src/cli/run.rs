@@ -139,9 +139,14 @@ fn solve(
         None => None,
     };
     let stop = stop_on_signals().map_err(Failure::Run)?;
-    // Before the case's backend, whose memory the coarse levels' then no longer share.
+    // Before the case's backend, whose memory the coarse levels' then no longer share; and
+    // after making sure the results can be written, which the coarse levels' time would
+    // otherwise precede.
     let mut coarse = None;
-    if restart.is_none() {
+    if restart.is_none() && !knudsen::solver::coarse::levels(cfg).is_empty() {
+        if root {
+            probe_output_dir(dir).map_err(Failure::BadInput)?;
+        }
         let share = Share { rank: group.rank, ranks: group.ranks, reduce: group.more };
         coarse = coarse_start(cfg, &problem, choice, &share, &stop)?;
     }
