@@ -47,13 +47,21 @@ pub fn coarse_start<'a>(
     if share.ranks > 1 {
         for c in coarse::levels(cfg) {
             if let Err(why) = knudsen::parallel::share_velocities(&Problem::new(&c).vgrid, share.rank, share.ranks) {
-                log::warn!("no coarse start: on its {}^3 velocities {why}", c.velocity.points);
+                if share.rank == 0 {
+                    log::warn!("no coarse start: on its {}^3 velocities {why}", c.velocity.points);
+                }
                 return Ok(None);
             }
         }
     }
     let budget = cfg.solver.memory_budget_mib;
-    let mut make_backend = |p: Arc<Problem>| backend::create(choice, p, budget).map(|(b, _)| b);
+    let mut make_backend = |p: Arc<Problem>| {
+        let (b, fallback) = backend::create(choice, p, budget)?;
+        if let Some(why) = fallback {
+            log::warn!("coarse start: {why}");
+        }
+        Ok(b)
+    };
     let mut reduce = share.reduce.map(|make| move || make());
     let hooks = Hooks {
         problem: &make_problem,

@@ -40,7 +40,7 @@ pub struct SolverConfig {
     /// backends always store and sweep in f32 and ignore it.
     #[serde(default)]
     pub precision: Precision,
-    /// Coarser grids the run starts on (`knudsen run`; `docs/configs.md`, "Grid sequencing"):
+    /// Coarser grids the run starts on (`knudsen run`; `docs/model.md`, "Coarse start"):
     /// the case is first converged to 1e-2 on grids with every second face (and, where fine
     /// enough, half the velocity points), each starting the next. 0 starts from the initial
     /// state.

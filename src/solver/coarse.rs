@@ -8,9 +8,11 @@
 //! state's, and stops by the same test at the same fixed point: only its start differs.
 //!
 //! Why it pays: GSIS removes the error at a rate of about 0.3 per sweep at Kn ~ 1, so the
-//! sweeps a run needs grow with the logarithm of its starting error; a coarse level costs an
-//! eighth of a sweep (a sixty-fourth with half the velocities) plus its set-up. Measured in
-//! `docs/performance.md`, "Grid sequencing".
+//! sweeps a run needs grow with the logarithm of its starting error; a coarse sweep has an
+//! eighth of the phase-space points (a sixty-fourth with half the velocities; measured on the
+//! GPUs at a seventh to a thirteenth of the time, their small grids running below full
+//! occupancy), plus its backend's set-up. Measured in `docs/performance.md`, "The coarse
+//! start".
 
 use super::{prolong, Solver};
 use crate::backend::Backend;
@@ -35,6 +37,10 @@ pub const COARSE_TOLERANCE: f64 = 1e-2;
 /// limit and continued then takes the same path as one that was not (the continued part
 /// makes no coarse start).
 pub const COARSE_MAX_ITERATIONS: usize = 100;
+/// A level must have at most this fraction of the phase-space points of the grid above it:
+/// one that keeps most of them (an axis crowded with body faces, or one axis of a few
+/// coarsened) would cost nearly as much as the sweeps it saves.
+pub const MAX_POINTS_RATIO: f64 = 0.25;
 /// `solver.coarse_grids` may ask for at most this many levels.
 pub const MAX_COARSE_GRIDS: usize = 3;
 
@@ -70,8 +76,18 @@ pub fn coarse_points(points: usize, quadrature: Quadrature) -> Option<usize> {
 
 /// The next coarser level of a case: its grid coarsened where an axis allows it, its velocity
 /// grid where the coarse one still resolves the case's Maxwellians, converged to
-/// [`COARSE_TOLERANCE`] with no coarse start of its own. None where no axis can be coarsened.
+/// [`COARSE_TOLERANCE`] with no coarse start of its own. None where no axis can be coarsened,
+/// or where the level would keep more than [`MAX_POINTS_RATIO`] of the phase-space points.
 pub fn coarser(cfg: &Config) -> Option<Config> {
+    let c = coarser_grids(cfg)?;
+    let points = |c: &Config| {
+        let [x, y, z] = c.grid.cell_counts();
+        (x * y * z) as f64 * (c.velocity.points as f64).powi(3)
+    };
+    (points(&c) <= MAX_POINTS_RATIO * points(cfg)).then_some(c)
+}
+
+fn coarser_grids(cfg: &Config) -> Option<Config> {
     let faces = cfg.grid.validate().ok()?;
     // The face indices each axis's bodies lie on (validated: every body is aligned).
     let keep = |a: usize| -> Vec<usize> {
@@ -190,7 +206,11 @@ pub fn start(cfg: &Config, fine: &Problem, hooks: Hooks) -> anyhow::Result<Optio
         let result = solver.run(|rec| {
             log::debug!("coarse start on {dims:?} cells: iteration {} residual {:.3e}", rec.iteration, rec.residual());
         })?;
+        // The backend's teardown counts with its set-up, not with the iterations.
+        let seconds = t.elapsed().as_secs_f64();
+        let t = Instant::now();
         drop(solver);
+        let setup = setup + t.elapsed().as_secs_f64();
         if result.interrupted {
             return Ok(Some(Outcome::Interrupted(dims)));
         }
@@ -199,7 +219,7 @@ pub fn start(cfg: &Config, fine: &Problem, hooks: Hooks) -> anyhow::Result<Optio
             velocity_points: p.vgrid.m,
             iterations: result.iterations(),
             final_residual: result.final_residual(),
-            seconds: t.elapsed().as_secs_f64(),
+            seconds,
             setup_seconds: setup,
         };
         log::info!(
@@ -213,6 +233,16 @@ pub fn start(cfg: &Config, fine: &Problem, hooks: Hooks) -> anyhow::Result<Optio
             level.seconds,
             level.setup_seconds
         );
+        if !result.converged {
+            log::warn!(
+                "coarse start: the {} x {} x {}-cell level stopped at residual {:.2e} after its {} sweeps; starting the next from there",
+                dims[0],
+                dims[1],
+                dims[2],
+                level.final_residual,
+                COARSE_MAX_ITERATIONS
+            );
+        }
         report.push(level);
         below = Some((p, result));
     }
@@ -273,8 +303,9 @@ mod tests {
         let c = coarser(&cube).expect("the cube coarsens");
         assert!(c.validate().is_ok());
         assert_eq!(c.velocity.points, 24);
-        let [nx, ny, nz] = c.grid.cell_counts();
-        assert!(nx < 191 && ny < 181 && nz < 181 && nx >= 95, "{:?}", c.grid.cell_counts());
+        // The body's two faces split each axis into three runs, each halved and rounded up:
+        // 191 cells along x give 96, 181 along y and z (75 + 31 + 75) give 38 + 16 + 38 = 92.
+        assert_eq!(c.grid.cell_counts(), [96, 92, 92]);
         cavity.solver.coarse_grids = 0;
         assert!(levels(&cavity).is_empty());
     }

@@ -3,9 +3,9 @@
 //!
 //! Interpolation is linear in each axis between cell centres (trilinear in the volume,
 //! bilinear on a face), constant beyond the outermost centres; coarse cells that are solid
-//! take no weight (the others' weights are renormalised), and a fine cell whose eight coarse
-//! neighbours are all solid takes the nearest fluid value along the search below, or the
-//! case's initial state.
+//! take no weight (the others' weights are renormalised). On a face, a face cell whose
+//! adjacent cell is solid takes no weight either (a solid cell emits nothing, so its wall
+//! density is no gas's).
 
 use super::{Restart, RunResult};
 use crate::damping::DensitySteps;
@@ -78,38 +78,14 @@ fn prolong_fields(coarse: &Problem, fields: &[Macro], fine: &Problem, solid: Mac
                 }
             }
             if parts.is_empty() {
-                // Every neighbour with weight is solid (a fine cell beside a body that the
-                // coarse grid fills): the nearest fluid coarse cell along the axes, else the
-                // initial state.
-                let near = [sx[0].0, sy[0].0, sz[0].0];
-                return nearest_fluid(cg, &c_solid, near).map_or(initial, |cc| fields[cc]);
+                // Not reached while bodies are aligned with both grids (coarse.rs keeps their
+                // faces): the coarse cell holding a fluid fine cell is fluid, and it is one of
+                // the eight with weight. Kept so that any other grid still starts.
+                return initial;
             }
             blend(&parts)
         })
         .collect()
-}
-
-/// The nearest fluid cell to (i, j, k) among its neighbours within a few cells (Chebyshev
-/// distance, smallest first), if any.
-fn nearest_fluid(g: &Grid, solid: &impl Fn(usize) -> bool, at: [usize; 3]) -> Option<usize> {
-    let dims = g.dims();
-    for r in 1..=4isize {
-        for dk in -r..=r {
-            for dj in -r..=r {
-                for di in -r..=r {
-                    let p = [at[0] as isize + di, at[1] as isize + dj, at[2] as isize + dk];
-                    if (0..3).any(|a| p[a] < 0 || p[a] >= dims[a] as isize) {
-                        continue;
-                    }
-                    let c = g.index(p[0] as usize, p[1] as usize, p[2] as usize);
-                    if !solid(c) {
-                        return Some(c);
-                    }
-                }
-            }
-        }
-    }
-    None
 }
 
 /// The face cell's two tangential centres (slow, fast) and the axes they lie on.
@@ -121,23 +97,35 @@ fn face_axes(face: Face) -> [usize; 2] {
     }
 }
 
-/// One face's values (coarse face cells) at the fine face cells, bilinear.
-fn prolong_face(cg: &Grid, coarse: &[f64], fg: &Grid, face: Face) -> Vec<f64> {
+/// One face's values (coarse face cells) at the fine face cells, bilinear; coarse face
+/// cells backed by a solid cell take no weight (0 where every one with weight is).
+fn prolong_face(coarse: &Problem, values: &[f64], fine: &Problem, face: Face) -> Vec<f64> {
+    let (cg, fg) = (&coarse.grid, &fine.grid);
     let [slow, fast] = face_axes(face);
     let (c_axes, f_axes) = ([&cg.x, &cg.y, &cg.z], [&fg.x, &fg.y, &fg.z]);
     let c_fast = c_axes[fast].centres.len();
+    let edge = if face.is_max() { c_axes[face.axis()].centres.len() - 1 } else { 0 };
+    // The coarse cell behind face cell (a, b).
+    let behind = |a: usize, b: usize| {
+        let mut at = [0; 3];
+        (at[face.axis()], at[slow], at[fast]) = (edge, a, b);
+        cg.index(at[0], at[1], at[2])
+    };
     let mut out = Vec::with_capacity(face.cells(fg));
     for s in &f_axes[slow].centres {
         let ss = stencil(&c_axes[slow].centres, *s);
         for f in &f_axes[fast].centres {
             let sf = stencil(&c_axes[fast].centres, *f);
-            let mut v = 0.0;
+            let (mut v, mut total) = (0.0, 0.0);
             for &(a, wa) in &ss {
                 for &(b, wb) in &sf {
-                    v += wa * wb * coarse[a * c_fast + b];
+                    if wa * wb > 0.0 && !coarse.bodies.solids.is_solid(behind(a, b)) {
+                        v += wa * wb * values[a * c_fast + b];
+                        total += wa * wb;
+                    }
                 }
             }
-            out.push(v);
+            out.push(if total > 0.0 { v / total } else { 0.0 });
         }
     }
     out
@@ -176,8 +164,7 @@ pub fn prolong(coarse: &Problem, result: &RunResult, fine: &Problem) -> Restart 
     let m0 = fine.initial_macro();
     let solid = Macro { rho: f64::NAN, u: [f64::NAN; 3], t: f64::NAN, q: [f64::NAN; 3], p: [f64::NAN; 6] };
     let fields = prolong_fields(coarse, &result.fields, fine, solid, m0);
-    let face_density =
-        std::array::from_fn(|f| prolong_face(&coarse.grid, &result.next_face_density[f], &fine.grid, Face::ALL[f]));
+    let face_density = std::array::from_fn(|f| prolong_face(coarse, &result.next_face_density[f], fine, Face::ALL[f]));
     // As State::initial has them: the walls where the coarse grid has none of their body
     // and side, and the partner data.
     let mut wall_density = fine.bodies.densities(&fine.bodies.uniform_incident(&fine.vgrid, m0.rho, m0.u, m0.t));
@@ -205,23 +192,21 @@ mod tests {
     use crate::config::{AxisConfig, Config};
 
     fn problem(faces: [Vec<f64>; 3], body: bool) -> Problem {
+        problem_with(faces, body.then_some(([0.4; 3], [0.6; 3])))
+    }
+
+    fn problem_with(faces: [Vec<f64>; 3], body: Option<([f64; 3], [f64; 3])>) -> Problem {
         let mut c = Config::from_json(include_str!("../../configs/cavity-quick.json")).unwrap();
         let axis = |f: &Vec<f64>| AxisConfig { faces: Some(f.clone()), ..Default::default() };
         c.grid = crate::config::GridConfig { x: axis(&faces[0]), y: axis(&faces[1]), z: axis(&faces[2]) };
-        if body {
-            c.bodies = vec![crate::config::BodyConfig {
-                name: None,
-                min: [0.4, 0.4, 0.4],
-                max: [0.6, 0.6, 0.6],
-                temperature: 1.0,
-                velocity: [0.0; 3],
-            }];
+        if let Some((min, max)) = body {
+            c.bodies = vec![crate::config::BodyConfig { name: None, min, max, temperature: 1.0, velocity: [0.0; 3] }];
         }
         c.validate().unwrap();
         Problem::new(&c)
     }
 
-    /// Stretched faces on [0, 1] (geometric, ratio 1.15) with the faces 0.4 and 0.6 in them.
+    /// Stretched faces on [0, 1] (geometric, ratio 1.15).
     fn stretched(n: usize) -> Vec<f64> {
         let mut w: Vec<f64> = (0..n).map(|i| 1.15f64.powi(i as i32)).collect();
         let s: f64 = w.iter().sum();
@@ -306,40 +291,95 @@ mod tests {
                 assert!((m.rho - 2.0).abs() <= 1e-14, "fluid cell {c}: {}", m.rho);
             }
         }
-        // Each fine wall takes the density of a coarse wall of its side.
-        let c_density: Vec<f64> = cs.walls.iter().map(|w| w.side.id() as f64).collect();
+        // Each fine wall takes the density of the nearest coarse wall of its side: coarse
+        // densities that tell side and place apart, against a search over every coarse wall.
+        let (cg, fg) = (&coarse.grid, &fine.grid);
+        let c_density: Vec<f64> = cs
+            .walls
+            .iter()
+            .map(|w| {
+                let x = centre(cg, w.cell as usize);
+                100.0 * w.side.id() as f64 + x[0] + 3.0 * x[1] + 9.0 * x[2]
+            })
+            .collect();
         let mut f_density = vec![-1.0; fine.bodies.solids.walls.len()];
         prolong_walls(&coarse, &c_density, &fine, &mut f_density);
+        let dist = |a: [f64; 3], b: [f64; 3]| (0..3).map(|i| (a[i] - b[i]).powi(2)).sum::<f64>();
         for (w, d) in fine.bodies.solids.walls.iter().zip(&f_density) {
-            assert_eq!(*d, w.side.id() as f64);
+            let x = centre(fg, w.cell as usize);
+            let near = cs
+                .walls
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.side == w.side)
+                .map(|(n, c)| (dist(x, centre(cg, c.cell as usize)), n))
+                .fold((f64::INFINITY, 0), |a, b| if b.0 < a.0 { b } else { a });
+            assert_eq!(*d, c_density[near.1], "wall at {x:?}, side {:?}", w.side);
         }
     }
 
     #[test]
-    fn a_face_takes_its_bilinear_values() {
-        let f: Vec<f64> = (0..=12).map(|i| i as f64 / 12.0).collect();
-        let cf = crate::solver::coarse::coarse_faces(&f, &[]).unwrap();
-        let (fine, coarse) = (problem([f.clone(), f.clone(), f], false), problem([cf.clone(), cf.clone(), cf], false));
+    fn a_box_face_beside_a_body_that_touches_it_takes_no_weight_from_the_body() {
+        // The body fills the x_min face cells behind it: their wall density is 0 (a solid cell
+        // emits nothing); the fluid face cells next to them must keep the gas's 1.
+        let f = around_body();
+        let body = Some(([0.0, 0.4, 0.4], [0.4, 0.6, 0.6]));
+        let fine = problem_with([f.clone(), f.clone(), f.clone()], body);
+        let keep: Vec<usize> =
+            [0.0, 0.4, 0.6].iter().map(|&c| crate::config::grid::face_index(&f, c).unwrap()).collect();
+        let cf = crate::solver::coarse::coarse_faces(&f, &keep).unwrap();
+        let coarse = problem_with([cf.clone(), cf.clone(), cf], body);
         let (cg, fg) = (&coarse.grid, &fine.grid);
-        for face in Face::ALL {
-            let [slow, fast] = face_axes(face);
-            let (ca, fa) = ([&cg.x, &cg.y, &cg.z], [&fg.x, &fg.y, &fg.z]);
-            let value = |s: f64, t: f64| 1.0 + s - 2.0 * t;
-            let mut coarse_vals = Vec::new();
-            for s in &ca[slow].centres {
-                for t in &ca[fast].centres {
-                    coarse_vals.push(value(*s, *t));
-                }
+        // x_min face cells (k, j): k ny + j; the cell behind is (0, j, k).
+        let values: Vec<f64> = (0..Face::XMin.cells(cg))
+            .map(|n| if coarse.bodies.solids.is_solid(cg.index(0, n % cg.ny(), n / cg.ny())) { 0.0 } else { 1.0 })
+            .collect();
+        assert!(values.contains(&0.0), "the body reaches the face");
+        let out = prolong_face(&coarse, &values, &fine, Face::XMin);
+        for (n, v) in out.iter().enumerate() {
+            if !fine.bodies.solids.is_solid(fg.index(0, n % fg.ny(), n / fg.ny())) {
+                assert!((v - 1.0).abs() < 1e-14, "fluid face cell {n}: {v}");
             }
-            let out = prolong_face(cg, &coarse_vals, fg, face);
-            let (lo, hi) = (ca[0].centres[0], *ca[0].centres.last().unwrap());
-            let mut n = 0;
-            for s in &fa[slow].centres {
-                for t in &fa[fast].centres {
-                    let want = value(s.clamp(lo, hi), t.clamp(lo, hi));
-                    assert!((out[n] - want).abs() < 1e-12, "{face:?} {n}");
-                    n += 1;
-                }
+        }
+    }
+
+    #[test]
+    fn a_face_takes_its_bilinear_values_in_the_face_cells_order() {
+        // A non-cubic grid, the face cells numbered as src/grid/face.rs has them (x faces
+        // k ny + j, y faces k nx + i, z faces j nx + i), and a linear function with another
+        // slope along each axis: a face whose two axes were swapped or misnumbered fails.
+        let uniform = |n: usize| (0..=n).map(|i| i as f64 / n as f64).collect::<Vec<f64>>();
+        let ff = [uniform(12), uniform(8), uniform(16)];
+        let cf = ff.clone().map(|f| crate::solver::coarse::coarse_faces(&f, &[]).unwrap());
+        let (fine, coarse) = (problem(ff, false), problem(cf, false));
+        let value = |x: [f64; 3]| 1.0 + 0.5 * x[0] + 2.0 * x[1] - 3.0 * x[2];
+        // Face cell n's centre on grid g, by face.rs's numbering.
+        let at = |g: &Grid, face: Face, n: usize| -> [f64; 3] {
+            let (nx, ny) = (g.nx(), g.ny());
+            let (i, j, k) = match face.axis() {
+                0 => (0, n % ny, n / ny),
+                1 => (n % nx, 0, n / nx),
+                _ => (n % nx, n / nx, 0),
+            };
+            let mut x = [g.x.centres[i], g.y.centres[j], g.z.centres[k]];
+            x[face.axis()] = 0.0;
+            x
+        };
+        let (cg, fg) = (&coarse.grid, &fine.grid);
+        let axes = [&cg.x, &cg.y, &cg.z];
+        for face in Face::ALL {
+            let values: Vec<f64> = (0..face.cells(cg)).map(|n| value(at(cg, face, n))).collect();
+            let out = prolong_face(&coarse, &values, &fine, face);
+            assert_eq!(out.len(), face.cells(fg));
+            for (n, v) in out.iter().enumerate() {
+                let x = at(fg, face, n);
+                // Held beyond the outermost coarse centres (the normal coordinate stays 0).
+                let mut xc: [f64; 3] =
+                    std::array::from_fn(|a| x[a].clamp(axes[a].centres[0], *axes[a].centres.last().unwrap()));
+                xc[face.axis()] = 0.0;
+                let want = value(xc);
+                // Bilinear weights reproduce a linear function to rounding (values of order 1).
+                assert!((v - want).abs() < 1e-12, "{face:?} cell {n}: {v} against {want}");
             }
         }
     }

@@ -118,7 +118,9 @@ impl WgpuBackend {
     /// limits before anything is allocated.
     /// `budget_bytes`: None for the adapter's default ([`default_budget_bytes`]).
     pub fn new(problem: Arc<Problem>, budget_bytes: Option<u64>, opts: &WgpuOptions) -> anyhow::Result<Self> {
+        let t = std::time::Instant::now();
         let adapter = device::pick(device::adapters(), opts.allow_software).map_err(|e| anyhow!(e))?;
+        log::debug!("wgpu: adapter chosen in {:.3} s", t.elapsed().as_secs_f64());
         let budget = budget_bytes.unwrap_or_else(|| default_budget_bytes(&adapter));
         Self::with_adapter(problem, budget, opts, &adapter)
     }
@@ -158,8 +160,11 @@ impl WgpuBackend {
         if let (Ok(plan), Some(n)) = (&mut fused_plan, opts.fused_moments_per_thread) {
             plan.moments_per_thread = n;
         }
+        let t = std::time::Instant::now();
         let (device, queue) =
             device::open(adapter, Some(requested.clone()), !opts.no_subgroups).map_err(|e| anyhow!(e))?;
+        log::debug!("wgpu: device opened in {:.3} s", t.elapsed().as_secs_f64());
+        let t_build = std::time::Instant::now();
         let has_f64 = device.features().contains(wgpu::Features::SHADER_F64);
         let records = records_f64::choose(super::gpu_io::records_from_env(records_f64::default_at(has_f64))?, has_f64)?;
         let subgroups = device.features().contains(wgpu::Features::SUBGROUP);
@@ -185,6 +190,7 @@ impl WgpuBackend {
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(anyhow!("out of GPU memory allocating the case: {e}; lower --memory-budget-mib"));
         }
+        log::debug!("wgpu: pipelines and buffers built in {:.3} s", t_build.elapsed().as_secs_f64());
         log::info!("wgpu sweep kernel: {}", fused::describe(&built.fused));
         log::info!(
             "wgpu cell records: {}",
