@@ -69,6 +69,8 @@ pub fn coarse_start<'a>(
         reduce: reduce.as_mut().map(|r| r as &mut dyn FnMut() -> anyhow::Result<Box<dyn Reduce + 'a>>),
         stop: Some(stop.clone()),
     };
+    // The case's own wgpu backend takes the last level's device (cleared in run.rs).
+    knudsen::backend::wgpu::device::keep_devices(true);
     let outcome = match coarse::start(cfg, problem, hooks) {
         Ok(o) => o,
         // One process: the case itself may still run from its initial state. Several: a

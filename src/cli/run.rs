@@ -156,8 +156,9 @@ fn solve(
     };
     #[cfg(feature = "cuda-driver")]
     let _early = EarlySyntheticCompile::start(choice, cfg, problem.grid.cells());
-    let (backend, fallback) = backend::create(choice, problem.clone(), cfg.solver.memory_budget_mib)
-        .map_err(|e| Failure::BadInput(format!("{e:#}")))?;
+    let created = backend::create(choice, problem.clone(), cfg.solver.memory_budget_mib);
+    knudsen::backend::wgpu::device::keep_devices(false);
+    let (backend, fallback) = created.map_err(|e| Failure::BadInput(format!("{e:#}")))?;
     // The plan is checked; before the solve, make sure its results can be written.
     if root {
         probe_output_dir(dir).map_err(Failure::BadInput)?;

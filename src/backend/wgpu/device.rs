@@ -110,6 +110,60 @@ pub fn open(
         .map_err(|e| format!("cannot open {}: {e}", adapter.get_info().name))
 }
 
+/// A device kept for the next backend built on this thread ([`keep_devices`]).
+struct Kept {
+    key: String,
+    adapter: wgpu::Adapter,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+}
+
+thread_local! {
+    static KEEPING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static KEPT: std::cell::RefCell<Option<Kept>> = const { std::cell::RefCell::new(None) };
+}
+
+/// While on, the adapter and device that a backend opens on this thread are kept, and the
+/// next backend built on this thread with the same adapter, limits and features takes them
+/// instead of enumerating adapters and opening a device again (the coarse start's level and
+/// then the case's own backend: 0.13-0.15 s on an H100, `docs/performance.md`, "The coarse
+/// start"). Off drops what is kept. Thread-local, so that backends built on other threads
+/// (tests run side by side) never share a device, whose fault callbacks each backend sets.
+pub fn keep_devices(on: bool) {
+    KEEPING.with(|k| k.set(on));
+    if !on {
+        KEPT.with(|k| k.borrow_mut().take());
+    }
+}
+
+/// The kept adapter, while devices are kept and one is.
+pub fn kept_adapter() -> Option<wgpu::Adapter> {
+    KEEPING.with(|k| k.get()).then(|| KEPT.with(|k| k.borrow().as_ref().map(|d| d.adapter.clone()))).flatten()
+}
+
+/// [`open`], or the kept device where it matches (after waiting for the GPU to finish with,
+/// and free, what the backend before it dropped).
+pub fn open_or_kept(
+    adapter: &wgpu::Adapter,
+    limits: wgpu::Limits,
+    subgroups: bool,
+) -> Result<(wgpu::Device, wgpu::Queue), String> {
+    let info = adapter.get_info();
+    let key = format!("{}|{:?}|{:?}|{limits:?}|{subgroups}", info.name, info.backend, info.device);
+    if !KEEPING.with(|k| k.get()) {
+        return open(adapter, Some(limits), subgroups);
+    }
+    let kept = KEPT.with(|k| k.borrow().as_ref().filter(|d| d.key == key).map(|d| (d.device.clone(), d.queue.clone())));
+    if let Some((device, queue)) = kept {
+        device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| format!("the kept device: {e}"))?;
+        return Ok((device, queue));
+    }
+    let (device, queue) = open(adapter, Some(limits), subgroups)?;
+    let keep = Kept { key, adapter: adapter.clone(), device: device.clone(), queue: queue.clone() };
+    KEPT.with(|k| *k.borrow_mut() = Some(keep));
+    Ok((device, queue))
+}
+
 /// One adapter, as `knudsen info` prints it.
 pub fn describe(a: &wgpu::Adapter) -> String {
     let i = a.get_info();

@@ -119,7 +119,10 @@ impl WgpuBackend {
     /// `budget_bytes`: None for the adapter's default ([`default_budget_bytes`]).
     pub fn new(problem: Arc<Problem>, budget_bytes: Option<u64>, opts: &WgpuOptions) -> anyhow::Result<Self> {
         let t = std::time::Instant::now();
-        let adapter = device::pick(device::adapters(), opts.allow_software).map_err(|e| anyhow!(e))?;
+        let adapter = match device::kept_adapter() {
+            Some(a) if opts.allow_software || !device::is_software(&a.get_info()) => a,
+            _ => device::pick(device::adapters(), opts.allow_software).map_err(|e| anyhow!(e))?,
+        };
         log::debug!("wgpu: adapter chosen in {:.3} s", t.elapsed().as_secs_f64());
         let budget = budget_bytes.unwrap_or_else(|| default_budget_bytes(&adapter));
         Self::with_adapter(problem, budget, opts, &adapter)
@@ -162,7 +165,7 @@ impl WgpuBackend {
         }
         let t = std::time::Instant::now();
         let (device, queue) =
-            device::open(adapter, Some(requested.clone()), !opts.no_subgroups).map_err(|e| anyhow!(e))?;
+            device::open_or_kept(adapter, requested.clone(), !opts.no_subgroups).map_err(|e| anyhow!(e))?;
         log::debug!("wgpu: device opened in {:.3} s", t.elapsed().as_secs_f64());
         let t_build = std::time::Instant::now();
         let has_f64 = device.features().contains(wgpu::Features::SHADER_F64);
