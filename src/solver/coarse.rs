@@ -9,9 +9,9 @@
 //!
 //! Why it pays: GSIS removes the error at a rate of about 0.3 per sweep at Kn ~ 1, so the
 //! sweeps a run needs grow with the logarithm of its starting error; a coarse sweep has an
-//! eighth of the phase-space points (a sixty-fourth with half the velocities; measured on the
-//! GPUs at a seventh to a thirteenth of the time, their small grids running below full
-//! occupancy), plus its backend's set-up. Measured in `docs/performance.md`, "The coarse
+//! eighth of the phase-space points (a sixty-fourth with half the velocities; a coarse
+//! iteration measured on the GPUs at a seventh to a twentieth of a fine one's time), plus its
+//! backend's set-up. Measured in `docs/performance.md`, "The coarse
 //! start".
 
 use super::{prolong, Solver};
