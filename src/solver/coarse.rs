@@ -310,6 +310,38 @@ mod tests {
         assert!(levels(&cavity).is_empty());
     }
 
+    /// `start` on the CPU backend for `cfg` (cavity-quick), with `stop` as the stop flag.
+    fn start_on_cpu(cfg: &Config, stop: usize) -> Option<Outcome> {
+        let fine = Problem::new(cfg);
+        let problem = |c: &Config| Ok(Problem::new(c));
+        let mut backend = |p: Arc<Problem>| -> anyhow::Result<Box<dyn Backend>> {
+            Ok(Box::new(crate::backend::cpu::CpuBackend::new(p, 64 << 20)?))
+        };
+        let hooks = Hooks {
+            problem: &problem,
+            backend: &mut backend,
+            reduce: None,
+            stop: Some(Arc::new(AtomicUsize::new(stop))),
+        };
+        start(cfg, &fine, hooks).unwrap()
+    }
+
+    #[test]
+    fn a_coarse_start_gives_the_case_its_state_or_stops_when_asked() {
+        let mut c = case(include_str!("../../configs/cavity-quick.json"));
+        c.solver.acceleration = crate::config::Acceleration::Gsis;
+        let Some(Outcome::Ready(first, report)) = start_on_cpu(&c, 0) else { panic!("no state") };
+        assert_eq!(first.fields.len(), 16 * 16 * 16);
+        assert!(first.history.is_empty() && first.strategy_state.is_none());
+        assert_eq!(report.levels.len(), 1);
+        assert_eq!(report.levels[0].cells, [8; 3]);
+        assert!(report.levels[0].final_residual < COARSE_TOLERANCE);
+        // The lid drags the gas: the interpolated state moves along x, unlike the initial one.
+        assert!(first.fields.iter().any(|m| m.u[0] > 1e-3));
+        // A stop already asked for ends the first level after one sweep: no state.
+        assert!(matches!(start_on_cpu(&c, 2), Some(Outcome::Interrupted([8, 8, 8]))));
+    }
+
     #[test]
     fn too_many_coarse_grids_is_refused_by_name() {
         let mut c = case(include_str!("../../configs/cavity-quick.json"));
