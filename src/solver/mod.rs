@@ -78,6 +78,13 @@ pub trait Strategy {
     fn solves(&self) -> Option<[usize; 2]> {
         None
     }
+    /// Whether the last update moved the incident wall fluxes to predict its correction
+    /// (GSIS's `walls::predict_incident`): the wall densities then follow the correction,
+    /// which the wall-density damping must not hold back in an open domain
+    /// ([`state::State::update_boundaries`]).
+    fn predicted_walls(&self) -> bool {
+        false
+    }
 }
 
 /// The sweep just made, as a [`Strategy`] sees it.
@@ -272,7 +279,7 @@ impl<'a> Solver<'a> {
             mark(1);
             state.check_physical(p, iteration, self.backend.kind(), &out.raw)?;
             mark(2);
-            state.update_boundaries(p, &out);
+            state.update_boundaries(p, &out, self.strategy.predicted_walls());
             mark(3);
             log::debug!(
                 "iteration {iteration}: backend {t_sweep:.4} s, host update {:.4} s (rescale and residual {:.4} s, fields {:.4} s, check {:.4} s, boundaries {:.4} s)",

@@ -132,6 +132,9 @@ pub struct Gsis {
     /// Seconds spent starting the device (kernels), kept out of a solve's measured cost.
     start_up: f64,
     scratch: Scratch,
+    /// The last update was a synthetic correction, which moved the incident wall fluxes
+    /// (`Strategy::predicted_walls`).
+    predicted: bool,
 }
 
 /// Line smoothing where the grid has stretched cells (or only one axis, where a line sweep
@@ -219,6 +222,7 @@ impl Strategy for Gsis {
     ) -> anyhow::Result<()> {
         let (t, start_up) = (std::time::Instant::now(), self.start_up);
         let update = self.next_update(p, out, state, sweep);
+        self.predicted = update == Update::Solve;
         match update {
             Update::Solve => self.correct(p, out, state)?,
             Update::Source => source_iteration::update(p, out, state),
@@ -235,6 +239,10 @@ impl Strategy for Gsis {
 
     fn solves(&self) -> Option<[usize; 2]> {
         Some(self.solves)
+    }
+
+    fn predicted_walls(&self) -> bool {
+        self.predicted
     }
 }
 
