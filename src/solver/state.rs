@@ -152,7 +152,8 @@ impl State {
         self.partner = p.bounds.partner_inflow(&out.exits);
         self.used_wall_density = self.wall_density.clone();
         let (fresh_face, fresh_wall) = (p.bounds.densities(&out.incident), p.bodies.densities(&out.wall));
-        let damp = p.config.solver.wall_density_damping && !(predicted && !p.bounds.closed());
+        let open_after_correction = predicted && !p.bounds.closed();
+        let damp = p.config.solver.wall_density_damping && !open_after_correction;
         if damp {
             for ((d, f), st) in self.face_density.iter_mut().zip(fresh_face).zip(self.steps.face.iter_mut()) {
                 damped_update(d, f, st);
