@@ -8,6 +8,9 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Check { .. } | Command::Info | Command::Compare { .. }) {
+        quiet_on_closed_pipe();
+    }
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).format_timestamp(None).init();
     let result = match cli.command {
         Command::Run { config, backend, out, threads, restart, force, overrides } => {
@@ -34,5 +37,17 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => failure.report(),
+    }
+}
+
+/// The commands that only print end quietly when their reader goes (`knudsen check CASE |
+/// head`), as other command-line tools do, instead of panicking in `println!`: the Rust
+/// runtime ignores SIGPIPE, and this restores its default. Not for `run`, `bench` or
+/// `validate`, whose results must not be lost with their log's reader.
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: at start-up, before any thread exists; SIG_DFL is a valid disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -219,3 +219,19 @@ fn cli_rejects_bad_configs_with_exit_2_and_writes_nothing() {
     let o = Command::new(env!("CARGO_BIN_EXE_knudsen")).args(["check", "/nonexistent.json"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn check_ends_quietly_when_its_reader_goes() {
+    // `knudsen check CASE | head -1`: the reader closes before check prints; without the
+    // default SIGPIPE disposition (src/main.rs) `println!` panicked on the closed pipe.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .args(["check", concat!(env!("CARGO_MANIFEST_DIR"), "/configs/cube-ma2-kn1.json")])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+}
