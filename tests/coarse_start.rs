@@ -144,22 +144,11 @@ fn periodic_specular_and_free_stream_faces_start_coarse_to_the_same_fields() {
     // stream's density is interpolated like a wall's: the fixed point must not notice.
     // Source iteration, so that the coarse start is seen with the other strategy too.
     let dir = tempfile::tempdir().unwrap();
-    let axis = serde_json::json!({"min": 0.0, "max": 1.0, "cells": 8});
     let mut outs = Vec::new();
     for g in [0, 1] {
-        let v = serde_json::json!({
-            "gas": {"kn": 0.5},
-            "grid": {"x": axis, "y": axis, "z": axis},
-            "velocity": {"points": 10, "max": 4.0},
-            "free_stream": {"mach": 0.3, "direction": [1.0, 0.0, 0.0], "density": 1.0, "temperature": 1.0},
-            "boundaries": {
-                "x_min": {"type": "periodic"}, "x_max": {"type": "periodic"},
-                "y_min": {"type": "diffuse_wall", "temperature": 0.9},
-                "y_max": {"type": "free_stream"},
-                "z_min": {"type": "specular"}, "z_max": {"type": "specular"}
-            },
-            "solver": {"tolerance": 1e-8, "max_iterations": 400, "acceleration": "none", "coarse_grids": g}
-        });
+        let mut v = open_box_json([8; 3]);
+        v["solver"] =
+            serde_json::json!({"tolerance": 1e-8, "max_iterations": 400, "acceleration": "none", "coarse_grids": g});
         let path = dir.path().join(format!("partners-{g}.json"));
         std::fs::write(&path, v.to_string()).unwrap();
         let out = dir.path().join(format!("partners-{g}"));

@@ -199,19 +199,11 @@ fn a_box_open_through_one_free_stream_face_converges_to_the_source_iteration_ans
     // is left out after a correction in an open domain (src/solver/state.rs). Reference:
     // source iteration to 1e-11 (f64); both within about 1e-9 of the fixed point, far
     // inside 1e-6.
-    let axis = serde_json::json!({"min": 0.0, "max": 1.0, "cells": 8});
+    let mut v = open_box_json([8; 3]);
     let wall = serde_json::json!({"type": "diffuse_wall", "temperature": 1.0});
-    let v = serde_json::json!({
-        "gas": {"kn": 0.5},
-        "grid": {"x": axis, "y": axis, "z": axis},
-        "velocity": {"points": 10, "max": 4.0},
-        "free_stream": {"mach": 0.3, "direction": [1.0, 0.0, 0.0], "density": 1.0, "temperature": 1.0},
-        "boundaries": {
-            "x_min": wall, "x_max": wall, "z_min": wall, "z_max": wall,
-            "y_min": {"type": "diffuse_wall", "temperature": 0.9},
-            "y_max": {"type": "free_stream"}
-        }
-    });
+    for face in ["x_min", "x_max", "z_min", "z_max"] {
+        v["boundaries"][face] = wall.clone();
+    }
     let base = config(&v);
     let (_, si) = run(&with(base.clone(), Acceleration::None, 1e-11, 2000), BackendChoice::Cpu, 2);
     let (_, gs) = run(&with(base, Acceleration::Gsis, 1e-11, 300), BackendChoice::Cpu, 2);

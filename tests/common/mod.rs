@@ -81,6 +81,25 @@ pub fn cavity_json(n: usize, m: usize, vmax: f64, lid: f64) -> serde_json::Value
     })
 }
 
+/// A box open through y_max to a free stream (Mach 0.3 along x, Kn 0.5, 10^3 velocities):
+/// x faces periodic, z faces specular, y_min a diffuse wall at T = 0.9; `cells` per axis.
+/// The partner faces' data and the free stream's in and out flow, in one small case.
+pub fn open_box_json(cells: [usize; 3]) -> serde_json::Value {
+    let axis = |n: usize| serde_json::json!({"min": 0.0, "max": 1.0, "cells": n});
+    serde_json::json!({
+        "gas": {"kn": 0.5},
+        "grid": {"x": axis(cells[0]), "y": axis(cells[1]), "z": axis(cells[2])},
+        "velocity": {"points": 10, "max": 4.0},
+        "free_stream": {"mach": 0.3, "direction": [1.0, 0.0, 0.0], "density": 1.0, "temperature": 1.0},
+        "boundaries": {
+            "x_min": {"type": "periodic"}, "x_max": {"type": "periodic"},
+            "y_min": {"type": "diffuse_wall", "temperature": 0.9},
+            "y_max": {"type": "free_stream"},
+            "z_min": {"type": "specular"}, "z_max": {"type": "specular"}
+        }
+    })
+}
+
 /// `v` with `solver.acceleration = "none"` where it names none. A case's default, `"auto"`,
 /// chooses its updates from timings, so its path (and its bits) can differ between two runs;
 /// a test that compares runs, counts iterations or times them names its acceleration, or
