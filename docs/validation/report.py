@@ -34,7 +34,9 @@ The page below was rendered from {results} (the full suite run one suite per pro
 the CPU backend on 2 cores, 2026-11-28, commit 2f235d6, after the wall-density damping came
 to sum a reversal only on the second in a row: the measured values moved by at most 4e-9
 relative from the runs of 2026-11-23 and 2026-11-25, and some points' sweeps by a few,
-`docs/data/wall-damping-cpu.txt`; the log is `docs/data/validation/log.txt`). Every point runs with
+`docs/data/wall-damping-cpu.txt`; the log is `docs/data/validation/log.txt`; `cube-quarter` was
+run again the same day once partner faces' exits followed the synthetic corrections, the quarter's C_D moving by
+2.4e-7 relative with the stop at a residual of 1e-7). Every point runs with
 `solver.acceleration = "gsis"` unless it sets its own; the "it" column gives the sweeps to
 the case's tolerance. With source iteration the same suite took about half an hour on 2
 cores, most of it in the delta = 50 and 100 Couette points (3473 and 11373 sweeps); with
@@ -66,8 +68,9 @@ refinement study that justifies it is the section "Resolution of the planar case
 # Remarks printed under a suite's table: what the numbers mean, not the numbers themselves.
 REMARKS = {
     "cube-quarter": "The quarter domain (y, z >= 0, specular y_min and z_min) reads its symmetry-plane "
-    "inflow from the previous iteration, so it needs a few more iterations (33 against 26) to reach the "
-    "same fixed point. The same pair on the H100 with CUDA and with wgpu (f32, residual 1e-5) gave C_D = "
+    "inflow from the previous iteration, so it needs a few more iterations (20 against 17) to reach the "
+    "same fixed point (25 before the exits followed GSIS's corrections: docs/model.md, \"Boundary conditions "
+    "of the correction\"). The same pair on the H100 with CUDA and with wgpu (f32, residual 1e-5) gave C_D = "
     "3.808670 / 3.808683 (CUDA full / quarter) and 3.808683 (wgpu quarter): "
     "`tests/device/validate.sh checks`, `docs/data/validation/gpu/`.",
     "cavity-grid": "First-order upwind: the observed order approaches 1 from below as the grid is refined "

@@ -46,6 +46,16 @@ impl Face {
             _ => g.nx() * g.ny(),
         }
     }
+    /// The grid cell of face cell `fc` (numbering above).
+    pub fn cell(self, g: &Grid, fc: usize) -> usize {
+        let [nx, ny, nz] = g.dims();
+        let edge = |n: usize| if self.is_max() { n - 1 } else { 0 };
+        match self.axis() {
+            0 => g.index(edge(nx), fc % ny, fc / ny),
+            1 => g.index(fc % nx, edge(ny), fc / nx),
+            _ => g.index(fc % nx, fc / nx, edge(nz)),
+        }
+    }
     /// xi . n_in for a velocity: positive when the face emits into it, negative when the
     /// velocity carries molecules into the face.
     #[inline(always)]

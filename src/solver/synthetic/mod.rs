@@ -26,7 +26,9 @@
 //! previous sweep. After a correction that flux is stale, so [`walls`] moves it by the
 //! half-range flux of the correction; without that the wall lags the corrected gas by one
 //! sweep and the density and normal-velocity modes grow (measured: planar Couette at
-//! delta = 100). The change vanishes with the correction.
+//! delta = 100). The change vanishes with the correction. Specular and periodic faces read
+//! the previous sweep's exits, stale in the same way; [`partners`] moves each by the change
+//! of its face cell's Maxwellian.
 //!
 //! **Closed domains.** No mass crosses a wall, so the mass rows of L sum to zero: the mass
 //! part of the right-hand side is projected to zero total, and a small multiple of the volume
@@ -50,6 +52,7 @@ pub mod ledger;
 pub mod lines;
 pub mod multigrid;
 pub mod operator;
+mod partners;
 mod placement;
 mod smooth;
 pub use placement::solves_on_device;
@@ -355,6 +358,7 @@ impl Gsis {
         w.change.resize(dw.len(), [0.0; NV]);
         w.change.par_iter_mut().zip(dw.par_iter()).for_each(|(c, d)| *c = d.map(|x| scale * x));
         walls::predict_incident(p, &w.base, &w.change, out);
+        partners::predict_exits(p, &w.base, &w.change, out);
         let host_eq = state.host_eq;
         state.fields.par_iter_mut().zip(state.eq.par_iter_mut()).enumerate().for_each(|(c, (f, e))| {
             if fluid(c) {

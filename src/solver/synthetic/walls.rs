@@ -25,20 +25,12 @@ fn incident_change(b: &Base, d: &[f64; NV], side: Face) -> f64 {
 /// Add the incident-flux change of `change` (per cell, about `base`) to the diffuse box
 /// faces' and body walls' incident fluxes in `out`.
 pub fn predict_incident(p: &Problem, base: &[Base], change: &[[f64; NV]], out: &mut SweepOutput) {
-    let g = &p.grid;
-    let [nx, ny, nz] = g.dims();
     for face in Face::ALL {
         if !matches!(p.bounds.faces[face.id()].kind, FaceKind::DiffuseWall { .. }) {
             continue;
         }
-        let edge = |n: usize| if face.is_max() { n - 1 } else { 0 };
         for (fc, inc) in out.incident[face.id()].iter_mut().enumerate() {
-            // Face cells: x faces (k, j), y faces (k, i), z faces (j, i), slow then fast.
-            let c = match face.axis() {
-                0 => g.index(edge(nx), fc % ny, fc / ny),
-                1 => g.index(fc % nx, edge(ny), fc / nx),
-                _ => g.index(fc % nx, fc / nx, edge(nz)),
-            };
+            let c = face.cell(&p.grid, fc);
             *inc += incident_change(&base[c], &change[c], face);
         }
     }
