@@ -74,6 +74,10 @@ fn a_coarse_start_reaches_the_plain_starts_fields_in_fewer_sweeps() {
             (total - (own + coarse_seconds)).abs() <= 1e-9 * total,
             "{name}: {total} against {own} + {coarse_seconds}"
         );
+        // Each run reports its own backend's set-up, which total_seconds leaves out.
+        for s in [&s0, &s1] {
+            assert!(s["setup_seconds"].as_f64().unwrap() > 0.0, "{name}: {s}");
+        }
         let (n0, n1) = (s0["iterations"].as_u64().unwrap(), s1["iterations"].as_u64().unwrap());
         eprintln!("{name}: {n0} sweeps from the initial state, {n1} after the coarse start");
         assert!(s1["converged"].as_bool().unwrap() && s0["converged"].as_bool().unwrap(), "{name}");

@@ -156,8 +156,9 @@ fn solve(
     };
     #[cfg(feature = "cuda-driver")]
     let _early = EarlySyntheticCompile::start(choice, cfg, problem.grid.cells());
+    let t_setup = std::time::Instant::now();
     let created = backend::create(choice, problem.clone(), cfg.solver.memory_budget_mib);
-    knudsen::backend::wgpu::device::keep_devices(false);
+    let setup_seconds = t_setup.elapsed().as_secs_f64();
     let (backend, fallback) = created.map_err(|e| Failure::BadInput(format!("{e:#}")))?;
     // The plan is checked; before the solve, make sure its results can be written.
     if root {
@@ -184,6 +185,9 @@ fn solve(
     let checkpoint = dir.join("checkpoint.h5");
     let every = Duration::from_secs_f64(cfg.solver.checkpoint_minutes * 60.0);
     let mut solver = Solver::new(&problem, backend).with_stop(stop.clone());
+    // The coarse start kept its device for the case's backend, and with it the synthetic
+    // solve's kernels for the solver just set up (coarse.rs); nothing else takes them.
+    knudsen::backend::wgpu::device::keep_devices(false);
     if root {
         solver = solver.with_checkpoints(
             every,
@@ -226,7 +230,8 @@ fn solve(
         return Ok(());
     }
 
-    let summary = Summary::new(SummaryInput { problem: &problem, backend: &*solver.backend, result: &result });
+    let mut summary = Summary::new(SummaryInput { problem: &problem, backend: &*solver.backend, result: &result });
+    summary.setup_seconds = Some(setup_seconds);
     drop(solver);
     write_all(dir, &problem, &result, &summary)?;
     if result.interrupted {

@@ -33,6 +33,11 @@ pub struct Summary {
     pub total_seconds: f64,
     /// The case's own iterations' seconds over their count.
     pub seconds_per_iteration: f64,
+    /// Seconds building the case's own backend (device, kernels, buffers), which
+    /// `total_seconds` leaves out; a coarse start's levels report theirs in `coarse_start`
+    /// (absent where the caller did not time it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub setup_seconds: Option<f64>,
     pub batches: usize,
     pub max_batch_velocities: usize,
     pub velocities_in_flight: usize,
@@ -95,6 +100,7 @@ impl Summary {
             final_residual: s.result.final_residual(),
             total_seconds: s.result.seconds_in_all(),
             seconds_per_iteration: s.result.total_seconds / it.max(1) as f64,
+            setup_seconds: None,
             batches: plan.batches,
             max_batch_velocities: plan.max_batch,
             velocities_in_flight: plan.in_flight,

@@ -6,15 +6,17 @@
 # swapped in even ones): per run the case's iterations, the coarse levels' iterations, final
 # residual, seconds and set-up seconds, the seconds in all (summary.json's total_seconds:
 # the coarse levels' iterations included, no backend's set-up) and with the coarse level's
-# set-up added, the process's wall time, and C_D for the cube; the two results compared.
-# Extra arguments to knudsen run: $EXTRA. Writes $OUT/log.txt.
+# set-up added, the case backend's own set-up (summary.json's setup_seconds, where the binary
+# writes it), the process's wall time, and C_D for the cube; the two results compared.
+# Extra arguments to knudsen run: $EXTRA. Passes $FIRST_REP (default 1) to $REPS. The
+# binary: $K (default carry/knudsen). Writes $OUT/log.txt.
 set -u
 . tests/device/setup.sh
 exec > >(tee -a "$OUT/log.txt") 2>&1
 cases=${1:-cavity-kn1,cavity-kn0.1,cube-ma2-kn1}
 backends=${2:-cuda,wgpu}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-for rep in $(seq ${REPS:-1}); do
+for rep in $(seq ${FIRST_REP:-1} ${REPS:-1}); do
 for c in ${cases//,/ }; do
 for b in ${backends//,/ }; do
 # The plain start first in odd passes, the coarse start first in even ones.
@@ -39,7 +41,7 @@ setup = cs["setup_seconds"] if cs else 0.0
 cd = [b.get("drag_coefficient") for b in d.get("bodies", [])]
 print(f"{sys.argv[2]}: {d['iterations']} iterations, residual {d['final_residual']:.2e}, "
       f"{d['total_seconds']:.3f} s in all ({d['seconds_per_iteration']:.4f} s/it), with the coarse set-up {d['total_seconds'] + setup:.3f} s, coarse [{lv}], "
-      f"process wall {int(sys.argv[3]) / 1000:.2f} s, C_D {cd}")
+      f"case set-up {d.get('setup_seconds', float('nan')):.3f} s, process wall {int(sys.argv[3]) / 1000:.2f} s, C_D {cd}")
 PY
 done
 $K compare "$OUT/$c-$b-g0-$rep" "$OUT/$c-$b-g1-$rep" 2>&1 | sed "s/^/  $c $b g0 vs g1: /" | grep -v relative

@@ -7,4 +7,4 @@ mkdir -p "$OUT"
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-K=carry/knudsen
+K=${K:-carry/knudsen}

@@ -4,7 +4,7 @@
 use super::kernels::{self, Sizes};
 use super::layout::{CellCoeffs, StepParams, MSTRIDE, PARAMS_STRIDE};
 use super::schedule::GpuSchedule;
-use super::WgpuBackend;
+use super::{SliceKernels, WgpuBackend};
 use crate::backend::gpu_io::DeviceTables;
 use crate::backend::gpu_tables::{moment_index, shape_rows, velocity_table};
 use crate::body::WALL_SUMS;
@@ -32,9 +32,11 @@ impl WgpuBackend {
         let nz = g.nz();
         let sizes = kernel_sizes(p, &sched, &tables);
         let nb = sched.slice_bindings;
-        let sweep = kernels::sweep_slice_kernel(&device, &sizes, nb);
-        let moment = kernels::moment_slice_kernel(&device, &sizes, subgroups, nb);
-        let wall_load = kernels::wall_load_slice_kernel(&device, &sizes, nb);
+        let slice_kernels = fused_plan.is_err().then(|| SliceKernels {
+            sweep: kernels::sweep_slice_kernel(&device, &sizes, nb),
+            moment: kernels::moment_slice_kernel(&device, &sizes, subgroups, nb),
+            wall_load: kernels::wall_load_slice_kernel(&device, &sizes, nb),
+        });
 
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let make = |label: &str, size: u64, usage: wgpu::BufferUsages| {
@@ -79,7 +81,8 @@ impl WgpuBackend {
         // its own in each spare one (WebGPU forbids aliasing writable bindings).
         let spares: Vec<wgpu::Buffer> = (0..nb.saturating_sub(1)).map(|_| make("spare slices", 16, storage)).collect();
         let mut groups = [Vec::new(), Vec::new(), Vec::new()];
-        for wave in sched.waves.iter().filter(|_| fused_plan.is_err()) {
+        for wave in sched.waves.iter().filter(|_| slice_kernels.is_some()) {
+            let k = slice_kernels.as_ref().expect("filtered above");
             let mut wave_groups = [Vec::new(), Vec::new(), Vec::new()];
             for grp in &wave.groups {
                 let vs = super::group::velocities(&wave.chunks, grp, sched.chunk_stride);
@@ -91,9 +94,9 @@ impl WgpuBackend {
                     let all: Vec<&wgpu::Buffer> = fixed.into_iter().chain(bound.iter().copied()).collect();
                     kernels::bind(&device, k, &params, &all)
                 };
-                wave_groups[0].push(bind(&sweep, [&cells, &bnd, &table]));
-                wave_groups[1].push(bind(&moment, [&vidx, &moments, &incident]));
-                wave_groups[2].push(bind(&wall_load, [&table, &walls, &wall_sums]));
+                wave_groups[0].push(bind(&k.sweep, [&cells, &bnd, &table]));
+                wave_groups[1].push(bind(&k.moment, [&vidx, &moments, &incident]));
+                wave_groups[2].push(bind(&k.wall_load, [&table, &walls, &wall_sums]));
                 keep.push(table);
                 keep.push(vidx);
             }
@@ -129,9 +132,7 @@ impl WgpuBackend {
             subgroups,
             schedule: sched,
             max_per_dim,
-            sweep,
-            moment,
-            wall_load,
+            slice_kernels,
             cells,
             bnd,
             dens_at,

@@ -116,6 +116,8 @@ struct Kept {
     adapter: wgpu::Adapter,
     device: wgpu::Device,
     queue: wgpu::Queue,
+    /// What a later layer compiled for this device and keeps with it ([`keep_with_device`]).
+    extra: Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 thread_local! {
@@ -141,6 +143,29 @@ pub fn kept_adapter() -> Option<wgpu::Adapter> {
     KEEPING.with(|k| k.get()).then(|| KEPT.with(|k| k.borrow().as_ref().map(|d| d.adapter.clone()))).flatten()
 }
 
+/// What [`keep_with_device`] kept with `device`, if devices are kept, `device` is the kept
+/// one and the kept value is a `T`.
+pub fn kept_with_device<T: std::any::Any + Send + Sync>(device: &wgpu::Device) -> Option<std::sync::Arc<T>> {
+    if !KEEPING.with(|k| k.get()) {
+        return None;
+    }
+    let extra = KEPT.with(|k| k.borrow().as_ref().filter(|d| &d.device == device).and_then(|d| d.extra.clone()));
+    extra.and_then(|x| x.downcast::<T>().ok())
+}
+
+/// Keep `x` with the kept device, if devices are kept and `device` is the kept one (the
+/// synthetic solve's pipelines, which depend on the device alone: the coarse start's level
+/// and the case after it share them). Thread-local like the device: both are this thread's.
+pub fn keep_with_device<T: std::any::Any + Send + Sync>(device: &wgpu::Device, x: std::sync::Arc<T>) {
+    if KEEPING.with(|k| k.get()) {
+        KEPT.with(|k| {
+            if let Some(d) = k.borrow_mut().as_mut().filter(|d| &d.device == device) {
+                d.extra = Some(x);
+            }
+        });
+    }
+}
+
 /// [`open`], or the kept device where it matches (after waiting for the GPU to finish with,
 /// and free, what the backend before it dropped).
 pub fn open_or_kept(
@@ -159,7 +184,7 @@ pub fn open_or_kept(
         return Ok((device, queue));
     }
     let (device, queue) = open(adapter, Some(limits), subgroups)?;
-    let keep = Kept { key, adapter: adapter.clone(), device: device.clone(), queue: queue.clone() };
+    let keep = Kept { key, adapter: adapter.clone(), device: device.clone(), queue: queue.clone(), extra: None };
     KEPT.with(|k| *k.borrow_mut() = Some(keep));
     Ok((device, queue))
 }
@@ -223,5 +248,26 @@ mod tests {
         } else {
             assert_eq!((memory, budget), (None, 2048 << 20), "{info:?}");
         }
+    }
+
+    #[test]
+    fn a_value_kept_with_the_device_is_found_with_that_device_only_while_devices_are_kept() {
+        let Ok(adapter) = pick(adapters(), true) else {
+            assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true but no wgpu adapter");
+            return;
+        };
+        let (other, _) = open(&adapter, None, false).unwrap();
+        keep_devices(true);
+        let (device, _) = open_or_kept(&adapter, adapter.limits(), false).unwrap();
+        keep_with_device(&device, std::sync::Arc::new(7u32));
+        assert_eq!(kept_with_device::<u32>(&device).as_deref(), Some(&7));
+        assert!(kept_with_device::<u64>(&device).is_none(), "another type");
+        keep_with_device(&other, std::sync::Arc::new(8u32));
+        assert_eq!(kept_with_device::<u32>(&device).as_deref(), Some(&7), "a device not kept keeps nothing");
+        // Thread-local: another thread sees nothing.
+        let d = device.clone();
+        assert!(std::thread::spawn(move || kept_with_device::<u32>(&d).is_none()).join().unwrap());
+        keep_devices(false);
+        assert!(kept_with_device::<u32>(&device).is_none(), "devices no longer kept");
     }
 }

@@ -119,6 +119,7 @@ pub fn kernel_with(
     entries: &[wgpu::BindGroupLayoutEntry],
     constants: &[(&str, f64)],
 ) -> Kernel {
+    let t = std::time::Instant::now();
     let desc = wgpu::ShaderModuleDescriptor { label: Some(name), source: wgpu::ShaderSource::Wgsl(src.into()) };
     let module = if shader_checks() {
         device.create_shader_module(desc)
@@ -152,6 +153,7 @@ pub fn kernel_with(
         },
         cache: None,
     });
+    log::debug!("wgpu: kernel {name} built in {:.3} s", t.elapsed().as_secs_f64());
     Kernel { pipeline, layout }
 }
 

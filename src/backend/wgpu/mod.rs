@@ -68,6 +68,13 @@ pub fn default_budget_bytes(adapter: &wgpu::Adapter) -> u64 {
     device::discrete_memory_bytes(adapter).map_or(fallback, |m| (m / 2).max(fallback))
 }
 
+/// sweep_slice, moment_slice and wall_load_slice, the global-slice path's three stages.
+struct SliceKernels {
+    sweep: Kernel,
+    moment: Kernel,
+    wall_load: Kernel,
+}
+
 pub struct WgpuBackend {
     problem: Arc<Problem>,
     device: wgpu::Device,
@@ -76,9 +83,9 @@ pub struct WgpuBackend {
     subgroups: bool,
     schedule: GpuSchedule,
     max_per_dim: u32,
-    sweep: Kernel,
-    moment: Kernel,
-    wall_load: Kernel,
+    /// The slice path's kernels; None with the fused sweep, which needs none of them
+    /// (their pipelines cost set-up time for nothing).
+    slice_kernels: Option<SliceKernels>,
     cells: wgpu::Buffer,
     /// Inverse widths, then the face and wall densities from float `dens_at`.
     bnd: wgpu::Buffer,
@@ -309,8 +316,13 @@ impl Backend for WgpuBackend {
             if let Ok(f) = &self.fused {
                 f.encode(&mut pass);
             }
-            let slice_waves = if self.fused.is_ok() { &[][..] } else { &self.schedule.waves[..] };
+            // The slice path's kernels exist exactly when the fused sweep does not run.
+            let (k, slice_waves) = match &self.slice_kernels {
+                Some(k) => (Some(k), &self.schedule.waves[..]),
+                None => (None, &[][..]),
+            };
             for (w, wave) in slice_waves.iter().enumerate() {
+                let k = k.expect("slice waves come with their kernels");
                 for step in 0..nz {
                     // All groups' sweeps first, then their moment and wall stages: the
                     // sweeps of different groups touch different slices.
@@ -318,7 +330,7 @@ impl Backend for WgpuBackend {
                         let off = (Self::params_index(max_groups, nz, w, g, step) * PARAMS_STRIDE) as u32;
                         encode_sweep_slice(
                             &mut pass,
-                            &self.sweep,
+                            &k.sweep,
                             &self.sweep_groups[w][g],
                             off,
                             grp.count,
@@ -329,7 +341,7 @@ impl Backend for WgpuBackend {
                         let off = (Self::params_index(max_groups, nz, w, g, step) * PARAMS_STRIDE) as u32;
                         encode_moment_slice(
                             &mut pass,
-                            &self.moment,
+                            &k.moment,
                             &self.moment_groups[w][g],
                             off,
                             self.schedule.moment_grid,
@@ -338,7 +350,7 @@ impl Backend for WgpuBackend {
                         if faces > 0 {
                             encode_wall_load_slice(
                                 &mut pass,
-                                &self.wall_load,
+                                &k.wall_load,
                                 &self.wall_groups[w][g],
                                 off,
                                 faces,

@@ -16,18 +16,23 @@ impl WgpuBackend {
     /// compared with its CPU twin.
     pub fn first_steps_for_check(&mut self, input: &SweepInput) -> anyhow::Result<StageOutput> {
         let nz = self.problem.grid.nz();
+        anyhow::ensure!(
+            self.slice_kernels.is_some(),
+            "the stage check needs the slice path (the fused sweep runs instead)"
+        );
         let mut enc = self.begin_iteration(input);
+        let k = self.slice_kernels.as_ref().expect("checked above");
         {
             let mut pass = enc.begin_compute_pass(&Default::default());
             let count = self.schedule.waves[0].groups[0].count;
             for step in 0..2.min(nz) {
                 let off = (Self::params_index(self.schedule.max_groups(), nz, 0, 0, step) * PARAMS_STRIDE) as u32;
-                encode_sweep_slice(&mut pass, &self.sweep, &self.sweep_groups[0][0], off, count, self.max_per_dim);
-                encode_moment_slice(&mut pass, &self.moment, &self.moment_groups[0][0], off, self.schedule.moment_grid);
+                encode_sweep_slice(&mut pass, &k.sweep, &self.sweep_groups[0][0], off, count, self.max_per_dim);
+                encode_moment_slice(&mut pass, &k.moment, &self.moment_groups[0][0], off, self.schedule.moment_grid);
                 let faces = self.slice_walls[step].max(self.slice_walls[nz - 1 - step]);
                 if faces > 0 {
                     let wg = &self.wall_groups[0][0];
-                    encode_wall_load_slice(&mut pass, &self.wall_load, wg, off, faces, self.max_per_dim);
+                    encode_wall_load_slice(&mut pass, &k.wall_load, wg, off, faces, self.max_per_dim);
                 }
             }
         }

@@ -70,7 +70,10 @@ pub(super) type WgpuJob = Job<super::wgpu::WgpuSynthetic>;
 
 fn start_wgpu_job(handles: WgpuHandles) -> WgpuJob {
     let (device, queue, name) = handles;
-    Job::spawn("wgpu-synthetic", move || super::wgpu::WgpuSynthetic::new(device, queue, name, RESTART))
+    // A coarse start's level kept its kernels with the device (thread-local, so looked up
+    // here, on the solver's thread).
+    let kept = crate::backend::wgpu::device::kept_with_device::<super::wgpu::Compiled>(&device);
+    Job::spawn("wgpu-synthetic", move || super::wgpu::WgpuSynthetic::new(device, queue, name, RESTART, kept))
 }
 
 impl Gsis {
@@ -135,6 +138,8 @@ impl Gsis {
             Device::WgpuPending(job) => {
                 self.device = match job.wait() {
                     Ok(d) => {
+                        let (device, compiled) = d.compiled();
+                        crate::backend::wgpu::device::keep_with_device(&device, std::sync::Arc::new(compiled));
                         let s = t.elapsed().as_secs_f64();
                         self.start_up += s;
                         log::info!(

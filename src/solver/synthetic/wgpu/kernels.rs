@@ -2,6 +2,7 @@
 //! and their pipelines (`shaders/synthetic_*.wgsl`, each after `synthetic_common.wgsl`).
 
 use crate::backend::wgpu::kernels::storage;
+use std::sync::Arc;
 
 /// Keep in sync with `SynParams` in shaders/synthetic_common.wgsl.
 #[repr(C)]
@@ -84,6 +85,28 @@ pub struct Kernels {
     pub dot: wgpu::ComputePipeline,
     /// Group 0 (a level), 1 (the vectors), 2 (the parameters, at a dynamic offset).
     pub layouts: [wgpu::BindGroupLayout; 3],
+}
+
+/// Kernels compiled without an error, with the `off_cells` and shader-check setting they
+/// were compiled for. The stages bake in no grid size, so a coarse start's levels and the
+/// case after them, on one kept device, share them (`backend::wgpu::device::keep_with_device`)
+/// instead of compiling all eleven again for each (0.4 s on an H200 host, each time).
+pub struct Compiled {
+    off_cells: u32,
+    checks: bool,
+    pub kernels: Arc<Kernels>,
+}
+
+impl Compiled {
+    pub fn new(off_cells: u32, kernels: Arc<Kernels>) -> Self {
+        Self { off_cells, checks: crate::backend::wgpu::kernels::shader_checks(), kernels }
+    }
+
+    /// These kernels, if they were compiled for `off_cells` with today's shader checks.
+    pub fn fits(&self, off_cells: u32) -> Option<Arc<Kernels>> {
+        (self.off_cells == off_cells && self.checks == crate::backend::wgpu::kernels::shader_checks())
+            .then(|| self.kernels.clone())
+    }
 }
 
 impl Kernels {

@@ -21,6 +21,7 @@ use super::flux::NV;
 use super::krylov::Outcome;
 use anyhow::{anyhow, Context};
 use cycle::DeviceSpace;
+pub use kernels::Compiled;
 use kernels::{Kernels, SynParams, STORAGE_BUFFERS};
 use rayon::prelude::*;
 use std::cell::RefCell;
@@ -102,7 +103,7 @@ pub struct WgpuSynthetic {
     device: wgpu::Device,
     queue: wgpu::Queue,
     pub name: String,
-    k: Kernels,
+    k: std::sync::Arc<Kernels>,
     off_cells: usize,
     max_binding: u64,
     max_groups: u32,
@@ -162,8 +163,21 @@ const STORAGE: wgpu::BufferUsages =
 
 impl WgpuSynthetic {
     /// On the wgpu backend's own device and queue; `restart`: GMRES's restart length.
-    pub fn new(device: wgpu::Device, queue: wgpu::Queue, name: String, restart: usize) -> anyhow::Result<Self> {
-        Self::with_off_cells(device, queue, name, restart, None)
+    /// `kept`: kernels compiled for this device before (a coarse start's level), used where
+    /// they fit instead of compiling the stages again.
+    pub fn new(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        name: String,
+        restart: usize,
+        kept: Option<std::sync::Arc<Compiled>>,
+    ) -> anyhow::Result<Self> {
+        Self::with_off_cells(device, queue, name, restart, None, kept)
+    }
+
+    /// Its kernels, to keep with the device for the next solve on it.
+    pub fn compiled(&self) -> (wgpu::Device, Compiled) {
+        (self.device.clone(), Compiled::new(self.off_cells as u32, self.k.clone()))
     }
 
     /// [`Self::new`] with at most `cells` cells per neighbour-block binding (tests: a small
@@ -174,6 +188,7 @@ impl WgpuSynthetic {
         name: String,
         restart: usize,
         cells: Option<usize>,
+        kept: Option<std::sync::Arc<Compiled>>,
     ) -> anyhow::Result<Self> {
         let l = device.limits();
         anyhow::ensure!(
@@ -194,7 +209,18 @@ impl WgpuSynthetic {
         // Whole cells of six 25-float blocks per binding.
         let off_cells = ((max_binding / (6 * 25 * 4)) as usize).min(cells.unwrap_or(usize::MAX)).max(1);
         let scope = catch(&device);
-        let k = Kernels::new(&device, off_cells as u32);
+        let t = std::time::Instant::now();
+        let k = match kept.and_then(|c| c.fits(off_cells as u32)) {
+            Some(k) => {
+                log::debug!("gsis: wgpu kernels kept from the solve before on this device");
+                k
+            }
+            None => {
+                let k = std::sync::Arc::new(Kernels::new(&device, off_cells as u32));
+                log::debug!("gsis: wgpu kernels compiled in {:.3} s", t.elapsed().as_secs_f64());
+                k
+            }
+        };
         let params =
             buffer(&device, "syn params", SLOTS * SLOT, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
         let params_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
