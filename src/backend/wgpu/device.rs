@@ -145,6 +145,13 @@ pub fn kept_adapter() -> Option<wgpu::Adapter> {
 
 /// What [`keep_with_device`] kept with `device`, if devices are kept, `device` is the kept
 /// one and the kept value is a `T`.
+///
+/// `Device`'s equality compares wgpu's device id, which two devices of different
+/// `Instance`s (each [`adapters`] call makes one) can share. It identifies the device here
+/// because every backend built on this thread while devices are kept opens its device
+/// through [`open_or_kept`], which makes that device the kept one: a device of this
+/// thread's backends either is the kept one or was opened before keeping began (`knudsen run`
+/// turns keeping on before it builds any backend).
 pub fn kept_with_device<T: std::any::Any + Send + Sync>(device: &wgpu::Device) -> Option<std::sync::Arc<T>> {
     if !KEEPING.with(|k| k.get()) {
         return None;

@@ -14,7 +14,8 @@
 //! ```
 //!
 //! about the sweep's state W of the face cell. The move vanishes with the correction, so
-//! the fixed point is unchanged; a value it would make negative is set to zero.
+//! the fixed point is unchanged; a value it would take below zero stops at zero (and that
+//! stop, at most the move itself, vanishes with it too).
 
 use super::flux::{Base, NV};
 use crate::backend::SweepOutput;
@@ -56,7 +57,11 @@ pub fn predict_exits(p: &Problem, base: &[Base], change: &[[f64; NV]], out: &mut
                 return;
             }
             for (f, &xi) in cell.iter_mut().zip(&leaving) {
-                *f = (*f + maxwellian_change(b, d, xi)).max(0.0);
+                // Stops at zero a value the move would take below it; a value already
+                // negative (f^S's tails can be) moves as it is, so that the move still
+                // vanishes with the correction.
+                let g = *f + maxwellian_change(b, d, xi);
+                *f = if g < 0.0 && *f >= 0.0 { 0.0 } else { g };
             }
         });
     }
