@@ -70,9 +70,11 @@ REMARKS = {
     "cube-quarter": "The quarter domain (y, z >= 0, specular y_min and z_min) reads its symmetry-plane "
     "inflow from the previous iteration, so it needs a few more iterations (20 against 17) to reach the "
     "same fixed point (25 before the exits followed GSIS's corrections: docs/model.md, \"Boundary conditions "
-    "of the correction\"). The same pair on the H100 with CUDA and with wgpu (f32, residual 1e-5) gave C_D = "
-    "3.808670 / 3.808683 (CUDA full / quarter) and 3.808683 (wgpu quarter): "
-    "`tests/device/validate.sh checks`, `docs/data/validation/gpu/`.",
+    "of the correction\"). The same pair on an H200 with CUDA and with wgpu (f32, GSIS, residual 1e-5, binary "
+    "1cfebaa, 2026-11-28) took 11 and 14 sweeps on both and gave C_D = 3.808658 / 3.808660 (full / quarter, "
+    "either backend): `knudsen validate configs/validation/cube-quarter.json --backend cuda|wgpu`, "
+    "`docs/data/validation/gpu/cube-quarter-*-h200.json`. Before (H100, source iteration, 17 and 22 sweeps): "
+    "3.808670 / 3.808683, `tests/device/validate.sh checks`, `docs/data/validation/gpu/`.",
     "cavity-grid": "First-order upwind: the observed order approaches 1 from below as the grid is refined "
     "(0.73 from 8/16/32 in the fast subset, 0.72 from 16/32/64). The centre velocity is a small quantity "
     "(a few percent of the lid speed) and the Richardson estimate puts the 64^3 value 20% from the "
