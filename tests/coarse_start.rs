@@ -62,8 +62,11 @@ fn a_coarse_start_reaches_the_plain_starts_fields_in_fewer_sweeps() {
         let levels = s1["coarse_start"]["levels"].as_array().unwrap();
         assert_eq!(levels.len(), 1, "{name}");
         assert_eq!(levels[0]["cells"], serde_json::json!([6, 6, 6]), "{name}");
-        // The level stops at its tolerance, 1e-2.
+        // The level stops at its tolerance, 1e-2, and lists each iteration's residual.
         assert!(levels[0]["final_residual"].as_f64().unwrap() < 1e-2, "{name}");
+        let residuals = levels[0]["residuals"].as_array().unwrap();
+        assert_eq!(residuals.len() as u64, levels[0]["iterations"].as_u64().unwrap(), "{name}");
+        assert_eq!(residuals.last().unwrap().as_f64(), levels[0]["final_residual"].as_f64(), "{name}");
         // total_seconds is the case's iterations' seconds and the coarse levels' (not their
         // set-up): seconds_per_iteration times the iterations, plus coarse_start.seconds.
         let coarse_seconds = s1["coarse_start"]["seconds"].as_f64().unwrap();

@@ -142,6 +142,8 @@ pub struct CoarseLevel {
     /// Wall seconds of building the level's problem and backend (a run's own backend is not
     /// counted in its `total_seconds` either).
     pub setup_seconds: f64,
+    /// The residual after each of the level's iterations (as `residuals.csv`'s `residual`).
+    pub residuals: Vec<f64>,
 }
 
 /// What the coarse start did, coarsest level first.
@@ -221,6 +223,7 @@ pub fn start(cfg: &Config, fine: &Problem, hooks: Hooks) -> anyhow::Result<Optio
             final_residual: result.final_residual(),
             seconds,
             setup_seconds: setup,
+            residuals: result.history.iter().map(|r| r.residual()).collect(),
         };
         log::info!(
             "coarse start: {} x {} x {} cells x {}^3 velocities, {} iterations to residual {:.2e} ({:.2} s, and {:.2} s to set it up)",
