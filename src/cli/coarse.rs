@@ -6,6 +6,7 @@ use super::failure::Failure;
 use super::resume::signal_name;
 use knudsen::backend::{self, BackendChoice};
 use knudsen::config::Config;
+use knudsen::grid::VelocityGrid;
 use knudsen::parallel::Reduce;
 use knudsen::problem::Problem;
 use knudsen::solver::coarse::{self, CoarseStart, Hooks, Outcome};
@@ -46,7 +47,9 @@ pub fn coarse_start<'a>(
     // processes: then no coarse start (every process takes the same decision).
     if share.ranks > 1 {
         for c in coarse::levels(cfg) {
-            if let Err(why) = knudsen::parallel::share_velocities(&Problem::new(&c).vgrid, share.rank, share.ranks) {
+            if let Err(why) =
+                knudsen::parallel::share_velocities(&VelocityGrid::from_config(&c.velocity), share.rank, share.ranks)
+            {
                 if share.rank == 0 {
                     log::warn!("no coarse start: on its {}^3 velocities {why}", c.velocity.points);
                 }
