@@ -167,9 +167,8 @@ pub fn prolong(coarse: &Problem, result: &RunResult, fine: &Problem) -> Restart 
     let face_density = std::array::from_fn(|f| prolong_face(coarse, &result.next_face_density[f], fine, Face::ALL[f]));
     // As State::initial has them: the walls where the coarse grid has none of their body
     // and side, and the partner data.
-    let mut wall_density = fine.bodies.densities(&fine.bodies.uniform_incident(&fine.vgrid, m0.rho, m0.u, m0.t));
+    let (mut wall_density, partner) = super::state::initial_walls_and_partners(fine);
     prolong_walls(coarse, &result.next_wall_density, fine, &mut wall_density);
-    let partner = fine.bounds.partner_inflow(&fine.bounds.uniform_exits(&fine.grid, &fine.vgrid, m0.rho, m0.u, m0.t));
     log::debug!(
         "coarse start: state interpolated onto {:?} cells in {:.3} s",
         fine.grid.dims(),

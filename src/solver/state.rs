@@ -60,9 +60,7 @@ impl State {
         let eq0 = p.eq_coeffs(&m0);
         let eq = (0..ncell).map(|c| if solids.is_solid(c) { EqCoeffs::default() } else { eq0 }).collect();
         let face_density = p.bounds.densities(&p.bounds.uniform_incident(&p.grid, &p.vgrid, m0.rho, m0.u, m0.t));
-        let wall_density = p.bodies.densities(&p.bodies.uniform_incident(&p.vgrid, m0.rho, m0.u, m0.t));
-        // Specular and periodic faces start from the exits of the uniform initial state.
-        let partner = p.bounds.partner_inflow(&p.bounds.uniform_exits(&p.grid, &p.vgrid, m0.rho, m0.u, m0.t));
+        let (wall_density, partner) = initial_walls_and_partners(p);
         let conserved = conserved_of(p, &fields);
         Self {
             used_wall_density: wall_density.clone(),
@@ -165,6 +163,16 @@ impl State {
             self.steps = DensitySteps::default();
         }
     }
+}
+
+/// The body walls' densities and the partner data (specular and periodic faces) of the
+/// case's uniform initial state: the walls in balance with it, the partner faces reading
+/// its exits.
+pub(super) fn initial_walls_and_partners(p: &Problem) -> (Vec<f64>, FaceData) {
+    let m0 = p.initial_macro();
+    let wall_density = p.bodies.densities(&p.bodies.uniform_incident(&p.vgrid, m0.rho, m0.u, m0.t));
+    let partner = p.bounds.partner_inflow(&p.bounds.uniform_exits(&p.grid, &p.vgrid, m0.rho, m0.u, m0.t));
+    (wall_density, partner)
 }
 
 fn conserved_of(p: &Problem, fields: &[Macro]) -> Vec<[f64; 5]> {

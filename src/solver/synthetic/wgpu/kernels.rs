@@ -94,7 +94,7 @@ pub struct Kernels {
 pub struct Compiled {
     off_cells: u32,
     checks: bool,
-    pub kernels: Arc<Kernels>,
+    kernels: Arc<Kernels>,
 }
 
 impl Compiled {
