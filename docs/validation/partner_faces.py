@@ -11,7 +11,10 @@ part, the relative L2 differences of the two answers (`knudsen compare`).
 Part 1, GSIS with partner faces in an open domain: a wall at T = 0.9 (y_min) under a free
 stream at Mach 0.3 along x (y_max), Kn 0.5, the x and z faces as named; to 1e-8 (and two
 cases at Kn 0.05 to 1e-9). Part 2, the second-order sweep: diffuse walls at y_min (T = 0.9)
-and y_max (T = 1, moving at 0.3 along x), to 1e-7, at most 400 sweeps.
+and y_max (T = 1, moving at 0.3 along x), to 1e-7, at most 400 sweeps; where the default
+relaxes the partner data (`solver.partner_relaxation`, named in the row) the same runs
+without it (1) follow. Part 3, the second-order sweep in Part 1's open box with GSIS, to
+1e-8: relaxed (the default there) and not.
 """
 import copy
 import json
@@ -41,14 +44,14 @@ def open_box(kn, x, z, cells=(8, 8, 8), mach=0.3, direction=(1.0, 0.0, 0.0)):
     }
 
 
-def channel(kn, faces, scheme):
+def channel(kn, faces, scheme, cells=(8, 8, 8)):
     b = {"x_min": WALL, "x_max": WALL, "z_min": WALL, "z_max": WALL}
     b.update(faces)
     b["y_min"] = {"type": "diffuse_wall", "temperature": 0.9}
     b["y_max"] = {"type": "diffuse_wall", "temperature": 1.0, "velocity": [0.3, 0.0, 0.0]}
     return {
         "gas": {"kn": kn},
-        "grid": {"x": axis(8), "y": axis(8), "z": axis(8)},
+        "grid": {"x": axis(cells[0]), "y": axis(cells[1]), "z": axis(cells[2])},
         "velocity": {"points": 10, "max": 4.0},
         "boundaries": b,
         "solver": {"coarse_grids": 0, "max_iterations": 400, "tolerance": 1e-7, "scheme": scheme},
@@ -67,7 +70,7 @@ def run(tmp, name, case, acceleration, tolerance=None):
     with open(os.path.join(out, "summary.json")) as f:
         s = json.load(f)
     state = "converged" if s["converged"] else f"not converged, residual {s['final_residual']:.1e}"
-    return out, f"{s['iterations']} sweeps ({state})"
+    return out, f"{s['iterations']} sweeps ({state})", s.get("partner_relaxation")
 
 
 def main():
@@ -90,8 +93,8 @@ def main():
         body["bodies"] = [{"min": [0.375, 0.0, 0.375], "max": [0.625, 0.25, 0.625], "temperature": 1.0}]
         part1.append(("x periodic, z specular, a block on the wall, Kn 0.05", body, 1e-9))
         for n, (title, case, tol) in enumerate(part1):
-            g, gs = run(tmp, f"p{n}", case, "gsis", tol)
-            s, ss = run(tmp, f"p{n}", case, "none", tol)
+            g, gs, _ = run(tmp, f"p{n}", case, "gsis", tol)
+            s, ss, _ = run(tmp, f"p{n}", case, "none", tol)
             print(f"{title} (to {tol:g}): GSIS {gs}, source iteration {ss}")
             cmp = subprocess.run([K, "compare", g, s], check=True, capture_output=True, text=True).stdout
             for line in cmp.splitlines()[1:4]:
@@ -109,14 +112,34 @@ def main():
             ("x periodic, z specular, Kn 0.5", {"x_min": PER, "x_max": PER, "z_min": SPEC, "z_max": SPEC}, 0.5),
             ("x and z specular", {"x_min": SPEC, "x_max": SPEC, "z_min": SPEC, "z_max": SPEC}, 5.0),
             ("x and z specular, Kn 0.5", {"x_min": SPEC, "x_max": SPEC, "z_min": SPEC, "z_max": SPEC}, 0.5),
+            ("8 x 8 x 1 cells, z specular", {"z_min": SPEC, "z_max": SPEC}, 5.0, (8, 8, 1)),
+            ("8 x 8 x 1 cells, z specular, Kn 0.5", {"z_min": SPEC, "z_max": SPEC}, 0.5, (8, 8, 1)),
+            ("8 x 8 x 1 cells, z specular, Kn 0.05", {"z_min": SPEC, "z_max": SPEC}, 0.05, (8, 8, 1)),
+            ("1 x 16 x 1 cells, x periodic, z specular, Kn 0.5",
+             {"x_min": PER, "x_max": PER, "z_min": SPEC, "z_max": SPEC}, 0.5, (1, 16, 1)),
         ]
-        for n, (title, faces, kn) in enumerate(part2):
+        for n, (title, faces, kn, *cells) in enumerate(part2):
             row = []
             for scheme in ["first_order", "second_order"]:
-                case = channel(kn, faces, scheme)
+                case = channel(kn, faces, scheme, *cells)
                 for acc in ["none", "gsis"]:
-                    row.append(f"{scheme} {acc}: {run(tmp, f'c{n}-{scheme}', case, acc)[1]}")
+                    _, sweeps, theta = run(tmp, f"c{n}-{scheme}", case, acc)
+                    row.append(f"{scheme} {acc}: {sweeps}")
+                if theta is not None:
+                    title += f" (relaxation {theta})"
+                    case["solver"]["partner_relaxation"] = 1.0
+                    for acc in ["none", "gsis"]:
+                        row.append(f"{scheme} unrelaxed {acc}: {run(tmp, f'c{n}-{scheme}-1', case, acc)[1]}")
             print(f"{title}: " + "; ".join(row))
+        print("# Part 3: the second-order sweep in the open box (x periodic, z specular), GSIS, to 1e-8")
+        for cells in [(8, 8, 8), (8, 8, 1)]:
+            case = open_box(0.5, PER, SPEC, cells=cells)
+            case["solver"]["scheme"] = "second_order"
+            case["solver"]["max_iterations"] = 400
+            g, gs, theta = run(tmp, f"o{cells[2]}", case, "gsis", 1e-8)
+            case["solver"]["partner_relaxation"] = 1.0
+            u, us, _ = run(tmp, f"o{cells[2]}-1", case, "gsis", 1e-8)
+            print(f"{cells[0]} x {cells[1]} x {cells[2]} cells: relaxation {theta}: {gs}; unrelaxed: {us}")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ pub mod free_stream;
 pub mod gas;
 pub mod grid;
 pub mod output;
+pub mod partner_layout;
 pub mod solver;
 pub mod velocity;
 
@@ -193,35 +194,6 @@ impl Config {
         w.extend(self.partner_orbit_warning());
         w
     }
-
-    /// The second-order sweep with specular or periodic faces on both sides of two axes
-    /// (periodic ones more than one cell thick) converges slowly or stalls (docs/model.md,
-    /// "Specular and periodic faces on two axes: slow convergence").
-    fn partner_orbit_warning(&self) -> Option<String> {
-        if self.solver.scheme != Scheme::SecondOrder {
-            return None;
-        }
-        let faces = self.boundaries.faces();
-        let partner = |f: &FaceConfig| matches!(f, FaceConfig::Specular {} | FaceConfig::Periodic {});
-        let cells = self.grid.cell_counts();
-        let axes: Vec<&str> = ["x", "y", "z"]
-            .into_iter()
-            .enumerate()
-            // A periodic axis one cell thick keeps no partner data (boundary.rs, `collapsed`);
-            // a specular one does.
-            .filter(|&(a, _)| {
-                let periodic = matches!(faces[2 * a].1, FaceConfig::Periodic {});
-                partner(faces[2 * a].1) && partner(faces[2 * a + 1].1) && !(periodic && cells[a] == 1)
-            })
-            .map(|(_, name)| name)
-            .collect();
-        (axes.len() >= 2).then(|| {
-            format!(
-                "second_order with specular or periodic faces on both sides of {}: molecules circulating between them keep the iteration from converging quickly, and it may stall near a residual of 1e-5 to 1e-4 (docs/model.md, \"Specular and periodic faces on two axes\"); first_order converges there",
-                axes.join(" and ")
-            )
-        })
-    }
 }
 
 /// A unit box of `cells` with diffuse walls at T = 1 all round, Kn = 1 and `points`^3
@@ -240,28 +212,4 @@ pub(crate) fn walled_box(cells: [usize; 3], points: usize) -> Config {
         axis(cells[2])
     ))
     .expect("a valid test case")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn second_order_warns_of_partner_faces_on_both_sides_of_two_axes_only() {
-        let orbit = |scheme: Scheme, x: FaceConfig, z: FaceConfig, nz: usize| {
-            let mut c = walled_box([4, 4, nz], 10);
-            c.solver.scheme = scheme;
-            (c.boundaries.x_min, c.boundaries.x_max) = (x.clone(), x);
-            (c.boundaries.z_min, c.boundaries.z_max) = (z.clone(), z);
-            c.warnings().iter().any(|w| w.contains("second_order with specular or periodic faces on both sides of"))
-        };
-        let (spec, per) = (FaceConfig::Specular {}, FaceConfig::Periodic {});
-        let wall = FaceConfig::DiffuseWall { temperature: 1.0, velocity: [0.0; 3] };
-        assert!(orbit(Scheme::SecondOrder, spec.clone(), spec.clone(), 4));
-        assert!(orbit(Scheme::SecondOrder, per.clone(), spec.clone(), 4));
-        assert!(!orbit(Scheme::FirstOrder, spec.clone(), spec.clone(), 4), "first order converges there");
-        assert!(!orbit(Scheme::SecondOrder, spec.clone(), wall, 4), "one axis closes no orbit");
-        assert!(!orbit(Scheme::SecondOrder, spec.clone(), per, 1), "a collapsed periodic axis keeps no partner data");
-        assert!(orbit(Scheme::SecondOrder, spec.clone(), spec, 1), "a one-cell specular axis reflects with the lag");
-    }
 }

@@ -46,6 +46,11 @@ pub struct SolverConfig {
     /// state.
     #[serde(default = "default_coarse_grids")]
     pub coarse_grids: usize,
+    /// The share of each sweep's change that the data of specular and periodic faces takes,
+    /// in (0, 1]; 1 takes the sweep's exits as they are. Default: 0.5 where the second-order
+    /// sweep needs it, 1 elsewhere (`Config::partner_relaxation`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partner_relaxation: Option<f64>,
 }
 
 /// `solver.precision`.
@@ -145,6 +150,7 @@ impl Default for SolverConfig {
             scheme: Scheme::default(),
             precision: Precision::default(),
             coarse_grids: default_coarse_grids(),
+            partner_relaxation: None,
         }
     }
 }
@@ -186,6 +192,11 @@ impl SolverConfig {
                 "solver.coarse_grids",
                 format!("at most {most} (each halves the cells per axis), got {}", self.coarse_grids),
             ));
+        }
+        if let Some(t) = self.partner_relaxation {
+            if !(t > 0.0 && t <= 1.0) {
+                return Err(ConfigError::new("solver.partner_relaxation", format!("must lie in (0, 1], got {t}")));
+            }
         }
         positive_finite("solver.checkpoint_minutes", self.checkpoint_minutes)
     }

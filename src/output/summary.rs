@@ -42,6 +42,10 @@ pub struct Summary {
     pub max_batch_velocities: usize,
     pub velocities_in_flight: usize,
     pub distribution_bytes: u64,
+    /// The share of each sweep's change the specular and periodic faces' data took
+    /// (`solver.partner_relaxation`), where it was below 1 and some face kept such data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partner_relaxation: Option<f64>,
     /// Where GSIS's synthetic solve ran last: "host", "cuda" or "wgpu" (absent without
     /// GSIS).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -105,6 +109,8 @@ impl Summary {
             max_batch_velocities: plan.max_batch,
             velocities_in_flight: plan.in_flight,
             distribution_bytes: plan.distribution_bytes,
+            partner_relaxation: Some(p.config.partner_relaxation())
+                .filter(|&t| t < 1.0 && !p.config.partner_axes().is_empty()),
             synthetic_solve: s.result.synthetic_solve.map(str::to_string),
             synthetic_solves: s.result.synthetic_solves,
             coarse_start: s.result.coarse_start.clone(),

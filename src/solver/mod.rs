@@ -241,6 +241,7 @@ impl<'a> Solver<'a> {
         let mass0: f64 = volumes.iter().map(|v| v * p.initial_macro().rho).sum();
 
         let mut out = SweepOutput::zeros(p);
+        let relax = p.config.partner_relaxation();
         // The next iterate's conserved variables, swapped with the state's each iteration
         // (a fresh vector per iteration cost its page faults).
         let mut spare_conserved = state.conserved.clone();
@@ -273,13 +274,16 @@ impl<'a> Solver<'a> {
             rescale_and_conserve(&mut out, factor, &mut spare_conserved);
             let res = residuals(&state.conserved, &spare_conserved);
             std::mem::swap(&mut state.conserved, &mut spare_conserved);
+            // The partner data as the sweep left it, before a synthetic correction moves the
+            // exits: the relaxation damps the sweep's change and keeps the move whole.
+            let swept_partner = (relax < 1.0).then(|| (relax, p.bounds.partner_inflow(&out.exits)));
             mark(0);
             let sweep = Sweep { seconds: t_sweep, residual: res.iter().copied().fold(0.0, f64::max) };
             self.strategy.update_fields(p, &mut out, &mut state, sweep)?;
             mark(1);
             state.check_physical(p, iteration, self.backend.kind(), &out.raw)?;
             mark(2);
-            state.update_boundaries(p, &out, self.strategy.predicted_walls());
+            state.update_boundaries(p, &out, self.strategy.predicted_walls(), swept_partner);
             mark(3);
             log::debug!(
                 "iteration {iteration}: backend {t_sweep:.4} s, host update {:.4} s (rescale and residual {:.4} s, fields {:.4} s, check {:.4} s, boundaries {:.4} s)",
