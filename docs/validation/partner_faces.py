@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Convergence with specular and periodic side faces (docs/model.md, "Boundary conditions of
-the correction" and "Specular and periodic faces on two axes: slow convergence").
+the correction" and "Specular and periodic faces with the second-order sweep").
 
     python3 docs/validation/partner_faces.py [knudsen binary] > docs/data/partner-faces-cpu.txt
 
@@ -126,7 +126,7 @@ def main():
                     _, sweeps, theta = run(tmp, f"c{n}-{scheme}", case, acc)
                     row.append(f"{scheme} {acc}: {sweeps}")
                 if theta is not None:
-                    title += f" (relaxation {theta})"
+                    title += f" (second order relaxed by {theta})"
                     case["solver"]["partner_relaxation"] = 1.0
                     for acc in ["none", "gsis"]:
                         row.append(f"{scheme} unrelaxed {acc}: {run(tmp, f'c{n}-{scheme}-1', case, acc)[1]}")

@@ -234,6 +234,10 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
             slots - 1
         ),
     }
+    let theta = cfg.partner_relaxation();
+    if theta < 1.0 && !cfg.partner_axes().is_empty() {
+        println!("partner data (specular and periodic faces): takes {theta} of each sweep's change (solver.partner_relaxation)");
+    }
     let cpu_budget = cfg.solver.memory_budget_mib.unwrap_or(backend::CPU_DEFAULT_BUDGET_MIB);
     match cpu_plan(p, (cpu_budget * 1048576.0) as u64) {
         Ok(pl) => println!(
