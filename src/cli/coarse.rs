@@ -30,7 +30,7 @@ pub struct Share<'a> {
 /// continue from).
 pub fn coarse_start<'a>(
     cfg: &Config,
-    problem: &Problem,
+    problem: &Arc<Problem>,
     choice: BackendChoice,
     share: &Share<'a>,
     stop: &Arc<AtomicUsize>,
@@ -62,6 +62,13 @@ pub fn coarse_start<'a>(
         let (b, fallback) = backend::create(choice, p, budget)?;
         if let Some(why) = fallback {
             log::warn!("coarse start: {why}");
+        }
+        // The case's wgpu backend will take this device: compile its fused sweep meanwhile.
+        if let (Some((device, _, _)), Some(adapter)) =
+            (b.wgpu_handles(), knudsen::backend::wgpu::device::kept_adapter())
+        {
+            let bytes = budget.map(|mib| (mib * 1048576.0) as u64);
+            knudsen::backend::wgpu::prewarm::start(problem.clone(), bytes, &adapter, &device);
         }
         Ok(b)
     };

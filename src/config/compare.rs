@@ -1,22 +1,25 @@
 //! Whether two cases describe the same solution: what a restart must agree on.
 //!
 //! The stopping rule, the memory budget, the checkpoint interval, the output directory and
-//! the case's name do not change the iterates, so a run may be continued with other values
-//! of them; every other key does.
+//! the case's name do not change the iterates, and the acceleration and the partner data's
+//! relaxation change them but not the fixed point, so a run may be continued with other
+//! values of them; every other key changes the solution.
 
 use super::Config;
 use serde_json::Value;
 
 /// Keys a continued run may change (dotted, as in error messages).
-const FREE_KEYS: [&str; 7] = [
+const FREE_KEYS: [&str; 8] = [
     "name",
     "output",
     "solver.tolerance",
     "solver.max_iterations",
     "solver.memory_budget_mib",
     "solver.checkpoint_minutes",
-    // Acceleration changes the path to the fixed point, not the fixed point.
+    // Acceleration and the partner data's relaxation change the path to the fixed point,
+    // not the fixed point.
     "solver.acceleration",
+    "solver.partner_relaxation",
 ];
 
 impl Config {
@@ -93,13 +96,15 @@ mod tests {
     }
 
     #[test]
-    fn stopping_rule_and_output_do_not_change_the_state() {
+    fn stopping_rule_output_and_the_path_do_not_change_the_state() {
         let a = case();
         let mut b = a.clone();
         b.solver.tolerance = 1e-3;
         b.solver.max_iterations = 7;
         b.output.dir = Some("elsewhere".into());
         b.name = Some("renamed".into());
+        b.solver.acceleration = crate::config::Acceleration::Gsis;
+        b.solver.partner_relaxation = Some(0.5);
         assert_eq!(a.state_hash(), b.state_hash());
         assert!(a.state_changes(&serde_json::to_value(&b).unwrap()).is_empty());
     }

@@ -116,8 +116,9 @@ struct Kept {
     adapter: wgpu::Adapter,
     device: wgpu::Device,
     queue: wgpu::Queue,
-    /// What a later layer compiled for this device and keeps with it ([`keep_with_device`]).
-    extra: Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
+    /// What later layers compiled for this device and keep with it, one value per type
+    /// ([`keep_with_device`]).
+    extras: Vec<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 thread_local! {
@@ -156,18 +157,24 @@ pub fn kept_with_device<T: std::any::Any + Send + Sync>(device: &wgpu::Device) -
     if !KEEPING.with(|k| k.get()) {
         return None;
     }
-    let extra = KEPT.with(|k| k.borrow().as_ref().filter(|d| &d.device == device).and_then(|d| d.extra.clone()));
-    extra.and_then(|x| x.downcast::<T>().ok())
+    KEPT.with(|k| {
+        let kept = k.borrow();
+        let extras = kept.as_ref().filter(|d| &d.device == device).map(|d| d.extras.clone()).unwrap_or_default();
+        extras.into_iter().find_map(|x| x.downcast::<T>().ok())
+    })
 }
 
-/// Keep `x` with the kept device, if devices are kept and `device` is the kept one (the
-/// synthetic solve's pipelines, which depend on the device alone: the coarse start's level
-/// and the case after it share them). Thread-local like the device: both are this thread's.
+/// Keep `x` with the kept device, if devices are kept and `device` is the kept one, in
+/// place of a value of the same type kept before (the synthetic solve's pipelines, which
+/// depend on the device alone: the coarse start's level and the case after it share them;
+/// the case's fused sweep compiled while the level runs, `super::prewarm`). Thread-local
+/// like the device: both are this thread's.
 pub fn keep_with_device<T: std::any::Any + Send + Sync>(device: &wgpu::Device, x: std::sync::Arc<T>) {
     if KEEPING.with(|k| k.get()) {
         KEPT.with(|k| {
             if let Some(d) = k.borrow_mut().as_mut().filter(|d| &d.device == device) {
-                d.extra = Some(x);
+                d.extras.retain(|e| !(**e).is::<T>());
+                d.extras.push(x);
             }
         });
     }
@@ -191,7 +198,7 @@ pub fn open_or_kept(
         return Ok((device, queue));
     }
     let (device, queue) = open(adapter, Some(limits), subgroups)?;
-    let keep = Kept { key, adapter: adapter.clone(), device: device.clone(), queue: queue.clone(), extra: None };
+    let keep = Kept { key, adapter: adapter.clone(), device: device.clone(), queue: queue.clone(), extras: Vec::new() };
     KEPT.with(|k| *k.borrow_mut() = Some(keep));
     Ok((device, queue))
 }

@@ -165,6 +165,75 @@ pub fn choose(
     fused::decide(asked, plan)
 }
 
+/// What one kernel is compiled from: entry point, source, bindings, override constants.
+#[derive(Clone, PartialEq)]
+pub struct KernelSpec {
+    pub name: &'static str,
+    pub source: String,
+    pub entries: Vec<wgpu::BindGroupLayoutEntry>,
+    pub constants: Vec<(&'static str, f64)>,
+}
+
+/// The sweep's and the moments' sum's [`KernelSpec`] for `plan`: everything their
+/// pipelines depend on, so that two equal specs give the same kernels (`super::prewarm`).
+pub fn kernel_specs(p: &Problem, plan: &FusedPlan, tables: &crate::backend::gpu_io::DeviceTables) -> [KernelSpec; 2] {
+    let [nx, ny, nz] = plan.dims.map(|n| n as f64);
+    let walls = f64::from(u8::from(p.bodies.solids.any()));
+    let mpt = plan.moments_per_thread;
+    let mut sweep_constants = vec![
+        ("NX", nx),
+        ("NY", ny),
+        ("NZ", nz),
+        ("FCH", plan.stride as f64),
+        ("SROW", shape_rows(p) as f64),
+        ("HAS_WALLS", walls),
+        ("M", p.vgrid.m as f64),
+    ];
+    const PART: [&str; 6] = ["PART0", "PART1", "PART2", "PART3", "PART4", "PART5"];
+    const EXIT: [&str; 6] = ["EXIT0", "EXIT1", "EXIT2", "EXIT3", "EXIT4", "EXIT5"];
+    sweep_constants.extend(PART.iter().zip(tables.part_at).map(|(&n, x)| (n, x as f64)));
+    sweep_constants.extend(EXIT.iter().zip(tables.exit_at).map(|(&n, x)| (n, x as f64)));
+    let e = |n: u32, ro: bool| kernels::storage(n, ro);
+    let [sweep_name, moments_name] = kernel_names(plan.second);
+    [
+        KernelSpec {
+            name: sweep_name,
+            source: source(sweep_name, plan.tile, plan.dims),
+            entries: vec![
+                kernels::params_entry(),
+                e(1, true),
+                e(2, true),
+                e(3, true),
+                e(4, false),
+                e(5, false),
+                e(6, false),
+                e(7, false),
+            ],
+            constants: sweep_constants,
+        },
+        KernelSpec {
+            name: "fused_moments",
+            source: source(moments_name, plan.tile, plan.dims),
+            entries: vec![
+                kernels::params_entry(),
+                e(1, true),
+                e(2, true),
+                e(3, true),
+                e(4, false),
+                e(5, false),
+                e(6, false),
+            ],
+            constants: vec![("NX", nx), ("NY", ny), ("NZ", nz), ("HAS_WALLS", walls), ("MPT", mpt as f64)],
+        },
+    ]
+}
+
+/// The sweep and moments kernels of `specs`.
+pub fn compile(device: &wgpu::Device, specs: &[KernelSpec; 2]) -> (Kernel, Kernel) {
+    let [s, m] = specs.each_ref().map(|k| kernels::kernel_with(device, k.name, &k.source, &k.entries, &k.constants));
+    (s, m)
+}
+
 pub struct FusedGpu {
     pub plan: FusedPlan,
     sweep: Kernel,
@@ -189,47 +258,11 @@ impl FusedGpu {
         tables: &crate::backend::gpu_io::DeviceTables,
         max_per_dim: u32,
     ) -> Self {
-        let [nx, ny, nz] = plan.dims.map(|n| n as f64);
-        let walls = f64::from(u8::from(p.bodies.solids.any()));
-        let mpt = plan.moments_per_thread;
-        let mut sweep_constants = vec![
-            ("NX", nx),
-            ("NY", ny),
-            ("NZ", nz),
-            ("FCH", plan.stride as f64),
-            ("SROW", shape_rows(p) as f64),
-            ("HAS_WALLS", walls),
-            ("M", p.vgrid.m as f64),
-        ];
-        const PART: [&str; 6] = ["PART0", "PART1", "PART2", "PART3", "PART4", "PART5"];
-        const EXIT: [&str; 6] = ["EXIT0", "EXIT1", "EXIT2", "EXIT3", "EXIT4", "EXIT5"];
-        sweep_constants.extend(PART.iter().zip(tables.part_at).map(|(&n, x)| (n, x as f64)));
-        sweep_constants.extend(EXIT.iter().zip(tables.exit_at).map(|(&n, x)| (n, x as f64)));
-        let e = |n: u32, ro: bool| kernels::storage(n, ro);
-        let [sweep_name, moments_name] = kernel_names(plan.second);
-        let sweep = kernels::kernel_with(
-            device,
-            sweep_name,
-            &source(sweep_name, plan.tile, plan.dims),
-            &[
-                kernels::params_entry(),
-                e(1, true),
-                e(2, true),
-                e(3, true),
-                e(4, false),
-                e(5, false),
-                e(6, false),
-                e(7, false),
-            ],
-            &sweep_constants,
-        );
-        let moments_k = kernels::kernel_with(
-            device,
-            "fused_moments",
-            &source(moments_name, plan.tile, plan.dims),
-            &[kernels::params_entry(), e(1, true), e(2, true), e(3, true), e(4, false), e(5, false), e(6, false)],
-            &[("NX", nx), ("NY", ny), ("NZ", nz), ("HAS_WALLS", walls), ("MPT", mpt as f64)],
-        );
+        let specs = kernel_specs(p, &plan, tables);
+        let (sweep, moments_k) = match super::prewarm::take(device, &specs) {
+            Some(k) => k,
+            None => compile(device, &specs),
+        };
         let storage = wgpu::BufferUsages::STORAGE;
         let make = |label: &str, floats: usize| {
             device.create_buffer(&wgpu::BufferDescriptor {

@@ -18,6 +18,7 @@ pub mod group;
 pub mod kernels;
 pub mod layout;
 pub mod limits;
+pub mod prewarm;
 mod quiet;
 pub mod records;
 pub mod records_f64;

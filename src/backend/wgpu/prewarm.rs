@@ -1,0 +1,66 @@
+//! The case's fused sweep compiled on a thread of its own while the coarse start's level
+//! runs on the same device (`knudsen run`, `solver.coarse_grids`).
+//!
+//! The case's wgpu backend is built after the level, on the device the level kept
+//! (`device::keep_devices`), and its largest set-up item is the fused sweep's compile:
+//! 0.157 s of the case's 0.33-0.35 s on an H200, most of it naga's translation of the
+//! unrolled WGSL (docs/performance.md, "The coarse start"). The kernels depend on the case
+//! and the adapter only, so they can be compiled as soon as the level's device is open. The
+//! case's backend then takes them if they are the ones it would compile ([`KernelSpec`]s
+//! equal), and compiles its own otherwise.
+
+use super::device;
+use super::fused::{self, KernelSpec};
+use super::kernels::Kernel;
+use crate::problem::Problem;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+type Compiled = Option<([KernelSpec; 2], (Kernel, Kernel))>;
+
+/// The compile in flight, kept with the device (`device::keep_with_device`).
+struct Prewarm(Mutex<Option<JoinHandle<Compiled>>>);
+
+/// Start compiling the fused kernels of `case` on `device` (the kept device of `adapter`)
+/// with the case's budget (`budget_bytes`, None: the adapter's default), as
+/// `WgpuBackend::new` would plan them. Nothing happens where devices are not kept or the
+/// case would not run the fused sweep.
+pub fn start(case: Arc<Problem>, budget_bytes: Option<u64>, adapter: &wgpu::Adapter, device: &wgpu::Device) {
+    if device::kept_with_device::<Prewarm>(device).is_some() {
+        return;
+    }
+    let limits = adapter.limits();
+    let budget = budget_bytes.unwrap_or_else(|| super::default_budget_bytes(adapter));
+    let dev = device.clone();
+    let handle = std::thread::Builder::new().name("fused prewarm".into()).spawn(move || -> Compiled {
+        let plan = fused::choose(&case, budget, &limits, None, None).ok()?.ok()?;
+        let tables = crate::backend::gpu_io::device_tables(&case).ok()?;
+        let specs = fused::kernel_specs(&case, &plan, &tables);
+        let t = std::time::Instant::now();
+        let kernels = fused::compile(&dev, &specs);
+        log::debug!(
+            "wgpu: the case's fused kernels compiled beside the coarse start in {:.3} s",
+            t.elapsed().as_secs_f64()
+        );
+        Some((specs, kernels))
+    });
+    if let Ok(h) = handle {
+        device::keep_with_device(device, Arc::new(Prewarm(Mutex::new(Some(h)))));
+    }
+}
+
+/// The kernels compiled by [`start`] on `device`, if they are those of `specs` (waiting for
+/// the compile if it is still running); taken once.
+pub fn take(device: &wgpu::Device, specs: &[KernelSpec; 2]) -> Option<(Kernel, Kernel)> {
+    let pre = device::kept_with_device::<Prewarm>(device)?;
+    let handle = pre.0.lock().ok()?.take()?;
+    let t = std::time::Instant::now();
+    let (done, kernels) = handle.join().ok()??;
+    let same = &done == specs;
+    log::debug!(
+        "wgpu: the fused kernels compiled beside the coarse start {} (waited {:.3} s)",
+        if same { "taken" } else { "differ from the case's; compiling its own" },
+        t.elapsed().as_secs_f64()
+    );
+    same.then_some(kernels)
+}

@@ -1,0 +1,88 @@
+//! The case's fused kernels compiled while a coarse level runs on the kept device
+//! (`backend::wgpu::prewarm`): the case's backend takes them where they are its own and
+//! compiles its own where they are not, and either way sweeps the bits a backend built alone
+//! sweeps (lavapipe in CI).
+
+mod common;
+use common::*;
+use knudsen::backend::wgpu::{device, prewarm, WgpuBackend, WgpuOptions};
+use knudsen::problem::Problem;
+use std::sync::Arc;
+
+/// The Kn 1 cavity on `n`^3 cells and 10^3 velocities, three sweeps.
+fn cavity(n: usize) -> Arc<Problem> {
+    let mut v = cavity_json(n, 10, 4.0, 0.2);
+    v["solver"] = serde_json::json!({"max_iterations": 3, "tolerance": 1e-30});
+    Arc::new(Problem::new(&config(&v)))
+}
+
+fn backend(p: &Arc<Problem>) -> Box<dyn knudsen::backend::Backend> {
+    Box::new(WgpuBackend::new(p.clone(), None, &WgpuOptions { allow_software: true, ..Default::default() }).unwrap())
+}
+
+/// The fields after three sweeps of `case` on a backend built while devices are kept, after
+/// a coarse level of 4^3 cells on the same device with `prewarmed` compiled meanwhile.
+fn after_a_level(case: &Arc<Problem>, prewarmed: &Arc<Problem>) -> Vec<knudsen::model::Macro> {
+    device::keep_devices(true);
+    let level = backend(&cavity(4));
+    let (dev, _, _) = level.wgpu_handles().unwrap();
+    prewarm::start(prewarmed.clone(), None, &device::kept_adapter().unwrap(), &dev);
+    drop(level);
+    let fields = run_with(case, backend(case)).fields;
+    device::keep_devices(false);
+    fields
+}
+
+#[test]
+fn the_case_sweeps_the_same_bits_with_kernels_compiled_beside_a_coarse_level() {
+    if gpu_adapter().is_none() {
+        return;
+    }
+    let case = cavity(6);
+    let alone = run_with(&case, backend(&case)).fields;
+    let bits = |f: &[knudsen::model::Macro]| {
+        f.iter().flat_map(|m| [m.rho, m.t, m.u[0], m.u[1], m.q[2]]).map(f64::to_bits).collect::<Vec<_>>()
+    };
+    // Its own kernels compiled beside the level, and another case's (5^3 cells: other
+    // sizes baked into the source), which the case must not take.
+    for prewarmed in [case.clone(), cavity(5)] {
+        assert_eq!(bits(&after_a_level(&case, &prewarmed)), bits(&alone), "prewarmed for {:?}", prewarmed.grid.dims());
+    }
+}
+
+#[test]
+fn kernels_are_taken_only_where_their_specs_are_the_case_s() {
+    // The same check as above at the level of the specs: equal problems give equal specs,
+    // another grid gives others (the sizes are override constants and unrolled loops).
+    if gpu_adapter().is_none() {
+        return;
+    }
+    let spec = |p: &Problem| {
+        let limits = gpu_adapter().unwrap().limits();
+        let plan = knudsen::backend::wgpu::fused::choose(p, 1 << 30, &limits, None, None).unwrap().unwrap();
+        let tables = knudsen::backend::gpu_io::device_tables(p).unwrap();
+        knudsen::backend::wgpu::fused::kernel_specs(p, &plan, &tables)
+    };
+    assert!(spec(&cavity(6)) == spec(&cavity(6)));
+    assert!(spec(&cavity(6)) != spec(&cavity(5)));
+}
+
+#[test]
+fn knudsen_run_on_wgpu_compiles_the_case_s_kernels_beside_its_coarse_level() {
+    if gpu_adapter().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = cavity_json(8, 10, 4.0, 0.2);
+    v["solver"] = serde_json::json!({"max_iterations": 3, "coarse_grids": 1, "acceleration": "none"});
+    let path = dir.path().join("case.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .args(["run", path.to_str().unwrap(), "--backend", "wgpu", "--out", dir.path().join("out").to_str().unwrap()])
+        .env("RUST_LOG", "knudsen::backend::wgpu::prewarm=debug")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{log}");
+    assert!(log.contains("the fused kernels compiled beside the coarse start taken"), "{log}");
+}
