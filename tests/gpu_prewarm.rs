@@ -26,7 +26,7 @@ fn after_a_level(case: &Arc<Problem>, prewarmed: &Arc<Problem>) -> Vec<knudsen::
     device::keep_devices(true);
     let level = backend(&cavity(4));
     let (dev, _, _) = level.wgpu_handles().unwrap();
-    prewarm::start(prewarmed.clone(), None, &device::kept_adapter().unwrap(), &dev);
+    prewarm::start(prewarmed, None, &device::kept_adapter().unwrap(), &dev);
     drop(level);
     let fields = run_with(case, backend(case)).fields;
     device::keep_devices(false);
@@ -73,16 +73,19 @@ fn knudsen_run_on_wgpu_compiles_the_case_s_kernels_beside_its_coarse_level() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let mut v = cavity_json(8, 10, 4.0, 0.2);
-    v["solver"] = serde_json::json!({"max_iterations": 3, "coarse_grids": 1, "acceleration": "none"});
+    // Two levels (4^3 and 8^3 cells): the second level's backend, whose kernels differ,
+    // must leave the compiled ones for the case.
+    let mut v = cavity_json(16, 10, 4.0, 0.2);
+    v["solver"] = serde_json::json!({"max_iterations": 3, "coarse_grids": 2, "acceleration": "none"});
     let path = dir.path().join("case.json");
     std::fs::write(&path, v.to_string()).unwrap();
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_knudsen"))
         .args(["run", path.to_str().unwrap(), "--backend", "wgpu", "--out", dir.path().join("out").to_str().unwrap()])
-        .env("RUST_LOG", "knudsen::backend::wgpu::prewarm=debug")
+        .env("RUST_LOG", "knudsen::backend::wgpu::prewarm=debug,knudsen::solver::coarse=info")
         .output()
         .unwrap();
     let log = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{log}");
-    assert!(log.contains("the fused kernels compiled beside the coarse start taken"), "{log}");
+    assert_eq!(log.matches("coarse start: ").count(), 2, "{log}");
+    assert!(log.contains("the fused kernels compiled beside the coarse start taken for 16 x 16 x 16 cells"), "{log}");
 }

@@ -30,7 +30,7 @@ pub struct Share<'a> {
 /// continue from).
 pub fn coarse_start<'a>(
     cfg: &Config,
-    problem: &Arc<Problem>,
+    problem: &Problem,
     choice: BackendChoice,
     share: &Share<'a>,
     stop: &Arc<AtomicUsize>,
@@ -68,7 +68,7 @@ pub fn coarse_start<'a>(
             (b.wgpu_handles(), knudsen::backend::wgpu::device::kept_adapter())
         {
             let bytes = budget.map(|mib| (mib * 1048576.0) as u64);
-            knudsen::backend::wgpu::prewarm::start(problem.clone(), bytes, &adapter, &device);
+            knudsen::backend::wgpu::prewarm::start(problem, bytes, &adapter, &device);
         }
         Ok(b)
     };

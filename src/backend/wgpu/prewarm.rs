@@ -16,51 +16,59 @@ use crate::problem::Problem;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-type Compiled = Option<([KernelSpec; 2], (Kernel, Kernel))>;
-
-/// The compile in flight, kept with the device (`device::keep_with_device`).
-struct Prewarm(Mutex<Option<JoinHandle<Compiled>>>);
+/// The compile in flight and the specs it compiles, kept with the device
+/// (`device::keep_with_device`).
+struct Prewarm {
+    specs: [KernelSpec; 2],
+    handle: Mutex<Option<JoinHandle<(Kernel, Kernel)>>>,
+}
 
 /// Start compiling the fused kernels of `case` on `device` (the kept device of `adapter`)
 /// with the case's budget (`budget_bytes`, None: the adapter's default), as
-/// `WgpuBackend::new` would plan them. Nothing happens where devices are not kept or the
-/// case would not run the fused sweep.
-pub fn start(case: Arc<Problem>, budget_bytes: Option<u64>, adapter: &wgpu::Adapter, device: &wgpu::Device) {
+/// `WgpuBackend::new` would plan them. Nothing happens where devices are not kept, a compile
+/// was started already, or the case would not run the fused sweep. The plan and the sources
+/// are made here (milliseconds), the compile on the thread.
+pub fn start(case: &Problem, budget_bytes: Option<u64>, adapter: &wgpu::Adapter, device: &wgpu::Device) {
     if device::kept_with_device::<Prewarm>(device).is_some() {
         return;
     }
-    let limits = adapter.limits();
     let budget = budget_bytes.unwrap_or_else(|| super::default_budget_bytes(adapter));
-    let dev = device.clone();
-    let handle = std::thread::Builder::new().name("fused prewarm".into()).spawn(move || -> Compiled {
-        let plan = fused::choose(&case, budget, &limits, None, None).ok()?.ok()?;
-        let tables = crate::backend::gpu_io::device_tables(&case).ok()?;
-        let specs = fused::kernel_specs(&case, &plan, &tables);
+    let Ok(Ok(plan)) = fused::choose(case, budget, &adapter.limits(), None, None) else { return };
+    let Ok(tables) = crate::backend::gpu_io::device_tables(case) else { return };
+    let specs = fused::kernel_specs(case, &plan, &tables);
+    let (dev, todo) = (device.clone(), specs.clone());
+    let handle = std::thread::Builder::new().name("fused prewarm".into()).spawn(move || {
         let t = std::time::Instant::now();
-        let kernels = fused::compile(&dev, &specs);
+        let kernels = fused::compile(&dev, &todo);
         log::debug!(
             "wgpu: the case's fused kernels compiled beside the coarse start in {:.3} s",
             t.elapsed().as_secs_f64()
         );
-        Some((specs, kernels))
+        kernels
     });
     if let Ok(h) = handle {
-        device::keep_with_device(device, Arc::new(Prewarm(Mutex::new(Some(h)))));
+        device::keep_with_device(device, Arc::new(Prewarm { specs, handle: Mutex::new(Some(h)) }));
     }
 }
 
 /// The kernels compiled by [`start`] on `device`, if they are those of `specs` (waiting for
-/// the compile if it is still running); taken once.
+/// the compile if it is still running); taken once. A backend with other specs (a second
+/// coarse level) leaves them for the case.
 pub fn take(device: &wgpu::Device, specs: &[KernelSpec; 2]) -> Option<(Kernel, Kernel)> {
     let pre = device::kept_with_device::<Prewarm>(device)?;
-    let handle = pre.0.lock().ok()?.take()?;
+    if &pre.specs != specs {
+        return None;
+    }
+    let handle = pre.handle.lock().ok()?.take()?;
     let t = std::time::Instant::now();
-    let (done, kernels) = handle.join().ok()??;
-    let same = &done == specs;
+    let kernels = handle.join().ok()?;
+    let dim = |n: &str| specs[0].constants.iter().find(|c| c.0 == n).map_or(0.0, |c| c.1);
     log::debug!(
-        "wgpu: the fused kernels compiled beside the coarse start {} (waited {:.3} s)",
-        if same { "taken" } else { "differ from the case's; compiling its own" },
+        "wgpu: the fused kernels compiled beside the coarse start taken for {} x {} x {} cells (waited {:.3} s)",
+        dim("NX"),
+        dim("NY"),
+        dim("NZ"),
         t.elapsed().as_secs_f64()
     );
-    same.then_some(kernels)
+    Some(kernels)
 }
