@@ -228,46 +228,6 @@ impl Boundaries {
         ex
     }
 
-    /// The partner data each face reads, from the exits of the previous sweep: a specular
-    /// face reads its own exits with the normal component reversed (slot s of the axis half
-    /// maps to half - 1 - s); a periodic face reads the opposite face's exits, slot for slot
-    /// (a velocity entering x_min with xi_x > 0 left x_max with the same velocity).
-    pub fn partner_inflow(&self, exits: &FaceData) -> FaceData {
-        let m = self.m;
-        let half = m / 2;
-        let s = slots_per_cell(m);
-        std::array::from_fn(|f| {
-            let face = Face::ALL[f];
-            if !self.stores_inflow(face) {
-                return Vec::new();
-            }
-            match self.faces[f].kind {
-                FaceKind::Periodic => exits[f ^ 1].clone(),
-                _ => {
-                    let src = &exits[f];
-                    let axis = face.axis();
-                    // Slot -> mirrored slot within one face cell.
-                    let mirror: Vec<usize> = (0..s)
-                        .map(|sl| {
-                            let mut dims = [m; 3];
-                            dims[axis] = half;
-                            let mut idx = [sl % dims[0], sl / dims[0] % dims[1], sl / (dims[0] * dims[1])];
-                            idx[axis] = half - 1 - idx[axis];
-                            (idx[2] * dims[1] + idx[1]) * dims[0] + idx[0]
-                        })
-                        .collect();
-                    let mut out = vec![0.0; src.len()];
-                    for (o, c) in out.chunks_mut(s).zip(src.chunks(s)) {
-                        for (sl, &from) in mirror.iter().enumerate() {
-                            o[sl] = c[from];
-                        }
-                    }
-                    out
-                }
-            }
-        })
-    }
-
     /// Incident flux at each face cell when the whole domain holds f_M(rho, u, t): the wall
     /// state that the initial field is in balance with.
     pub fn uniform_incident(&self, g: &Grid, v: &VelocityGrid, rho: f64, u: [f64; 3], t: f64) -> FaceData {

@@ -73,6 +73,7 @@ pub mod loads;
 pub mod model;
 pub mod output;
 pub mod parallel;
+pub mod partner;
 pub mod plan;
 pub mod problem;
 pub mod solver;

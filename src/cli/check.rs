@@ -235,7 +235,7 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
         ),
     }
     let theta = cfg.partner_relaxation();
-    if theta < 1.0 && !cfg.partner_axes().is_empty() {
+    if theta < 1.0 && p.bounds.keeps_partner_data() {
         println!("partner data (specular and periodic faces): takes {theta} of each sweep's change (solver.partner_relaxation)");
     }
     let cpu_budget = cfg.solver.memory_budget_mib.unwrap_or(backend::CPU_DEFAULT_BUDGET_MIB);

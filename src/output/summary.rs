@@ -110,7 +110,7 @@ impl Summary {
             velocities_in_flight: plan.in_flight,
             distribution_bytes: plan.distribution_bytes,
             partner_relaxation: Some(p.config.partner_relaxation())
-                .filter(|&t| t < 1.0 && !p.config.partner_axes().is_empty()),
+                .filter(|&t| t < 1.0 && p.bounds.keeps_partner_data()),
             synthetic_solve: s.result.synthetic_solve.map(str::to_string),
             synthetic_solves: s.result.synthetic_solves,
             coarse_start: s.result.coarse_start.clone(),

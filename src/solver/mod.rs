@@ -274,16 +274,20 @@ impl<'a> Solver<'a> {
             rescale_and_conserve(&mut out, factor, &mut spare_conserved);
             let res = residuals(&state.conserved, &spare_conserved);
             std::mem::swap(&mut state.conserved, &mut spare_conserved);
-            // The partner data as the sweep left it, before a synthetic correction moves the
-            // exits: the relaxation damps the sweep's change and keeps the move whole.
-            let swept_partner = (relax < 1.0).then(|| (relax, p.bounds.partner_inflow(&out.exits)));
+            // The partner data's relaxation acts on the sweep's exits before a synthetic
+            // correction moves them, so the move is taken whole. Not on a run's first sweep:
+            // its partner data came from the initial state or a coarse level's start, not
+            // from a sweep, and half of it would linger for sweeps.
+            if relax < 1.0 && iteration > 1 {
+                p.bounds.relax_exits(&mut out.exits, &state.partner, relax);
+            }
             mark(0);
             let sweep = Sweep { seconds: t_sweep, residual: res.iter().copied().fold(0.0, f64::max) };
             self.strategy.update_fields(p, &mut out, &mut state, sweep)?;
             mark(1);
             state.check_physical(p, iteration, self.backend.kind(), &out.raw)?;
             mark(2);
-            state.update_boundaries(p, &out, self.strategy.predicted_walls(), swept_partner);
+            state.update_boundaries(p, &out, self.strategy.predicted_walls());
             mark(3);
             log::debug!(
                 "iteration {iteration}: backend {t_sweep:.4} s, host update {:.4} s (rescale and residual {:.4} s, fields {:.4} s, check {:.4} s, boundaries {:.4} s)",

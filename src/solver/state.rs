@@ -146,30 +146,8 @@ impl State {
     /// oscillated at residual 0.3-0.6 for 300 sweeps with it, and converged in 33 without;
     /// `tests/gsis.rs`). A closed domain's mass rescale keeps that mode in check, and the
     /// damping stays there (parallel plates near the free-molecular limit need it).
-    ///
-    /// `relax`: the relaxation theta of the partner data (`Config::partner_relaxation`) and
-    /// the partner data of the sweep's own exits, before a correction moved them. The new
-    /// data is then `(1 - theta) x + theta x_sweep + move`, the move (the exits' prediction)
-    /// taken whole: relaxed with the rest, it left the correction's mass at the partner
-    /// faces half-way, and a box open through a free-stream face stalled at residual 0.4.
-    /// A value the relaxation would take below zero from non-negative data stops at zero.
-    pub fn update_boundaries(
-        &mut self,
-        p: &Problem,
-        out: &SweepOutput,
-        predicted: bool,
-        relax: Option<(f64, FaceData)>,
-    ) {
-        let mut partner = p.bounds.partner_inflow(&out.exits);
-        if let Some((theta, swept)) = relax {
-            for ((new, old), swept) in partner.iter_mut().zip(&self.partner).zip(&swept) {
-                for ((n, &o), &s) in new.iter_mut().zip(old).zip(swept) {
-                    let r = *n + (1.0 - theta) * (o - s);
-                    *n = if r < 0.0 && *n >= 0.0 && o >= 0.0 { 0.0 } else { r };
-                }
-            }
-        }
-        self.partner = partner;
+    pub fn update_boundaries(&mut self, p: &Problem, out: &SweepOutput, predicted: bool) {
+        self.partner = p.bounds.partner_inflow(&out.exits);
         self.used_wall_density = self.wall_density.clone();
         let (fresh_face, fresh_wall) = (p.bounds.densities(&out.incident), p.bodies.densities(&out.wall));
         let open_after_correction = predicted && !p.bounds.closed();

@@ -135,7 +135,9 @@ thread_local! {
 pub fn keep_devices(on: bool) {
     KEEPING.with(|k| k.set(on));
     if !on {
-        KEPT.with(|k| k.borrow_mut().take());
+        // Dropped outside the borrow: a kept value's drop may wait (`super::prewarm`).
+        let kept = KEPT.with(|k| k.borrow_mut().take());
+        drop(kept);
     }
 }
 

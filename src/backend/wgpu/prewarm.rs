@@ -17,10 +17,20 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// The compile in flight and the specs it compiles, kept with the device
-/// (`device::keep_with_device`).
+/// (`device::keep_with_device`). The thread gives None where wgpu reported an error.
 struct Prewarm {
     specs: [KernelSpec; 2],
-    handle: Mutex<Option<JoinHandle<(Kernel, Kernel)>>>,
+    handle: Mutex<Option<JoinHandle<Option<(Kernel, Kernel)>>>>,
+}
+
+impl Drop for Prewarm {
+    /// Kernels nobody took (the case failed first, or the specs differed): wait for the
+    /// compile, so that the process never ends with the thread inside the driver.
+    fn drop(&mut self) {
+        if let Some(h) = self.handle.get_mut().ok().and_then(Option::take) {
+            let _ = h.join();
+        }
+    }
 }
 
 /// Start compiling the fused kernels of `case` on `device` (the kept device of `adapter`)
@@ -39,12 +49,26 @@ pub fn start(case: &Problem, budget_bytes: Option<u64>, adapter: &wgpu::Adapter,
     let (dev, todo) = (device.clone(), specs.clone());
     let handle = std::thread::Builder::new().name("fused prewarm".into()).spawn(move || {
         let t = std::time::Instant::now();
+        // Error scopes belong to the thread that pushes them: without these an invalid
+        // pipeline would reach the device's uncaptured-error handler (the coarse level's
+        // fault watch) instead of the case's own checks. On an error the case compiles its
+        // own kernels inside those checks.
+        let scopes = [wgpu::ErrorFilter::OutOfMemory, wgpu::ErrorFilter::Validation].map(|f| dev.push_error_scope(f));
         let kernels = fused::compile(&dev, &todo);
+        let errors: Vec<String> =
+            scopes.into_iter().rev().filter_map(|s| pollster::block_on(s.pop())).map(|e| e.to_string()).collect();
+        if !errors.is_empty() {
+            log::debug!(
+                "wgpu: the case's fused kernels compiled beside the coarse start failed: {}",
+                errors.join("; ")
+            );
+            return None;
+        }
         log::debug!(
             "wgpu: the case's fused kernels compiled beside the coarse start in {:.3} s",
             t.elapsed().as_secs_f64()
         );
-        kernels
+        Some(kernels)
     });
     if let Ok(h) = handle {
         device::keep_with_device(device, Arc::new(Prewarm { specs, handle: Mutex::new(Some(h)) }));
@@ -61,7 +85,7 @@ pub fn take(device: &wgpu::Device, specs: &[KernelSpec; 2]) -> Option<(Kernel, K
     }
     let handle = pre.handle.lock().ok()?.take()?;
     let t = std::time::Instant::now();
-    let kernels = handle.join().ok()?;
+    let kernels = handle.join().ok()??;
     let dim = |n: &str| specs[0].constants.iter().find(|c| c.0 == n).map_or(0.0, |c| c.1);
     log::debug!(
         "wgpu: the fused kernels compiled beside the coarse start taken for {} x {} x {} cells (waited {:.3} s)",
