@@ -20,8 +20,11 @@ use std::thread::JoinHandle;
 /// (`device::keep_with_device`). The thread gives None where wgpu reported an error.
 struct Prewarm {
     specs: [KernelSpec; 2],
-    handle: Mutex<Option<JoinHandle<Option<(Kernel, Kernel)>>>>,
+    handle: Mutex<Option<Compile>>,
 }
+
+/// The compile's thread: the sweep and moments kernels, or None after an error.
+type Compile = JoinHandle<Option<(Kernel, Kernel)>>;
 
 impl Drop for Prewarm {
     /// Kernels nobody took (the case failed first, or the specs differed): wait for the
