@@ -193,36 +193,24 @@ pub fn kernel_specs(p: &Problem, plan: &FusedPlan, tables: &crate::backend::gpu_
     const EXIT: [&str; 6] = ["EXIT0", "EXIT1", "EXIT2", "EXIT3", "EXIT4", "EXIT5"];
     sweep_constants.extend(PART.iter().zip(tables.part_at).map(|(&n, x)| (n, x as f64)));
     sweep_constants.extend(EXIT.iter().zip(tables.exit_at).map(|(&n, x)| (n, x as f64)));
-    let e = |n: u32, ro: bool| kernels::storage(n, ro);
+    // Params, three read-only storage buffers, then `rw` read-write ones.
+    let entries = |rw: u32| {
+        let mut e = vec![kernels::params_entry()];
+        e.extend((1..4 + rw).map(|n| kernels::storage(n, n < 4)));
+        e
+    };
     let [sweep_name, moments_name] = kernel_names(plan.second);
     [
         KernelSpec {
             name: sweep_name,
             source: source(sweep_name, plan.tile, plan.dims),
-            entries: vec![
-                kernels::params_entry(),
-                e(1, true),
-                e(2, true),
-                e(3, true),
-                e(4, false),
-                e(5, false),
-                e(6, false),
-                e(7, false),
-            ],
+            entries: entries(4),
             constants: sweep_constants,
         },
         KernelSpec {
             name: "fused_moments",
             source: source(moments_name, plan.tile, plan.dims),
-            entries: vec![
-                kernels::params_entry(),
-                e(1, true),
-                e(2, true),
-                e(3, true),
-                e(4, false),
-                e(5, false),
-                e(6, false),
-            ],
+            entries: entries(3),
             constants: vec![("NX", nx), ("NY", ny), ("NZ", nz), ("HAS_WALLS", walls), ("MPT", mpt as f64)],
         },
     ]
