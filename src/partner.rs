@@ -91,7 +91,7 @@ mod tests {
     fn relaxed_exits_give_the_relaxed_partner_data() {
         // Specular x, periodic z, one cell each way thick enough to keep partner data:
         // partner_inflow(relax(e)) = (1 - theta) partner + theta partner_inflow(e), slot for slot.
-        let mut c = crate::config::walled_box([3, 2, 4], 4);
+        let mut c = crate::config::walled_box([3, 2, 4], 10);
         c.boundaries.x_min = crate::config::FaceConfig::Specular {};
         c.boundaries.x_max = crate::config::FaceConfig::Specular {};
         c.boundaries.z_min = crate::config::FaceConfig::Periodic {};
