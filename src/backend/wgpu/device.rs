@@ -141,6 +141,11 @@ pub fn keep_devices(on: bool) {
     }
 }
 
+/// Whether devices are kept on this thread ([`keep_devices`]) and `device` is the kept one.
+pub fn is_kept(device: &wgpu::Device) -> bool {
+    KEEPING.with(|k| k.get()) && KEPT.with(|k| k.borrow().as_ref().is_some_and(|d| &d.device == device))
+}
+
 /// The kept adapter, while devices are kept and one is.
 pub fn kept_adapter() -> Option<wgpu::Adapter> {
     KEEPING.with(|k| k.get()).then(|| KEPT.with(|k| k.borrow().as_ref().map(|d| d.adapter.clone()))).flatten()

@@ -38,11 +38,12 @@ impl Drop for Prewarm {
 
 /// Start compiling the fused kernels of `case` on `device` (the kept device of `adapter`)
 /// with the case's budget (`budget_bytes`, None: the adapter's default), as
-/// `WgpuBackend::new` would plan them. Nothing happens where devices are not kept, a compile
-/// was started already, or the case would not run the fused sweep. The plan and the sources
-/// are made here (milliseconds), the compile on the thread.
+/// `WgpuBackend::new` would plan them. Nothing happens where `device` is not the kept one,
+/// a compile was started already, or the case would not run the fused sweep. The plan and
+/// the sources are made here (milliseconds), the compile on the thread.
 pub fn start(case: &Problem, budget_bytes: Option<u64>, adapter: &wgpu::Adapter, device: &wgpu::Device) {
-    if device::kept_with_device::<Prewarm>(device).is_some() {
+    // On a device not kept the compile would be dropped, and joined, at once.
+    if !device::is_kept(device) || device::kept_with_device::<Prewarm>(device).is_some() {
         return;
     }
     let budget = budget_bytes.unwrap_or_else(|| super::default_budget_bytes(adapter));
