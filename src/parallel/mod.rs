@@ -208,8 +208,8 @@ pub fn sum_in_rank_order(parts: &[f64], ranks: usize, sum: &mut [f64]) {
     sum_runs_in_rank_order(&runs, sum);
 }
 
-/// [`sum_in_rank_order`] of runs that need not be adjacent in memory: `sum[i] = runs[0][i]
-/// + runs[1][i] + ...`, added left to right.
+/// [`sum_in_rank_order`] of runs that need not be adjacent in memory:
+/// `sum[i] = runs[0][i] + runs[1][i] + ...`, added left to right.
 pub fn sum_runs_in_rank_order(runs: &[&[f64]], sum: &mut [f64]) {
     use rayon::prelude::*;
     assert!(runs.iter().all(|r| r.len() == sum.len()), "every run as long as the sum");

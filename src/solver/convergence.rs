@@ -67,7 +67,7 @@ pub fn residuals(old: &[[f64; 5]], new: &[[f64; 5]]) -> [f64; 5] {
 const SUM_PART: usize = 4096;
 
 /// The sum over `0..n` of `part(range)`, computed part by part in parallel over ranges of
-/// [`SUM_PART`] cells and added in order: the same bits on any number of threads.
+/// `SUM_PART` cells and added in order: the same bits on any number of threads.
 pub fn ordered_sum<const K: usize>(n: usize, part: impl Fn(std::ops::Range<usize>) -> [f64; K] + Sync) -> [f64; K] {
     use rayon::prelude::*;
     let parts: Vec<[f64; K]> =

@@ -6,7 +6,7 @@ use crate::problem::Problem;
 use rayon::prelude::*;
 
 /// Per-cell 1D Gaussians exp(-(x_i - U_a)^2 / T) in f32, `[cell][axis][node]`, and the
-/// cell's equilibrium coefficients in f32 ([`LaneCoeffs`]).
+/// cell's equilibrium coefficients in f32 (`LaneCoeffs`).
 #[derive(Debug, Clone, Default)]
 pub struct LaneTables {
     m: usize,

@@ -66,7 +66,7 @@ pub fn groups(batch: &Batch) -> Vec<[Option<u32>; L]> {
 /// z-upwind values from `prev`, the group's previous slice (unused for the `first` slice of
 /// its sweep, which takes the face's inflow). The f64 path's `sweep_slice`, lane by lane.
 /// Compiled twice, for the baseline instruction set and for AVX2 with FMA, chosen at run
-/// time ([`simd`]).
+/// time (`simd`).
 #[allow(clippy::too_many_arguments)]
 pub fn sweep_slice_lanes(
     p: &Problem,
@@ -222,7 +222,7 @@ pub fn moment_weights(p: &Problem, g: &[Option<u32>; L]) -> [[f32; L]; NRAW] {
     out
 }
 
-/// Add slice `k` of every group to the raw moments of its cells: runs of [`MOMENT_CELLS`]
+/// Add slice `k` of every group to the raw moments of its cells: runs of `MOMENT_CELLS`
 /// cells in parallel (not rows: 32 rows on 16 cores of unequal speed left the slowest with
 /// the last ones); within a run, lane-wise f32 sums over blocks of 32 groups in order
 /// (vectorised like the sweep), then each cell's lanes summed and added in f64. Each cell's

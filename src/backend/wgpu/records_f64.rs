@@ -6,7 +6,7 @@
 //! (../shared/platform-facts.md). [`cell_records_f64_twin`] is the stage's CPU twin, line for
 //! line. The host side (buffers, dispatch) is shared with the f32 stage in records.rs; here
 //! are which stage a device gets ([`default_at`], [`choose`]) and the fields' upload
-//! ([`pack_into`]).
+//! (`pack_into`).
 
 use crate::backend::gpu_io::{RecordsAt, RECORD_FIELDS as FIELDS};
 use crate::backend::wgpu::layout::CellCoeffs;

@@ -76,11 +76,11 @@ fn declarations(count: usize, access: Access, elem: &str) -> String {
         .collect()
 }
 
-/// The slice bindings of a dispatch group ([`declarations`]) and `slice_load(c, i)`
+/// The slice bindings of a dispatch group (`declarations`) and `slice_load(c, i)`
 /// (`slice_load4` for vec4 elements), which reads chunk c's. WGSL has no arrays of storage
 /// buffers without a native-only feature, so the choice is a chain of branches, uniform
 /// across a warp except at chunk ends: cheap in the moment and wall kernels, whose many
-/// warps hide it (the sweep chooses once per invocation instead, [`per_binding`]). CPU twin:
+/// warps hide it (the sweep chooses once per invocation instead, `per_binding`). CPU twin:
 /// twin.rs, `Slices::load`.
 pub fn slice_bindings(count: usize, access: Access, elem: &str) -> String {
     let load = if elem == "f32" { "slice_load" } else { "slice_load4" };

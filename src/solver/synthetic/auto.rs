@@ -71,7 +71,7 @@ fn trial(config: Config, base: Vec<Base>, rhs: krylov::Vector) -> anyhow::Result
 }
 
 impl Gsis {
-    /// GSIS that solves only where it pays. Fewer than [`DEVICE_MIN_CELLS`] cells are
+    /// GSIS that solves only where it pays. Fewer than `DEVICE_MIN_CELLS` cells are
     /// solved on the host with every backend (a first device solve there costs its
     /// start-up, tenths of a second, and the host's solve can be measured beside the sweep).
     /// Source iteration's rate is bounded by the collisions across the domain (`ledger`).

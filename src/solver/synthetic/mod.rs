@@ -27,7 +27,7 @@
 //! half-range flux of the correction; without that the wall lags the corrected gas by one
 //! sweep and the density and normal-velocity modes grow (measured: planar Couette at
 //! delta = 100). The change vanishes with the correction. Specular and periodic faces read
-//! the previous sweep's exits, stale in the same way; [`partners`] moves each by the change
+//! the previous sweep's exits, stale in the same way; `partners` moves each by the change
 //! of its face cell's Maxwellian.
 //!
 //! **Closed domains.** No mass crosses a wall, so the mass rows of L sum to zero: the mass
@@ -37,7 +37,7 @@
 //! **Second-order sweep.** L models the first-order sweep; the diamond difference answers a
 //! cell-to-cell alternating mode far more strongly, which made the correction over-shoot it in
 //! cells a few mean free paths thick. After a second-order sweep dW is filtered first
-//! ([`smooth`]), which keeps the fixed point (the filter maps 0 to 0).
+//! (`smooth`), which keeps the fixed point (the filter maps 0 to 0).
 
 mod auto;
 mod build;

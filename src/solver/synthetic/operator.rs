@@ -210,7 +210,7 @@ impl Operator {
 /// the shift. Elsewhere it stiffens the density, and through it an isobaric temperature
 /// error spanning the domain.
 ///
-/// It is [`CLOSED_SHIFT`] times the mass rows' mean diagonal per volume (about
+/// It is `CLOSED_SHIFT` times the mass rows' mean diagonal per volume (about
 /// sum_a s / h_a, s = sqrt(T / pi)), capped at `sigma(N) sum_a s / L_a` (L_a the extent of
 /// each axis with more than one cell, N the most cells along one), with
 /// `sigma(N) = CLOSED_SHIFT_DOMAIN (N / 400)^(1/3)`. Below 400 cells per axis the per-cell

@@ -27,7 +27,7 @@ fn host_forced() -> bool {
     std::env::var("KNUDSEN_GSIS_DEVICE").is_ok_and(|v| v == "host")
 }
 
-/// `KNUDSEN_GSIS_DEVICE=device`: on the GPU even below [`DEVICE_MIN_CELLS`] (measurements of
+/// `KNUDSEN_GSIS_DEVICE=device`: on the GPU even below `DEVICE_MIN_CELLS` (measurements of
 /// that threshold).
 pub(super) fn device_forced() -> bool {
     std::env::var("KNUDSEN_GSIS_DEVICE").is_ok_and(|v| v == "device")
@@ -81,7 +81,7 @@ impl Gsis {
     /// reads ~6 KB per cell, measured 13-20 times faster on an H100 than on its 16-core
     /// host), else on the host. `KNUDSEN_GSIS_DEVICE=host` keeps it on the host
     /// (measurements). `wgpu`: the wgpu backend's device; `cells`: the grid's cells (fewer
-    /// than [`DEVICE_MIN_CELLS`] stay on the host with wgpu). The device's kernels start
+    /// than `DEVICE_MIN_CELLS` stay on the host with wgpu). The device's kernels start
     /// compiling here, beside the first sweep.
     pub fn for_backend(kind: &str, wgpu: Option<WgpuHandles>, cells: usize) -> Self {
         let device = match (kind, wgpu) {

@@ -1,5 +1,5 @@
 //! The synthetic solve on a wgpu device: the same GMRES ([`super::krylov::gmres_in`]) and
-//! the same multigrid W-cycle as the host's ([`Multigrid::apply`]), on the device the wgpu
+//! the same multigrid W-cycle as the host's (`Multigrid::apply`), on the device the wgpu
 //! backend sweeps on, with the stages of `shaders/synthetic_*.wgsl` (each the twin of a host
 //! function and of a CUDA kernel of the same name, `shaders/cuda/synthetic.cu`).
 //!
