@@ -60,6 +60,13 @@ impl Problem {
     }
 
     /// Phase-space points: cells x velocities.
+    /// The share of each sweep's change that the partner data takes
+    /// (`Config::partner_relaxation`), where it is below 1 and a face keeps partner data;
+    /// None where the exits are taken as they are.
+    pub fn partner_relaxation(&self) -> Option<f64> {
+        Some(self.config.partner_relaxation()).filter(|&t| t < 1.0 && self.bounds.keeps_partner_data())
+    }
+
     pub fn phase_points(&self) -> u64 {
         self.grid.cells() as u64 * self.vgrid.len() as u64
     }

@@ -234,8 +234,7 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
             slots - 1
         ),
     }
-    let theta = cfg.partner_relaxation();
-    if theta < 1.0 && p.bounds.keeps_partner_data() {
+    if let Some(theta) = p.partner_relaxation() {
         println!("partner data (specular and periodic faces): takes {theta} of each sweep's change (solver.partner_relaxation)");
     }
     let cpu_budget = cfg.solver.memory_budget_mib.unwrap_or(backend::CPU_DEFAULT_BUDGET_MIB);

@@ -109,8 +109,7 @@ impl Summary {
             max_batch_velocities: plan.max_batch,
             velocities_in_flight: plan.in_flight,
             distribution_bytes: plan.distribution_bytes,
-            partner_relaxation: Some(p.config.partner_relaxation())
-                .filter(|&t| t < 1.0 && p.bounds.keeps_partner_data()),
+            partner_relaxation: p.partner_relaxation(),
             synthetic_solve: s.result.synthetic_solve.map(str::to_string),
             synthetic_solves: s.result.synthetic_solves,
             coarse_start: s.result.coarse_start.clone(),

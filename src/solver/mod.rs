@@ -241,7 +241,7 @@ impl<'a> Solver<'a> {
         let mass0: f64 = volumes.iter().map(|v| v * p.initial_macro().rho).sum();
 
         let mut out = SweepOutput::zeros(p);
-        let relax = p.config.partner_relaxation();
+        let relax = p.partner_relaxation();
         // The next iterate's conserved variables, swapped with the state's each iteration
         // (a fresh vector per iteration cost its page faults).
         let mut spare_conserved = state.conserved.clone();
@@ -278,8 +278,8 @@ impl<'a> Solver<'a> {
             // correction moves them, so the move is taken whole. Not on a run's first sweep:
             // its partner data came from the initial state or a coarse level's start, not
             // from a sweep, and half of it would linger for sweeps.
-            if relax < 1.0 && iteration > 1 {
-                p.bounds.relax_exits(&mut out.exits, &state.partner, relax);
+            if let Some(theta) = relax.filter(|_| iteration > 1) {
+                p.bounds.relax_exits(&mut out.exits, &state.partner, theta);
             }
             mark(0);
             let sweep = Sweep { seconds: t_sweep, residual: res.iter().copied().fold(0.0, f64::max) };
