@@ -171,3 +171,34 @@ fn periodic_specular_and_free_stream_faces_start_coarse_to_the_same_fields() {
         assert!(*d < 2e-7, "{field} differs by {d:.2e}");
     }
 }
+
+/// A case the chosen GPU backend refuses (here its memory budget is below one velocity's
+/// slice of the case, though not of the coarse level's) is refused as without a coarse
+/// start: exit 2 with the backend's reason, before the coarse level has swept once, and with
+/// nothing written.
+#[test]
+fn a_case_the_gpu_backend_refuses_is_refused_before_its_coarse_level_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = case(dir.path(), 1);
+    // One velocity's slice: 12 x 12 cells x 4 B = 576 B for the case, 144 B for the 6^3 level.
+    let budget = (300.0 / 1048576.0).to_string();
+    let gpus: Vec<_> = backends().into_iter().filter(|b| *b != knudsen::backend::BackendChoice::Cpu).collect();
+    assert!(!gpus.is_empty() || std::env::var("CI").is_err(), "CI=true: no GPU backend to test");
+    for b in gpus {
+        use clap::ValueEnum;
+        let name = b.to_possible_value().unwrap().get_name().to_string();
+        let out = dir.path().join(format!("{name}-out"));
+        let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
+            .args(["run", path.to_str().unwrap(), "--backend", &name, "--memory-budget-mib", &budget])
+            .args(["--out", out.to_str().unwrap()])
+            .env("RUST_LOG", "knudsen=debug")
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {log}");
+        assert!(log.contains("is below the 576 bytes one velocity's slice needs"), "{name}: {log}");
+        // The level's backend was built (wgpu's check needs its adapter), but it never swept.
+        assert!(!log.contains("coarse start on [6, 6, 6] cells: iteration"), "{name}: {log}");
+        assert!(!out.join("summary.json").exists() && !out.join("fields.h5").exists(), "{name}");
+    }
+}

@@ -74,21 +74,30 @@ pub struct DeviceTables {
 /// "No partner data" in `part_at` and `exit_at` (shaders/partner.wgsl: NONE).
 pub const NONE: u32 = u32::MAX;
 
-pub fn device_tables(p: &Problem) -> anyhow::Result<DeviceTables> {
+/// Where the partner data lies in `bnd` and `incident` ([`device_tables`]), without
+/// building either: what a plan check needs to know of them.
+pub struct TableLayout {
+    pub face_offsets: [usize; 7],
+    pub dens_at: usize,
+    pub part_at: [u32; 6],
+    pub exit_at: [u32; 6],
+    /// Floats in `bnd` and in `incident`.
+    pub bnd_len: usize,
+    pub incident_len: usize,
+}
+
+pub fn table_layout(p: &Problem) -> anyhow::Result<TableLayout> {
     let g = &p.grid;
-    let nz = g.nz();
     let mut face_offsets = [0usize; 7];
     for f in Face::ALL {
         face_offsets[f.id() + 1] = face_offsets[f.id()] + f.cells(g);
     }
-    let solids = &p.bodies.solids;
-    // A collapsed periodic axis has 1/width 0: its upwind term drops (boundary.rs).
-    let mut bnd: Vec<f32> = (0..3).flat_map(|a| p.sweep_inv_widths(a)).map(|x| x as f32).collect();
-    let dens_at = bnd.len();
+    // `bnd` opens with the three axes' inverse widths.
+    let dens_at = g.dims().iter().sum::<usize>();
     // Partner inflow after the wall densities, exits after the incident fluxes; offsets are
     // 32-bit in the kernels.
     let per_face = |f: Face| f.cells(g) as u64 * slots_per_cell(p.vgrid.m) as u64;
-    let mut at = (dens_at + face_offsets[6] + solids.walls.len()) as u64;
+    let mut at = (dens_at + face_offsets[6] + p.bodies.solids.walls.len()) as u64;
     let mut part_at = [NONE; 6];
     let mut ex = face_offsets[6] as u64;
     let mut exit_at = [NONE; 6];
@@ -107,13 +116,24 @@ pub fn device_tables(p: &Problem) -> anyhow::Result<DeviceTables> {
         "the specular/periodic partner data ({} values) exceeds the GPU kernels' 32-bit indexing; use the CPU backend or fewer velocity points",
         at.max(ex)
     );
-    bnd.resize(at as usize, 0.0);
+    Ok(TableLayout { face_offsets, dens_at, part_at, exit_at, bnd_len: at as usize, incident_len: ex as usize })
+}
+
+pub fn device_tables(p: &Problem) -> anyhow::Result<DeviceTables> {
+    let g = &p.grid;
+    let nz = g.nz();
+    let solids = &p.bodies.solids;
+    let TableLayout { face_offsets, dens_at, part_at, exit_at, bnd_len, incident_len } = table_layout(p)?;
+    // A collapsed periodic axis has 1/width 0: its upwind term drops (boundary.rs).
+    let mut bnd: Vec<f32> = (0..3).flat_map(|a| p.sweep_inv_widths(a)).map(|x| x as f32).collect();
+    debug_assert_eq!(bnd.len(), dens_at);
+    bnd.resize(bnd_len, 0.0);
     let range = |k: usize| solids.slice_walls.get(k).cloned().unwrap_or(0..0);
     let mut walls: Vec<[u32; 4]> = (0..nz).map(|k| [range(k).start as u32, range(k).len() as u32, 0, 0]).collect();
     let nxy = g.slice_cells() as u32;
     walls.extend(solids.walls.iter().enumerate().map(|(n, w)| [w.cell % nxy, w.side.id() as u32, n as u32, 0]));
     let slice_walls = (0..nz).map(|k| range(k).len()).collect();
-    Ok(DeviceTables { bnd, dens_at, walls, face_offsets, part_at, exit_at, incident_len: ex as usize, slice_walls })
+    Ok(DeviceTables { bnd, dens_at, walls, face_offsets, part_at, exit_at, incident_len, slice_walls })
 }
 
 /// The cell coefficients of an iteration with each cell's wall word.

@@ -241,6 +241,46 @@ pub fn create(
     }
 }
 
+/// [`cuda::plan::keep_context`] where the binary has CUDA; nothing otherwise.
+pub fn cuda_keep_context(on: bool) {
+    #[cfg(feature = "cuda-driver")]
+    if cuda_available().is_ok() || !on {
+        cuda::plan::keep_context(on);
+    }
+    #[cfg(not(feature = "cuda-driver"))]
+    let _ = on;
+}
+
+/// The refusals that [`create`] with `choice` would make for `problem` before allocating
+/// anything, asked without building the backend: an explicitly chosen GPU backend that cannot
+/// run the case (its limits, its indexing, its free memory on CUDA). `auto` and the CPU refuse
+/// nothing here (`auto` steps down instead). For wgpu it needs the adapter the coarse start's
+/// backend keeps (`wgpu::device::kept_adapter`), and says nothing before one is kept: another
+/// adapter enumeration would cost what the check is meant to save.
+pub fn check_case(choice: BackendChoice, problem: &Problem, budget_mib: Option<f64>) -> anyhow::Result<()> {
+    let bytes = budget_mib.map(|mib| (mib * 1048576.0) as u64);
+    match choice {
+        BackendChoice::Auto | BackendChoice::Cpu => Ok(()),
+        BackendChoice::Cuda => {
+            cuda_available().map_err(|e| anyhow::anyhow!("--backend cuda: {e}"))?;
+            #[cfg(feature = "cuda-driver")]
+            {
+                cuda::plan::check_plan(problem, bytes)
+            }
+            #[cfg(not(feature = "cuda-driver"))]
+            unreachable!("cuda_available() refuses without the feature")
+        }
+        BackendChoice::Wgpu => match wgpu::device::kept_adapter() {
+            Some(adapter) => {
+                let opts = wgpu::WgpuOptions { allow_software: true, ..Default::default() };
+                let budget = bytes.unwrap_or_else(|| wgpu::default_budget_bytes(&adapter));
+                wgpu::WgpuBackend::check_plan(problem, budget, &opts, &adapter)
+            }
+            None => Ok(()),
+        },
+    }
+}
+
 /// What `auto` says when it did not get its first choice: the failures before the one that
 /// worked.
 fn fallback_note(tried: &[String], now: &str) -> Option<String> {

@@ -58,10 +58,31 @@ pub fn coarse_start<'a>(
         }
     }
     let budget = cfg.solver.memory_budget_mib;
+    // The case's backend is built after the levels: what it would refuse is asked first, on
+    // CUDA before the first level and on wgpu once the first level's backend has chosen the
+    // adapter (which the case's then takes), so that no level runs for a case that cannot.
+    let refused = |e: anyhow::Error| Failure::BadInput(format!("{e:#}"));
+    // The levels' and the case's CUDA backends share one context (backend::cuda::plan).
+    if matches!(choice, BackendChoice::Cuda | BackendChoice::Auto) {
+        knudsen::backend::cuda_keep_context(true);
+    }
+    if choice == BackendChoice::Cuda {
+        backend::check_case(choice, problem, budget).map_err(refused)?;
+    }
+    let case_refused = std::cell::RefCell::new(None);
+    let mut checked = choice != BackendChoice::Wgpu;
     let mut make_backend = |p: Arc<Problem>| {
         let (b, fallback) = backend::create(choice, p, budget)?;
         if let Some(why) = fallback {
             log::warn!("coarse start: {why}");
+        }
+        if !checked {
+            checked = true;
+            if let Err(e) = backend::check_case(choice, problem, budget) {
+                let why = format!("{e:#}");
+                *case_refused.borrow_mut() = Some(e);
+                anyhow::bail!("{why}");
+            }
         }
         // The case's wgpu backend will take this device: compile its fused sweep meanwhile.
         if let (Some((device, _, _)), Some(adapter)) =
@@ -81,7 +102,11 @@ pub fn coarse_start<'a>(
     };
     // The case's own wgpu backend takes the last level's device (cleared in run.rs).
     knudsen::backend::wgpu::device::keep_devices(true);
-    let outcome = match coarse::start(cfg, problem, hooks) {
+    let started = coarse::start(cfg, problem, hooks);
+    if let Some(e) = case_refused.borrow_mut().take() {
+        return Err(refused(e));
+    }
+    let outcome = match started {
         Ok(o) => o,
         // One process: the case itself may still run from its initial state. Several: a
         // process that went on alone would wait for the others forever, so all end.

@@ -188,6 +188,7 @@ fn solve(
     // The coarse start kept its device for the case's backend, and with it the synthetic
     // solve's kernels for the solver just set up (coarse.rs); nothing else takes them.
     knudsen::backend::wgpu::device::keep_devices(false);
+    knudsen::backend::cuda_keep_context(false);
     if root {
         solver = solver.with_checkpoints(
             every,

@@ -13,13 +13,14 @@ mod bandwidth;
 mod fused;
 mod kernel_cache;
 pub mod kernels;
+pub mod plan;
 mod records;
 /// Page-locked host buffers, also for the synthetic solve's transfers.
 pub(crate) use records::Pinned;
 
 use super::gpu_tables::{moment_index, velocity_table};
 use super::wgpu::layout::{CellCoeffs, MSTRIDE};
-use super::wgpu::schedule::{self, grid_2d, GpuLimits, GpuSchedule};
+use super::wgpu::schedule::{grid_2d, GpuSchedule};
 use super::{gpu_io, Backend, PlanSummary, SweepInput, SweepOutput};
 use crate::body::WALL_SUMS;
 use crate::problem::Problem;
@@ -99,61 +100,11 @@ impl CudaBackend {
     /// the kernels compiled for this problem's sizes.
     pub fn new(problem: Arc<Problem>, budget_bytes: Option<u64>) -> anyhow::Result<Self> {
         available().map_err(|e| anyhow!(e))?;
-        let count = CudaContext::device_count().context("counting CUDA devices")?.max(1) as usize;
-        let ordinal = super::device_slot() % count;
-        let ctx = CudaContext::new(ordinal).with_context(|| format!("creating a CUDA context on device {ordinal}"))?;
-        let name = ctx.name().unwrap_or_else(|_| "CUDA device".into());
-        let total = ctx.total_mem().context("querying device memory")? as u64;
+        let ctx = plan::context()?;
         let p = &*problem;
-        let budget = budget_bytes.unwrap_or(total / 2);
-        let sched = schedule::schedule(
-            &p.vgrid.octant_members(),
-            &p.vgrid.xi,
-            p.grid.dims(),
-            budget,
-            &GpuLimits::cuda(total),
-            schedule::slice_binding_cap_from_env(),
-            p.config.solver.scheme.slices(),
-        )
-        .map_err(|e| anyhow!("{name} cannot run this case: {e}"))?;
+        let plan::Planned { name, sched, fused_plan, records_on_device } =
+            plan::plan(&ctx, p, budget_bytes, &gpu_io::table_layout(p)?)?;
         let t = gpu_io::device_tables(p)?;
-        // The kernels index every buffer but the slices in 32 bits (schedule::MAX_INDEXED_BINDING).
-        let cells = p.grid.cells();
-        for (what, floats) in
-            [("bnd", t.bnd.len()), ("incident", t.incident_len), ("cells", cells * 12), ("moments", cells * MSTRIDE)]
-        {
-            anyhow::ensure!(
-                floats as u64 * 4 <= schedule::MAX_INDEXED_BINDING,
-                "{name}: the `{what}` buffer ({} MiB) exceeds the {} MiB the kernels can index; use the CPU backend, or fewer cells or (with specular and periodic faces) velocity points",
-                (floats as u64 * 4) >> 20,
-                schedule::MAX_INDEXED_BINDING >> 20
-            );
-        }
-        let block_shared = ctx
-            .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-            .ok()
-            .map(|b| b as u32);
-        let fused_plan = fused::choose(p, budget, ctx.compute_capability()?, block_shared)?;
-        let distribution = fused_plan.as_ref().map_or(sched.distribution_bytes, |f| f.bytes());
-        // Refuse a plan that cannot fit before allocating any of it.
-        let (free, _) = ctx.mem_get_info().context("querying free device memory")?;
-        let records_on_device = match gpu_io::records_from_env(gpu_io::RecordsAt::Device)? {
-            gpu_io::RecordsAt::Device => true,
-            gpu_io::RecordsAt::Host => false,
-            gpu_io::RecordsAt::DeviceF32 => {
-                anyhow::bail!("KNUDSEN_CELL_RECORDS=device-f32: the CUDA backend's records are f64 (device) or host")
-            }
-        };
-        // The fields the cell records are computed from (records.rs), beside the records.
-        let record_fields = if records_on_device { (cells * gpu_io::RECORD_FIELDS * 8) as u64 } else { 0 };
-        let need = distribution + sched.field_bytes + record_fields + 4 * (t.bnd.len() + t.incident_len) as u64;
-        anyhow::ensure!(
-            need <= free as u64,
-            "{name}: the plan needs {} MiB of device memory ({} MiB of distribution storage); {} MiB are free; lower --memory-budget-mib",
-            need >> 20,
-            distribution >> 20,
-            free >> 20
-        );
         let mut sizes = kernels::Sizes::of(p, sched.chunk_stride, &t);
         if let Ok(f) = &fused_plan {
             sizes.tile = f.tile.map(|n| n as u32);

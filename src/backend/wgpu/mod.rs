@@ -144,30 +144,8 @@ impl WgpuBackend {
     ) -> anyhow::Result<Self> {
         let info = adapter.get_info();
         let requested = opts.limits.clone().unwrap_or_else(|| adapter.limits());
-        let limits = GpuLimits::from_wgpu(&requested);
-        let p = &*problem;
-        let sched = schedule::schedule(
-            &p.vgrid.octant_members(),
-            &p.vgrid.xi,
-            p.grid.dims(),
-            budget_bytes,
-            &limits,
-            opts.max_slice_binding.or_else(schedule::slice_binding_cap_from_env),
-            p.config.solver.scheme.slices(),
-        )
-        .map_err(|e| anyhow!("{} cannot run this case: {e}", info.name))?;
-        let tables = super::gpu_io::device_tables(p)?;
-        let max_binding = requested.max_storage_buffer_binding_size.min(schedule::MAX_INDEXED_BINDING);
-        for (what, floats) in [("bnd", tables.bnd.len()), ("incident", tables.incident_len)] {
-            anyhow::ensure!(
-                floats as u64 * 4 <= max_binding,
-                "{}: the `{what}` buffer ({} MiB, mostly specular/periodic partner data) exceeds the adapter's {} MiB storage binding limit; use the CUDA or CPU backend, or fewer velocity points",
-                info.name,
-                (floats as u64 * 4) >> 20,
-                max_binding >> 20
-            );
-        }
-        let mut fused_plan = fused::choose(p, budget_bytes, &requested, opts.sweep, opts.fused_tile)?;
+        let (sched, mut fused_plan) = Self::plan(&problem, budget_bytes, opts, &info, &requested)?;
+        let tables = super::gpu_io::device_tables(&problem)?;
         if let (Ok(plan), Some(n)) = (&mut fused_plan, opts.fused_moments_per_thread) {
             plan.moments_per_thread = n;
         }
@@ -212,6 +190,53 @@ impl WgpuBackend {
             }
         );
         Ok(built)
+    }
+
+    /// What [`Self::with_adapter`] decides before it opens the device or allocates: the
+    /// schedule under the adapter's limits, the partner tables against its binding limit, and
+    /// the sweep kernel. Its refusals are the case's: `knudsen run` asks it before a coarse
+    /// start, so that a case this adapter cannot run is refused before the coarse levels run.
+    pub fn check_plan(
+        problem: &Problem,
+        budget_bytes: u64,
+        opts: &WgpuOptions,
+        adapter: &wgpu::Adapter,
+    ) -> anyhow::Result<()> {
+        let requested = opts.limits.clone().unwrap_or_else(|| adapter.limits());
+        Self::plan(problem, budget_bytes, opts, &adapter.get_info(), &requested).map(|_| ())
+    }
+
+    fn plan(
+        p: &Problem,
+        budget_bytes: u64,
+        opts: &WgpuOptions,
+        info: &wgpu::AdapterInfo,
+        requested: &wgpu::Limits,
+    ) -> anyhow::Result<(GpuSchedule, Result<crate::backend::fused::FusedPlan, String>)> {
+        let limits = GpuLimits::from_wgpu(requested);
+        let sched = schedule::schedule(
+            &p.vgrid.octant_members(),
+            &p.vgrid.xi,
+            p.grid.dims(),
+            budget_bytes,
+            &limits,
+            opts.max_slice_binding.or_else(schedule::slice_binding_cap_from_env),
+            p.config.solver.scheme.slices(),
+        )
+        .map_err(|e| anyhow!("{} cannot run this case: {e}", info.name))?;
+        let layout = super::gpu_io::table_layout(p)?;
+        let max_binding = requested.max_storage_buffer_binding_size.min(schedule::MAX_INDEXED_BINDING);
+        for (what, floats) in [("bnd", layout.bnd_len), ("incident", layout.incident_len)] {
+            anyhow::ensure!(
+                floats as u64 * 4 <= max_binding,
+                "{}: the `{what}` buffer ({} MiB, mostly specular/periodic partner data) exceeds the adapter's {} MiB storage binding limit; use the CUDA or CPU backend, or fewer velocity points",
+                info.name,
+                (floats as u64 * 4) >> 20,
+                max_binding >> 20
+            );
+        }
+        let fused_plan = fused::choose(p, budget_bytes, requested, opts.sweep, opts.fused_tile)?;
+        Ok((sched, fused_plan))
     }
 
     /// Which sweep kernel runs, and why.
