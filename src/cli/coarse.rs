@@ -59,31 +59,34 @@ pub fn coarse_start<'a>(
     }
     let budget = cfg.solver.memory_budget_mib;
     // The case's backend is built after the levels: what it would refuse is asked first, on
-    // CUDA before the first level and on wgpu once the first level's backend has chosen the
-    // adapter (which the case's then takes), so that no level runs for a case that cannot.
-    let refused = |e: anyhow::Error| Failure::BadInput(format!("{e:#}"));
+    // CUDA before the first level's backend (in its set-up time, which then carries the
+    // context's creation, as a plain run's set-up does) and on wgpu once that backend has
+    // chosen the adapter (which the case's then takes), so that no level sweeps for a case
+    // that cannot run.
     // The levels' and the case's CUDA backends share one context (backend::cuda::plan).
     if matches!(choice, BackendChoice::Cuda | BackendChoice::Auto) {
         knudsen::backend::cuda_keep_context(true);
     }
-    if choice == BackendChoice::Cuda {
-        backend::check_case(choice, problem, budget).map_err(refused)?;
-    }
     let case_refused = std::cell::RefCell::new(None);
-    let mut checked = choice != BackendChoice::Wgpu;
-    let mut make_backend = |p: Arc<Problem>| {
-        let (b, fallback) = backend::create(choice, p, budget)?;
-        if let Some(why) = fallback {
-            log::warn!("coarse start: {why}");
-        }
-        if !checked {
-            checked = true;
+    let mut unchecked = matches!(choice, BackendChoice::Cuda | BackendChoice::Wgpu);
+    let mut check = |before_level: bool| -> anyhow::Result<()> {
+        if unchecked && before_level == (choice == BackendChoice::Cuda) {
+            unchecked = false;
             if let Err(e) = backend::check_case(choice, problem, budget) {
                 let why = format!("{e:#}");
                 *case_refused.borrow_mut() = Some(e);
                 anyhow::bail!("{why}");
             }
         }
+        Ok(())
+    };
+    let mut make_backend = |p: Arc<Problem>| {
+        check(true)?;
+        let (b, fallback) = backend::create(choice, p, budget)?;
+        if let Some(why) = fallback {
+            log::warn!("coarse start: {why}");
+        }
+        check(false)?;
         // The case's wgpu backend will take this device: compile its fused sweep meanwhile.
         if let (Some((device, _, _)), Some(adapter)) =
             (b.wgpu_handles(), knudsen::backend::wgpu::device::kept_adapter())
@@ -104,7 +107,7 @@ pub fn coarse_start<'a>(
     knudsen::backend::wgpu::device::keep_devices(true);
     let started = coarse::start(cfg, problem, hooks);
     if let Some(e) = case_refused.borrow_mut().take() {
-        return Err(refused(e));
+        return Err(Failure::BadInput(format!("{e:#}")));
     }
     let outcome = match started {
         Ok(o) => o,
