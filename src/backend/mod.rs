@@ -244,9 +244,7 @@ pub fn create(
 /// [`cuda::plan::keep_context`] where the binary has CUDA; nothing otherwise.
 pub fn cuda_keep_context(on: bool) {
     #[cfg(feature = "cuda-driver")]
-    if cuda_available().is_ok() || !on {
-        cuda::plan::keep_context(on);
-    }
+    cuda::plan::keep_context(on);
     #[cfg(not(feature = "cuda-driver"))]
     let _ = on;
 }

@@ -67,14 +67,14 @@ pub fn coarse_start<'a>(
     if matches!(choice, BackendChoice::Cuda | BackendChoice::Auto) {
         knudsen::backend::cuda_keep_context(true);
     }
-    let case_refused = std::cell::RefCell::new(None);
+    let mut case_refused = None;
     let mut unchecked = matches!(choice, BackendChoice::Cuda | BackendChoice::Wgpu);
     let mut check = |before_level: bool| -> anyhow::Result<()> {
         if unchecked && before_level == (choice == BackendChoice::Cuda) {
             unchecked = false;
             if let Err(e) = backend::check_case(choice, problem, budget) {
                 let why = format!("{e:#}");
-                *case_refused.borrow_mut() = Some(e);
+                case_refused = Some(e);
                 anyhow::bail!("{why}");
             }
         }
@@ -106,7 +106,7 @@ pub fn coarse_start<'a>(
     // The case's own wgpu backend takes the last level's device (cleared in run.rs).
     knudsen::backend::wgpu::device::keep_devices(true);
     let started = coarse::start(cfg, problem, hooks);
-    if let Some(e) = case_refused.borrow_mut().take() {
+    if let Some(e) = case_refused.take() {
         return Err(Failure::BadInput(format!("{e:#}")));
     }
     let outcome = match started {
@@ -114,6 +114,10 @@ pub fn coarse_start<'a>(
         // One process: the case itself may still run from its initial state. Several: a
         // process that went on alone would wait for the others forever, so all end.
         Err(e) if share.ranks == 1 => {
+            // A failed level may have left the kept device or context in error: the case
+            // builds its own.
+            knudsen::backend::cuda_keep_context(false);
+            knudsen::backend::wgpu::device::keep_devices(false);
             log::warn!("the coarse start failed ({e:#}); starting from the initial state instead");
             None
         }

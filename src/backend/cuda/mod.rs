@@ -102,8 +102,7 @@ impl CudaBackend {
         available().map_err(|e| anyhow!(e))?;
         let ctx = plan::context()?;
         let p = &*problem;
-        let plan::Planned { name, sched, fused_plan, records_on_device } =
-            plan::plan(&ctx, p, budget_bytes, &gpu_io::table_layout(p)?)?;
+        let plan::Planned { name, sched, fused_plan, records_on_device } = plan::plan(&ctx, p, budget_bytes)?;
         let t = gpu_io::device_tables(p)?;
         let mut sizes = kernels::Sizes::of(p, sched.chunk_stride, &t);
         if let Ok(f) = &fused_plan {

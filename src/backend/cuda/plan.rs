@@ -3,12 +3,13 @@
 //! context it decides it on.
 //!
 //! [`check_plan`] asks the same of a case without building its backend: `knudsen run` asks
-//! it before a coarse start, so that a case this device cannot run is refused before the
-//! coarse levels have run (and taken their time) instead of after.
+//! it in the first coarse level's set-up, before that level's backend is built, so that a
+//! case this device cannot run is refused before the coarse levels have run (and taken their
+//! time) instead of after.
 
 use super::fused;
 use crate::backend::fused::FusedPlan;
-use crate::backend::gpu_io::{self, TableLayout};
+use crate::backend::gpu_io;
 use crate::backend::wgpu::layout::MSTRIDE;
 use crate::backend::wgpu::schedule::{self, GpuLimits, GpuSchedule};
 use crate::problem::Problem;
@@ -64,17 +65,12 @@ pub fn keep_context(on: bool) {
 pub fn check_plan(p: &Problem, budget_bytes: Option<u64>) -> anyhow::Result<()> {
     super::available().map_err(|e| anyhow!(e))?;
     let ctx = context()?;
-    plan(&ctx, p, budget_bytes, &gpu_io::table_layout(p)?).map(|_| ())
+    plan(&ctx, p, budget_bytes).map(|_| ())
 }
 
 /// The plan for `budget_bytes` of distribution storage (default: half the device memory),
 /// refused where the kernels cannot index a buffer or the device has not the memory free.
-pub fn plan(
-    ctx: &CudaContext,
-    p: &Problem,
-    budget_bytes: Option<u64>,
-    layout: &TableLayout,
-) -> anyhow::Result<Planned> {
+pub fn plan(ctx: &CudaContext, p: &Problem, budget_bytes: Option<u64>) -> anyhow::Result<Planned> {
     let name = ctx.name().unwrap_or_else(|_| "CUDA device".into());
     let total = ctx.total_mem().context("querying device memory")? as u64;
     let budget = budget_bytes.unwrap_or(total / 2);
@@ -88,6 +84,7 @@ pub fn plan(
         p.config.solver.scheme.slices(),
     )
     .map_err(|e| anyhow!("{name} cannot run this case: {e}"))?;
+    let layout = gpu_io::table_layout(p)?;
     // The kernels index every buffer but the slices in 32 bits (schedule::MAX_INDEXED_BINDING).
     let cells = p.grid.cells();
     for (what, floats) in [

@@ -194,8 +194,9 @@ impl WgpuBackend {
 
     /// What [`Self::with_adapter`] decides before it opens the device or allocates: the
     /// schedule under the adapter's limits, the partner tables against its binding limit, and
-    /// the sweep kernel. Its refusals are the case's: `knudsen run` asks it before a coarse
-    /// start, so that a case this adapter cannot run is refused before the coarse levels run.
+    /// the sweep kernel. Its refusals are the case's: `knudsen run` asks it once the first
+    /// coarse level's backend has chosen the adapter (and opened its device), before that
+    /// level sweeps, so that a case this adapter cannot run is refused before the levels run.
     pub fn check_plan(
         problem: &Problem,
         budget_bytes: u64,
