@@ -221,6 +221,9 @@ pub fn create(
                         Err(e) => tried.push(format!("CUDA: {e:#}")),
                     }
                 }
+                // A context kept from a coarse start would hold its device memory while wgpu
+                // allocates on the same GPU.
+                cuda::plan::keep_context(false);
             }
             match wgpu::device::pick(wgpu::device::adapters(), false) {
                 Ok(adapter) => {
