@@ -108,8 +108,13 @@ impl WgpuBackend {
         let [sweep_groups, moment_groups, wall_groups] = groups;
         let slice_walls = tables.slice_walls.clone();
         let fused = fused_plan.map(|plan| {
+            // The kernels a coarse start compiled beside its level, where they are this plan's.
+            let specs = super::fused::kernel_specs(p, &plan, &tables);
+            let kernels =
+                super::prewarm::take(&device, &specs).unwrap_or_else(|| super::fused::compile(&device, &specs));
             super::fused::FusedGpu::new(
                 &device,
+                kernels,
                 p,
                 plan,
                 &cells,
@@ -117,7 +122,6 @@ impl WgpuBackend {
                 &moments,
                 &incident,
                 &wall_sums,
-                &tables,
                 max_per_dim,
             )
         });

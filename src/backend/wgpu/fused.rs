@@ -175,7 +175,8 @@ pub struct KernelSpec {
 }
 
 /// The sweep's and the moments' sum's [`KernelSpec`] for `plan`: everything their
-/// pipelines depend on, so that two equal specs give the same kernels (`super::prewarm`).
+/// pipelines depend on, so that two equal specs give the same kernels (`super::prewarm`, which
+/// compiles from them, as the backend's build does where it has none compiled).
 pub fn kernel_specs(p: &Problem, plan: &FusedPlan, tables: &crate::backend::gpu_io::DeviceTables) -> [KernelSpec; 2] {
     let [nx, ny, nz] = plan.dims.map(|n| n as f64);
     let walls = f64::from(u8::from(p.bodies.solids.any()));
@@ -236,6 +237,7 @@ impl FusedGpu {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         device: &wgpu::Device,
+        (sweep, moments_k): (Kernel, Kernel),
         p: &Problem,
         plan: FusedPlan,
         cells: &wgpu::Buffer,
@@ -243,14 +245,8 @@ impl FusedGpu {
         moments: &wgpu::Buffer,
         incident: &wgpu::Buffer,
         wall_sums: &wgpu::Buffer,
-        tables: &crate::backend::gpu_io::DeviceTables,
         max_per_dim: u32,
     ) -> Self {
-        let specs = kernel_specs(p, &plan, tables);
-        let (sweep, moments_k) = match super::prewarm::take(device, &specs) {
-            Some(k) => k,
-            None => compile(device, &specs),
-        };
         let storage = wgpu::BufferUsages::STORAGE;
         let make = |label: &str, floats: usize| {
             device.create_buffer(&wgpu::BufferDescriptor {
