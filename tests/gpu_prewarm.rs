@@ -60,8 +60,8 @@ fn kernels_are_taken_only_where_their_specs_are_the_case_s() {
     let spec = |p: &Problem| {
         let limits = gpu_adapter().unwrap().limits();
         let plan = knudsen::backend::wgpu::fused::choose(p, 1 << 30, &limits, None, None).unwrap().unwrap();
-        let tables = knudsen::backend::gpu_io::device_tables(p).unwrap();
-        knudsen::backend::wgpu::fused::kernel_specs(p, &plan, &tables)
+        let layout = knudsen::backend::gpu_io::table_layout(p).unwrap();
+        knudsen::backend::wgpu::fused::kernel_specs(p, &plan, layout.part_at, layout.exit_at)
     };
     assert!(spec(&cavity(6)) == spec(&cavity(6)));
     assert!(spec(&cavity(6)) != spec(&cavity(5)));

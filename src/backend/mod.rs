@@ -206,8 +206,7 @@ pub fn create(
             unreachable!("cuda_available() refuses without the feature")
         }
         BackendChoice::Wgpu => {
-            let opts = wgpu::WgpuOptions { allow_software: true, ..Default::default() };
-            Ok((Box::new(wgpu::WgpuBackend::new(problem, gpu_budget, &opts)?), None))
+            Ok((Box::new(wgpu::WgpuBackend::new(problem, gpu_budget, &named_wgpu_options())?), None))
         }
         BackendChoice::Auto => {
             // Each GPU path with the budget, then with a quarter of it (smaller batches),
@@ -244,6 +243,11 @@ pub fn create(
     }
 }
 
+/// `--backend wgpu`'s options: a software adapter is taken when named.
+fn named_wgpu_options() -> wgpu::WgpuOptions {
+    wgpu::WgpuOptions { allow_software: true, ..Default::default() }
+}
+
 /// [`cuda::plan::keep_context`] where the binary has CUDA; nothing otherwise.
 pub fn cuda_keep_context(on: bool) {
     #[cfg(feature = "cuda-driver")]
@@ -273,9 +277,8 @@ pub fn check_case(choice: BackendChoice, problem: &Problem, budget_mib: Option<f
         }
         BackendChoice::Wgpu => match wgpu::device::kept_adapter() {
             Some(adapter) => {
-                let opts = wgpu::WgpuOptions { allow_software: true, ..Default::default() };
                 let budget = bytes.unwrap_or_else(|| wgpu::default_budget_bytes(&adapter));
-                wgpu::WgpuBackend::check_plan(problem, budget, &opts, &adapter)
+                wgpu::WgpuBackend::check_plan(problem, budget, &named_wgpu_options(), &adapter)
             }
             None => Ok(()),
         },

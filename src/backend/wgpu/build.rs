@@ -109,7 +109,7 @@ impl WgpuBackend {
         let slice_walls = tables.slice_walls.clone();
         let fused = fused_plan.map(|plan| {
             // The kernels a coarse start compiled beside its level, where they are this plan's.
-            let specs = super::fused::kernel_specs(p, &plan, &tables);
+            let specs = super::fused::kernel_specs(p, &plan, tables.part_at, tables.exit_at);
             let kernels =
                 super::prewarm::take(&device, &specs).unwrap_or_else(|| super::fused::compile(&device, &specs));
             super::fused::FusedGpu::new(

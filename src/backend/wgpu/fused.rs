@@ -177,7 +177,9 @@ pub struct KernelSpec {
 /// The sweep's and the moments' sum's [`KernelSpec`] for `plan`: everything their
 /// pipelines depend on, so that two equal specs give the same kernels (`super::prewarm`, which
 /// compiles from them, as the backend's build does where it has none compiled).
-pub fn kernel_specs(p: &Problem, plan: &FusedPlan, tables: &crate::backend::gpu_io::DeviceTables) -> [KernelSpec; 2] {
+/// `part_at`, `exit_at`: where each face's partner inflows and exits lie (`gpu_io::table_layout`),
+/// which the sizes alone give, so the tables need not be built for the specs.
+pub fn kernel_specs(p: &Problem, plan: &FusedPlan, part_at: [u32; 6], exit_at: [u32; 6]) -> [KernelSpec; 2] {
     let [nx, ny, nz] = plan.dims.map(|n| n as f64);
     let walls = f64::from(u8::from(p.bodies.solids.any()));
     let mpt = plan.moments_per_thread;
@@ -192,8 +194,8 @@ pub fn kernel_specs(p: &Problem, plan: &FusedPlan, tables: &crate::backend::gpu_
     ];
     const PART: [&str; 6] = ["PART0", "PART1", "PART2", "PART3", "PART4", "PART5"];
     const EXIT: [&str; 6] = ["EXIT0", "EXIT1", "EXIT2", "EXIT3", "EXIT4", "EXIT5"];
-    sweep_constants.extend(PART.iter().zip(tables.part_at).map(|(&n, x)| (n, x as f64)));
-    sweep_constants.extend(EXIT.iter().zip(tables.exit_at).map(|(&n, x)| (n, x as f64)));
+    sweep_constants.extend(PART.iter().zip(part_at).map(|(&n, x)| (n, x as f64)));
+    sweep_constants.extend(EXIT.iter().zip(exit_at).map(|(&n, x)| (n, x as f64)));
     // Params, three read-only storage buffers, then `rw` read-write ones.
     let entries = |rw: u32| {
         let mut e = vec![kernels::params_entry()];

@@ -48,8 +48,8 @@ pub fn start(case: &Problem, budget_bytes: Option<u64>, adapter: &wgpu::Adapter,
     }
     let budget = budget_bytes.unwrap_or_else(|| super::default_budget_bytes(adapter));
     let Ok(Ok(plan)) = fused::choose(case, budget, &adapter.limits(), None, None) else { return };
-    let Ok(tables) = crate::backend::gpu_io::device_tables(case) else { return };
-    let specs = fused::kernel_specs(case, &plan, &tables);
+    let Ok(layout) = crate::backend::gpu_io::table_layout(case) else { return };
+    let specs = fused::kernel_specs(case, &plan, layout.part_at, layout.exit_at);
     let (dev, todo) = (device.clone(), specs.clone());
     let handle = std::thread::Builder::new().name("fused prewarm".into()).spawn(move || {
         let t = std::time::Instant::now();
