@@ -86,9 +86,9 @@ var<workgroup> coef: array<vec4<f32>, 2u * NCOEF>;
 var<workgroup> words: array<u32, 2u * TXTY>;
 var<workgroup> inv_w: array<f32, TX + TY>;
 // Per coefficient buffer: whether any of the tile's cells at that level has a wall word
-// (a solid cell or a wall side). Levels without select a copy of the sweep that has no wall
-// paths (`// @walls`, wgpu/specialise.rs::walls): with them inlined in every cell the
-// kernel's code was 2.7 times the size.
+// (a solid cell or a wall side). Only levels with take the sweep's form with wall paths
+// (sweep_fused_walls.wgsl::sweep_level_walls): with them inlined in every cell the kernel's
+// code was 2.7 times the size.
 var<workgroup> walls_at: array<atomic<u32>, 2>;
 
 // Cell c's wall word, kept in coefficient buffer `at`'s `words`; a word that is not zero

@@ -83,6 +83,8 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
     // level ahead (`nfin`) so that no row waits on memory for them: the kernel has only two
     // workgroups per SM at 8x8, too few to hide a load at every row (`face_inflows`).
     var fin = face_inflows(k0, a, b, v, neg_x, neg_y);
+    let ray = Ray(vel, shape, xi2, ux, uy, v, neg_x, neg_y, neg_z, x_face, y_face, z_face, x_slot, y_slot, z_slot,
+                  x_part, y_part, z_part, x_exit, y_exit, z_exit);
     // @levels
     for (var kk = 0u; kk < NZ; kk++) {
         // Whether the tile lies wholly inside the grid, and whether this is the first level:
@@ -116,9 +118,12 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
             nfin = face_inflows(kn, a, b, v, neg_x, neg_y);
         }
         let cz = uz * bnd[NX + NY + k];
-        // @walls
-        {
-        let lvl_walls = tile_walls;
+        // A level whose tile has a wall cell takes the rolled form with the wall paths
+        // (sweep_fused_walls.wgsl), written once; every other level, and every level of a
+        // case without bodies (where `tile_walls` folds to false), the unrolled one below.
+        if tile_walls {
+            carry = sweep_level_walls(carry, fin, ray, a, b, k, kk, cur, cz, lvl_first);
+        } else {
         // @unroll
         for (var jj = 0u; jj < TY; jj++) {
             let ju = b * TY + jj;
@@ -166,44 +171,7 @@ fn sweep_fused(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
                             fz = carry[jj * TX + ii];
                         }
                         let at = cur + 3u * (jj * TX + ii);
-                        // The cell's wall word, the same for the whole workgroup (a uniform
-                        // branch); as in sweep_slice: no gas in a solid cell, and a wall side
-                        // upwind of a fluid cell emits its body's Maxwellian.
-                        var solid = false;
-                        if lvl_walls {
-                            let word = words[(kk & 1u) * TXTY + jj * TX + ii];
-                            solid = (word & SOLID) != 0u;
-                            if !solid && word != 0u {
-                                let cell = (k * NY + j) * NX + i;
-                                let xs = select(0u, 1u, neg_x);
-                                let ys = select(2u, 3u, neg_y);
-                                let zs = select(4u, 5u, neg_z);
-                                if ((word >> xs) & 1u) != 0u {
-                                    fx = wall_emission(word, xs, cell, v);
-                                }
-                                if ((word >> ys) & 1u) != 0u {
-                                    fy = wall_emission(word, ys, cell, v);
-                                }
-                                if ((word >> zs) & 1u) != 0u {
-                                    fz = wall_emission(word, zs, cell, v);
-                                }
-                            }
-                        }
-                        let e0 = coef[at];
-                        let e1 = coef[at + 1u];
-                        let e2 = coef[at + 2u];
-                        // The collision term's nu f^S = 2^ell (base + s.c (2 |c|^2 / T - 5))
-                        // from polynomials in xi with the cell's constants (`cell_const`):
-                        // ell = log2 of nu times the Maxwellian factor, and the Shakhov
-                        // term's s.c.
-                        let ell = fma(e1.x, vel.x, fma(e1.y, vel.y, fma(e1.z, vel.z, fma(e0.x, xi2, e2.w))));
-                        let sc = fma(e2.x, vel.x, fma(e2.y, vel.y, fma(e2.z, vel.z, e0.z)));
-                        let shakhov = fma(sc, fma(ell, -1.38629436, e0.w), e1.w);
-                        let num = fma(exp2(ell), shakhov, fma(ax, fx, fma(by, fy, cz * fz)));
-                        var f = num / (ax + byz + e0.y);
-                        if solid {
-                            f = 0.0;
-                        }
+                        let f = cell_update(at, fx, fy, fz, ax, by, byz, cz, vel, xi2);
                         carry[jj * TX + ii] = f;
                         fx = f;
                         if iu == NX - 1u {

@@ -7,7 +7,7 @@
 use super::kernels::{self, Kernel};
 use super::layout::PARAMS_STRIDE;
 use super::schedule::grid_2d;
-use super::specialise::{levels, levels_from_env, unroll, walls, Levels};
+use super::specialise::{levels, levels_from_env, unroll, Levels};
 use crate::backend::fused::{self, FusedLimits, FusedPlan, SweepKernel, BLOCK_VELOCITIES, PARTIALS};
 use crate::backend::gpu_tables::{shape_rows, velocity_table};
 use crate::plan::PlanError;
@@ -17,6 +17,7 @@ use wgpu::util::DeviceExt;
 
 const COMMON: &str = include_str!("../../../shaders/fused_common.wgsl");
 const SWEEP: &str = include_str!("../../../shaders/sweep_fused.wgsl");
+const SWEEP_WALLS: &str = include_str!("../../../shaders/sweep_fused_walls.wgsl");
 const SWEEP2: &str = include_str!("../../../shaders/sweep_fused2.wgsl");
 const MOMENTS: &str = include_str!("../../../shaders/fused_moments.wgsl");
 const FACE_OFFSET: &str = include_str!("../../../shaders/face_offset.wgsl");
@@ -56,7 +57,7 @@ pub fn source(kernel: &str, tile: [usize; 2], dims: [usize; 3]) -> String {
     let second = kernel.ends_with('2');
     let npart = fused::PARTIALS + if second { fused::FACE_PARTIALS } else { 0 };
     let src = match kernel {
-        "sweep_fused" => format!("{COMMON}\n{SWEEP}"),
+        "sweep_fused" => format!("{COMMON}\n{SWEEP_WALLS}\n{SWEEP}"),
         "sweep_fused2" => format!("{COMMON}\n{SWEEP2}\n{}", super::shaders::UPWIND2),
         _ => MOMENTS.to_string(),
     };
@@ -80,7 +81,7 @@ pub fn source(kernel: &str, tile: [usize; 2], dims: [usize; 3]) -> String {
         String::new()
     };
     let whole = dims[0] % tile[0] == 0 && dims[1] % tile[1] == 0;
-    let s = levels(&walls(&s), Levels { whole, ..levels_from_env() });
+    let s = levels(&s, Levels { whole, ..levels_from_env() });
     format!("{}\n{FACE_OFFSET}\n{sweep}", unroll(&s, &bounds))
 }
 

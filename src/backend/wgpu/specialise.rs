@@ -2,8 +2,7 @@
 //! attribute for it: loops unrolled (`// @unroll`), so that every index into a per-invocation
 //! array is a constant and the array stays in registers; and a loop copied once per kind of
 //! iteration (`// @levels`), so that each copy is one straight path for the driver's
-//! compiler, as the CUDA kernel's template specialisations are; and the sweep copied with
-//! and without its wall paths (`// @walls`).
+//! compiler, as the CUDA kernel's template specialisations are.
 
 /// How sweep_fused's z-loop is specialised ([`levels`]): `KNUDSEN_FUSED_LEVELS` = `four`
 /// (the default: both flags constant), `full` or `first` (one of them), `one` (neither: the
@@ -133,33 +132,6 @@ pub fn levels(src: &str, which: Levels) -> String {
     format!("{}{loops}{}", &src[..at], &src[end + 1..])
 }
 
-/// The block `{ let lvl_walls = tile_walls; body }` after a line `// @walls`, replaced by two
-/// copies with `lvl_walls` constant, chosen by the run-time `tile_walls`: the copy without
-/// wall paths is the one most levels of a case with bodies run, and all of a case without
-/// (where `tile_walls` folds to false). `KNUDSEN_FUSED_WALLS=inline` keeps one copy with the
-/// run-time test (for comparisons). The block must hold no barrier: `tile_walls` need not be
-/// uniform over the workgroup.
-pub fn walls(src: &str) -> String {
-    const MARK: &str = "// @walls\n";
-    const FLAG: &str = "let lvl_walls = tile_walls;";
-    let Some(at) = src.find(MARK) else { return src.to_string() };
-    let after = &src[at + MARK.len()..];
-    let line_end = after.find('\n').expect("a block after // @walls");
-    assert_eq!(after[..line_end].trim(), "{", "// @walls must precede a block's `{{`");
-    let body_start = at + MARK.len() + line_end + 1;
-    let end = closing_brace(src, body_start, "// @walls");
-    let body = &src[body_start..end];
-    assert!(body.contains(FLAG), "the @walls block must define lvl_walls");
-    assert!(!body.contains("workgroupBarrier"), "the @walls block may not hold a barrier");
-    let split = if std::env::var("KNUDSEN_FUSED_WALLS").as_deref() == Ok("inline") {
-        format!("{{\n{body}}}\n")
-    } else {
-        let copy = |w: bool| body.replace(FLAG, &format!("const lvl_walls = {w};"));
-        format!("if tile_walls {{\n{}}} else {{\n{}}}\n", copy(true), copy(false))
-    };
-    format!("{}{split}{}", &src[..at], &src[end + 1..])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,23 +143,16 @@ mod tests {
         assert_eq!(out.matches("x[j * 2u + i] = 1.0;").count(), 6);
         assert_eq!(out.matches("let j: u32 = 2u;").count(), 1);
         assert!(out.starts_with("a\n") && out.trim_end().ends_with('b') && !out.contains("for ("));
-        // The shader's marked loops all unroll: no loop over the tile is left.
+        // The shader's marked loops all unroll: no loop over the tile is left in the kernel
+        // (sweep_level_walls, before it, keeps its rolled loops).
         let s = crate::backend::wgpu::fused::source("sweep_fused", [8, 8], [30, 30, 8]);
-        assert!(
-            !s.contains("// @unroll\n") && !s.contains("jj < TY") && !s.contains("ii < TX") && !s.contains("c < TXTY")
-        );
-    }
-
-    #[test]
-    fn walls_copies_the_block_with_and_without_wall_paths() {
-        let src = "a\n// @walls\n{\nlet lvl_walls = tile_walls;\nif lvl_walls { w(); }\n}\nb\n";
-        let out = walls(src);
-        assert_eq!(out.matches("w();").count(), 2);
-        assert!(out.contains("const lvl_walls = true;") && out.contains("const lvl_walls = false;"));
-        assert!(out.starts_with("a\nif tile_walls {") && out.trim_end().ends_with('b'));
-        // The shader's sweep is marked: each of the four z-loop copies holds both.
-        let s = crate::backend::wgpu::fused::source("sweep_fused", [4, 4], [30, 30, 8]);
-        assert_eq!(s.matches("const lvl_walls = false;").count(), 4, "the sweep was not split");
+        let kernel = &s[s.find("fn sweep_fused(").unwrap()..];
+        assert!(!s.contains("// @unroll\n"));
+        assert!(!kernel.contains("jj < TY") && !kernel.contains("ii < TX") && !kernel.contains("c < TXTY"));
+        // The wall levels' form is rolled, written once, and the kernel calls it.
+        assert_eq!(s.matches("fn sweep_level_walls(").count(), 1);
+        assert_eq!(s.matches("= wall_emission(").count(), 3);
+        assert!(!kernel.contains("= wall_emission(") && kernel.contains("sweep_level_walls("));
     }
 
     #[test]
