@@ -34,6 +34,30 @@ fn gas_at_rest_stays_at_rest_to_round_off() {
 }
 
 #[test]
+fn gas_at_rest_around_a_body_keeps_its_density() {
+    // The closed box of the test above with a solid block (one cell in 32) at the walls'
+    // temperature: still a fixed point, the gas at its initial density in every fluid cell.
+    // The mass rescale keeps the gas's mass: counted over every cell instead, it had scaled
+    // the gas to 32/31 of it (solid cells hold none).
+    let mut v = cavity_json(4, 25, 6.0, 0.0);
+    v["grid"]["z"]["cells"] = serde_json::json!(2);
+    v["bodies"] = serde_json::json!([{"min": [0.25, 0.5, 0.0], "max": [0.5, 0.75, 0.5], "temperature": 1.0}]);
+    v["solver"] = serde_json::json!({"max_iterations": 4, "tolerance": 1e-30});
+    let cfg = config(&v);
+    for b in backends() {
+        let (p, r) = run(&cfg, b, 2);
+        let solid = (0..p.grid.cells()).filter(|&c| p.bodies.solids.is_solid(c)).count();
+        assert_eq!(solid, 1, "the block is one cell");
+        // As above: ~1000 u for rho and T (u the backend's unit round-off).
+        let u = if b == knudsen::backend::BackendChoice::Cpu { f64::EPSILON / 2.0 } else { f32::EPSILON as f64 / 2.0 };
+        for (c, m) in r.fields.iter().enumerate().filter(|(c, _)| !p.bodies.solids.is_solid(*c)) {
+            assert!((m.rho - 1.0).abs() < 1000.0 * u, "{b:?} cell {c}: rho {}", m.rho);
+            assert!((m.t - 1.0).abs() < 1000.0 * u, "{b:?} cell {c}: T {}", m.t);
+        }
+    }
+}
+
+#[test]
 fn hot_wall_heats_the_gas() {
     // The same box with one hot wall: the fixed point is broken, the gas next to the hot
     // wall must warm, and the mass stays put. Guards against a boundary that ignores T_w.

@@ -238,7 +238,11 @@ impl<'a> Solver<'a> {
         state.host_eq = !self.backend.derives_coefficients();
         let elapsed0 = history.last().map_or(0.0, |h: &IterationRecord| h.elapsed);
         let volumes = p.grid.volumes();
-        let mass0: f64 = volumes.iter().map(|v| v * p.initial_macro().rho).sum();
+        // The gas's mass: solid cells hold none (their moments are zero, so `mass_of` counts
+        // the gas alone, and so must this).
+        let solids = &p.bodies.solids;
+        let mass0: f64 =
+            volumes.iter().enumerate().filter(|(c, _)| !solids.is_solid(*c)).map(|(_, v)| v * p.initial_macro().rho).sum();
 
         let mut out = SweepOutput::zeros(p);
         let relax = p.partner_relaxation();
