@@ -118,6 +118,23 @@ fn cases() -> Vec<(&'static str, serde_json::Value, &'static str, &'static str)>
             "leaves the domain",
         ),
         (
+            "a body filling the domain",
+            with(&|v| v["bodies"] = body([0.0, 0.0, 0.0], [1.0, 1.0, 1.0])),
+            "bodies",
+            "no gas cell is left",
+        ),
+        (
+            "two bodies filling the domain together",
+            with(&|v| {
+                v["bodies"] = serde_json::json!([
+                    {"min": [0.0, 0.0, 0.0], "max": [0.5, 1.0, 1.0], "temperature": 1.0},
+                    {"min": [0.25, 0.0, 0.0], "max": [1.0, 1.0, 1.0], "temperature": 1.0}
+                ])
+            }),
+            "bodies",
+            "no gas cell is left",
+        ),
+        (
             "free-stream face without a free stream",
             with(&|v| v["boundaries"]["x_min"] = serde_json::json!({"type": "free_stream"})),
             "boundaries.x_min",
@@ -181,6 +198,16 @@ fn each_bad_config_names_key_and_reason() {
         assert_eq!(e.key, key, "{what}: {e}");
         assert!(e.reason.contains(words), "{what}: {e}");
     }
+}
+
+#[test]
+fn text_after_the_case_is_an_error() {
+    let good = cavity_json(4, 16, 4.0, 0.1).to_string();
+    for tail in [" {\"gas\": {\"kn\": 99}}", " garbage"] {
+        let e = Config::from_json(&format!("{good}{tail}")).expect_err(tail);
+        assert!(e.reason.contains("trailing characters"), "{tail}: {e}");
+    }
+    assert!(Config::from_json(&format!("{good}\n  \n")).is_ok(), "whitespace after the case is fine");
 }
 
 #[test]

@@ -45,6 +45,42 @@ pub fn check_wall_faces(bodies: &[BodyConfig], faces: &[Vec<f64>; 3]) -> Result<
     Ok(())
 }
 
+/// Refuse bodies that leave no gas cell: the union of the boxes, on the grid compressed to
+/// their faces (at most 2 B + 1 slabs per axis for B bodies), covers every compressed cell.
+/// Such a case has nothing to solve (its moments and residuals are NaN).
+pub fn check_gas_left(bodies: &[BodyConfig], faces: &[Vec<f64>; 3]) -> Result<(), ConfigError> {
+    if bodies.is_empty() {
+        return Ok(());
+    }
+    // Per axis, the sorted face indices where some body begins or ends, with the grid's ends.
+    let cuts: [Vec<usize>; 3] = std::array::from_fn(|d| {
+        let n = faces[d].len() - 1;
+        let mut c: Vec<usize> = bodies
+            .iter()
+            .flat_map(|b| [face_index(&faces[d], b.min[d]), face_index(&faces[d], b.max[d])])
+            .flatten()
+            .chain([0, n])
+            .collect();
+        c.sort_unstable();
+        c.dedup();
+        c
+    });
+    let index = |d: usize, c: f64| face_index(&faces[d], c).unwrap_or(0);
+    let covered = |lo: [usize; 3]| {
+        bodies.iter().any(|b| (0..3).all(|d| index(d, b.min[d]) <= lo[d] && lo[d] < index(d, b.max[d])))
+    };
+    for &x in &cuts[0][..cuts[0].len() - 1] {
+        for &y in &cuts[1][..cuts[1].len() - 1] {
+            for &z in &cuts[2][..cuts[2].len() - 1] {
+                if !covered([x, y, z]) {
+                    return Ok(());
+                }
+            }
+        }
+    }
+    Err(ConfigError::new("bodies", "the bodies fill the whole domain: no gas cell is left"))
+}
+
 impl BodyConfig {
     pub fn label(&self, index: usize) -> String {
         self.name.clone().unwrap_or_else(|| format!("body{index}"))

@@ -103,13 +103,16 @@ impl Config {
     /// Parse JSON text; unknown keys and wrong types are errors naming the key.
     pub fn from_json(text: &str) -> Result<Self, ConfigError> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        let cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+        let cfg: Config = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
             let key = e.path().to_string();
             // "." is the document root and "?" a position the parser could not name (syntax
             // errors); neither is a key.
             let key = if key == "." || key == "?" { String::new() } else { key };
             ConfigError::new(key, e.into_inner().to_string())
         })?;
+        // Anything after the case's object (a second object pasted in, say) is an error, not
+        // ignored.
+        de.end().map_err(|e| ConfigError::new("", format!("{e} after the case's object")))?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -143,6 +146,7 @@ impl Config {
             body.validate(b, v, &faces, &mut t_min)?;
         }
         bodies::check_wall_faces(&self.bodies, &faces)?;
+        bodies::check_gas_left(&self.bodies, &faces)?;
         v.check_resolves(t_min)?;
         self.solver.validate()?;
         self.output.validate()

@@ -27,9 +27,16 @@ pub struct IterationRecord {
 
 impl IterationRecord {
     /// The convergence measure: the largest component.
+    /// The largest component; NaN if any is (`f64::max` would drop it, and a run whose
+    /// fields went NaN would count as converged).
     pub fn residual(&self) -> f64 {
-        self.residuals.iter().cloned().fold(0.0, f64::max)
+        max_or_nan(&self.residuals)
     }
+}
+
+/// The largest of `x`, or NaN if any is NaN.
+pub fn max_or_nan(x: &[f64]) -> f64 {
+    x.iter().fold(0.0, |m: f64, &r| if r.is_nan() || m.is_nan() { f64::NAN } else { m.max(r) })
 }
 
 /// Density, momentum and total energy per cell: rho, rho U, rho E = (1/2) sum w |xi|^2 f.
@@ -113,5 +120,21 @@ mod tests {
         b[1][1] = 1e-17;
         let r = residuals(&a, &b);
         assert!(r[1] < 1e-13, "{r:?}");
+    }
+
+    #[test]
+    fn a_nan_component_makes_the_residual_nan() {
+        // f64::max drops NaN: a run whose fields went NaN would have stopped as converged.
+        assert!(max_or_nan(&[0.0, f64::NAN, 1e-3]).is_nan());
+        assert!(max_or_nan(&[f64::NAN, 0.0]).is_nan());
+        assert_eq!(max_or_nan(&[1e-3, 2e-3, 0.0]), 2e-3);
+        let rec = IterationRecord {
+            iteration: 1,
+            residuals: [0.0, f64::NAN, 0.0, 0.0, 0.0],
+            elapsed: 0.0,
+            seconds: 0.0,
+            drag: None,
+        };
+        assert!(rec.residual().is_nan());
     }
 }

@@ -241,8 +241,12 @@ impl<'a> Solver<'a> {
         // The gas's mass: solid cells hold none (their moments are zero, so `mass_of` counts
         // the gas alone, and so must this).
         let solids = &p.bodies.solids;
-        let mass0: f64 =
-            volumes.iter().enumerate().filter(|(c, _)| !solids.is_solid(*c)).map(|(_, v)| v * p.initial_macro().rho).sum();
+        let mass0: f64 = volumes
+            .iter()
+            .enumerate()
+            .filter(|(c, _)| !solids.is_solid(*c))
+            .map(|(_, v)| v * p.initial_macro().rho)
+            .sum();
 
         let mut out = SweepOutput::zeros(p);
         let relax = p.partner_relaxation();
@@ -286,7 +290,7 @@ impl<'a> Solver<'a> {
                 p.bounds.relax_exits(&mut out.exits, &state.partner, theta);
             }
             mark(0);
-            let sweep = Sweep { seconds: t_sweep, residual: res.iter().copied().fold(0.0, f64::max) };
+            let sweep = Sweep { seconds: t_sweep, residual: convergence::max_or_nan(&res) };
             self.strategy.update_fields(p, &mut out, &mut state, sweep)?;
             mark(1);
             state.check_physical(p, iteration, self.backend.kind(), &out.raw)?;
