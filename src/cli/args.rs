@@ -166,6 +166,25 @@ pub struct Overrides {
     pub coarse_grids: Option<usize>,
 }
 
+impl Overrides {
+    /// The options given that shape the solution (keys a continued run must keep, the others
+    /// being free: `config/compare.rs`), as a command line repeats them: what the hint to
+    /// continue an interrupted run must carry.
+    pub fn solution_args(&self) -> String {
+        fn name(v: impl clap::ValueEnum) -> String {
+            v.to_possible_value().map(|p| p.get_name().to_string()).unwrap_or_default()
+        }
+        let mut s = String::new();
+        if let Some(x) = self.scheme {
+            s += &format!(" --scheme {}", name(x));
+        }
+        if let Some(x) = self.precision {
+            s += &format!(" --precision {}", name(x));
+        }
+        s
+    }
+}
+
 /// `knudsen bench`'s options.
 #[derive(clap::Args, Debug, Clone)]
 pub struct BenchArgs {

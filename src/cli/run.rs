@@ -33,6 +33,8 @@ pub fn run(
     overrides: Overrides,
 ) -> Result<(), Failure> {
     let cfg = load(path, overrides)?;
+    // What the command to continue an interrupted run must repeat.
+    let again = overrides.solution_args();
     let dir = output_dir(path, &cfg, out);
     if threads == Some(0) {
         return Err(Failure::BadInput("--threads must be at least 1".into()));
@@ -70,7 +72,7 @@ pub fn run(
             // The coarse start's levels each take a sum of their own (coarse.rs).
             let more = || m.reducer();
             let group = Group { rank: m.rank, ranks: m.ranks, reduce: Some(reduce), more: Some(&more) };
-            return match solve(path, &cfg, choice, &dir, &resume, group) {
+            return match solve(path, &cfg, choice, &dir, &resume, &again, group) {
                 Err(f @ Failure::Interrupted { .. }) => Err(f),
                 Err(f) => {
                     // The other ranks wait in the next sum: end them all, with this error.
@@ -87,7 +89,7 @@ pub fn run(
             "started as one of {n} MPI processes, but this knudsen was built without the `mpi` feature: each would run the whole case (build with --features mpi; docs/parallel.md)"
         )));
     }
-    solve(path, &cfg, choice, &dir, &resume, Group { rank: 0, ranks: 1, reduce: None, more: None })
+    solve(path, &cfg, choice, &dir, &resume, &again, Group { rank: 0, ranks: 1, reduce: None, more: None })
 }
 
 /// This process among those sharing the velocities (one, without MPI).
@@ -105,6 +107,7 @@ fn solve(
     choice: BackendChoice,
     dir: &Path,
     resume: &Resume,
+    again: &str,
     group: Group<'_>,
 ) -> Result<(), Failure> {
     let gpu_solve = matches!(choice, BackendChoice::Cuda | BackendChoice::Wgpu);
@@ -242,11 +245,12 @@ fn solve(
         return Err(Failure::Interrupted {
             code: code as u8,
             message: format!(
-                "interrupted by {} after iteration {}; results (not converged) and checkpoint.h5 are in {}; continue with: knudsen run {} --restart {d} --out {d}",
+                "interrupted by {} after iteration {}; results (not converged) and checkpoint.h5 are in {}; continue with: knudsen run {}{} --restart {d} --out {d}",
                 signal_name(code),
                 result.iterations(),
                 dir.display(),
                 path.display(),
+                again,
                 d = dir.display()
             ),
         });

@@ -1,15 +1,15 @@
 //! Whether two cases describe the same solution: what a restart must agree on.
 //!
 //! The stopping rule, the memory budget, the checkpoint interval, the output directory and
-//! the case's name do not change the iterates, and the acceleration and the partner data's
-//! relaxation change them but not the fixed point, so a run may be continued with other
-//! values of them; every other key changes the solution.
+//! the case's name do not change the iterates, and the acceleration, the partner data's
+//! relaxation and the coarse start change them but not the fixed point, so a run may be
+//! continued with other values of them; every other key changes the solution.
 
 use super::Config;
 use serde_json::Value;
 
 /// Keys a continued run may change (dotted, as in error messages).
-const FREE_KEYS: [&str; 8] = [
+const FREE_KEYS: [&str; 9] = [
     "name",
     "output",
     "solver.tolerance",
@@ -20,6 +20,8 @@ const FREE_KEYS: [&str; 8] = [
     // not the fixed point.
     "solver.acceleration",
     "solver.partner_relaxation",
+    // The coarse start changes only a run's first state, and a continued run makes none.
+    "solver.coarse_grids",
 ];
 
 impl Config {
@@ -105,6 +107,7 @@ mod tests {
         b.name = Some("renamed".into());
         b.solver.acceleration = crate::config::Acceleration::Gsis;
         b.solver.partner_relaxation = Some(0.5);
+        b.solver.coarse_grids = 0;
         assert_eq!(a.state_hash(), b.state_hash());
         assert!(a.state_changes(&serde_json::to_value(&b).unwrap()).is_empty());
     }
