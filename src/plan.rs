@@ -32,6 +32,15 @@ impl BatchPlan {
 /// exponential per point) above this size.
 pub const GAUSS_TABLE_MAX_BYTES: u64 = 1 << 30;
 
+/// The host memory available now (Linux's `MemAvailable`), or None where it cannot be read.
+pub fn available_host_bytes() -> Option<u64> {
+    std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find(|l| l.starts_with("MemAvailable:"))
+            .and_then(|l| l.split_whitespace().nth(1).and_then(|kib| kib.parse::<u64>().ok()).map(|kib| kib * 1024))
+    })
+}
+
 /// Bytes of host memory a run needs besides slice storage, for `cells` cells and `m`
 /// velocity points per axis: per cell the solver's f64 fields (raw moments 13, sweep
 /// coefficients 10, macroscopic state 16, conserved 5, volumes 1) and output buffers (~16);

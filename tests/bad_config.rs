@@ -135,6 +135,19 @@ fn cases() -> Vec<(&'static str, serde_json::Value, &'static str, &'static str)>
             "no gas cell is left",
         ),
         (
+            "a closed box of specular and periodic faces without a body",
+            with(&|v| {
+                for f in ["x_min", "x_max", "y_min", "y_max"] {
+                    v["boundaries"][f] = serde_json::json!({"type": "specular"});
+                }
+                for f in ["z_min", "z_max"] {
+                    v["boundaries"][f] = serde_json::json!({"type": "periodic"});
+                }
+            }),
+            "boundaries",
+            "nothing sets the gas's temperature",
+        ),
+        (
             "free-stream face without a free stream",
             with(&|v| v["boundaries"]["x_min"] = serde_json::json!({"type": "free_stream"})),
             "boundaries.x_min",

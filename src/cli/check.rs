@@ -239,7 +239,11 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     }
     let cpu_budget = cfg.solver.memory_budget_mib.unwrap_or(backend::CPU_DEFAULT_BUDGET_MIB);
     match cpu_plan(p, (cpu_budget * 1048576.0) as u64) {
-        Ok(pl) => println!(
+        Ok(pl) => {
+            if let Err(e) = knudsen::backend::cpu::check_host_storage(&pl, knudsen::plan::available_host_bytes()) {
+                println!("note: {e:#}: `run --backend cpu` would refuse it");
+            }
+            println!(
             "cpu ({}{}), budget {cpu_budget} MiB: batch {} velocities in {} batches, {} slices per velocity{}; distribution storage {:.1} MiB",
             cfg.solver.precision.name(),
             if cfg.solver.precision == knudsen::config::Precision::F32 { ", vectorised over 8 velocities" } else { "" },
@@ -248,7 +252,8 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
             knudsen::backend::cpu::cpu_slices(cfg.solver.scheme),
             if slots == 1 { " (the level swept and the one before)" } else { "" },
             mib(pl.distribution_bytes())
-        ),
+        )
+        }
         Err(e) => {
             return Err(Failure::BadInput(format!(
                 "`solver.memory_budget_mib` / --memory-budget-mib: {e} (cpu backend)"

@@ -4,6 +4,7 @@
 use super::args::Overrides;
 use super::failure::Failure;
 use knudsen::config::{Acceleration, Config};
+use knudsen::plan::available_host_bytes;
 use std::path::Path;
 
 /// Load and validate the case, applying the command-line overrides.
@@ -49,14 +50,6 @@ fn host_need(cfg: &Config, gpu_solve: bool, synthetic: bool) -> u64 {
         };
     }
     need
-}
-
-fn available_host_bytes() -> Option<u64> {
-    std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
-        m.lines()
-            .find(|l| l.starts_with("MemAvailable:"))
-            .and_then(|l| l.split_whitespace().nth(1).and_then(|kib| kib.parse::<u64>().ok()).map(|kib| kib * 1024))
-    })
 }
 
 /// The acceleration the run can afford: `auto` becomes source iteration, with a warning,

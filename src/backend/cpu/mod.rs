@@ -56,6 +56,7 @@ pub struct CpuBackend {
 impl CpuBackend {
     pub fn new(problem: Arc<Problem>, budget_bytes: u64) -> anyhow::Result<Self> {
         let plan = cpu_plan(&problem, budget_bytes)?;
+        check_host_storage(&plan, crate::plan::available_host_bytes())?;
         Ok(Self::with_plan(problem, plan))
     }
 
@@ -70,6 +71,19 @@ impl CpuBackend {
             (vec![0.0; plan.max_batch * nxy * slots], Vec::new())
         };
         Self { problem, plan, slices, gauss: GaussTables::default(), f32, slices32, lane_tables: Default::default() }
+    }
+}
+
+/// Refuse a plan whose distribution storage exceeds the host memory `available` (a budget
+/// set above it would end in a failed allocation, an abort, instead of an error naming it).
+pub fn check_host_storage(plan: &BatchPlan, available: Option<u64>) -> anyhow::Result<()> {
+    match available {
+        Some(avail) if plan.distribution_bytes() > avail => anyhow::bail!(
+            "the cpu backend's distribution storage, {:.1} GiB at this memory budget (solver.memory_budget_mib, --memory-budget-mib), exceeds the {:.1} GiB of host memory available; lower the budget (the batches then hold fewer velocities)",
+            plan.distribution_bytes() as f64 / 1073741824.0,
+            avail as f64 / 1073741824.0
+        ),
+        _ => Ok(()),
     }
 }
 
@@ -382,6 +396,17 @@ mod tests {
     use crate::boundary::face_zeros;
     use crate::grid::Axis;
     use crate::model::{EqCoeffs, Macro};
+
+    #[test]
+    fn storage_beyond_the_host_memory_is_refused() {
+        let p = Problem::new(&crate::config::walled_box([4, 4, 4], 10));
+        let plan = cpu_plan(&p, 1 << 20).unwrap();
+        let need = plan.distribution_bytes();
+        assert!(check_host_storage(&plan, Some(need)).is_ok());
+        assert!(check_host_storage(&plan, None).is_ok(), "unknown memory refuses nothing");
+        let e = check_host_storage(&plan, Some(need - 1)).unwrap_err().to_string();
+        assert!(e.contains("memory_budget_mib") && e.contains("host memory available"), "{e}");
+    }
 
     #[test]
     fn sweep_uses_each_cells_own_widths() {
