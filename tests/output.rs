@@ -246,6 +246,43 @@ fn a_line_interpolates_between_cell_rows() {
 }
 
 #[test]
+fn a_slice_holds_one_plane_and_refuses_a_point_outside_the_grid() {
+    // `knudsen slice`: the temperature on the plane x = 0.45 is the stored column i = 2 (centre
+    // 5/12, the nearest); a negative coordinate is read as a value and, like NaN and a point
+    // past the faces, refused with exit 2 and nothing written.
+    let dir = tempfile::tempdir().unwrap();
+    let v = small_cavity(serde_json::json!({"max_iterations": 2}));
+    let out = run_cli(&v, dir.path());
+    let f = hdf5::File::open(out.join("fields.h5")).unwrap();
+    let t: Vec<f64> = f.dataset("temperature").unwrap().read_raw().unwrap();
+    let slice = |at: &str, name: &str| {
+        Command::new(env!("CARGO_BIN_EXE_knudsen"))
+            .args(["slice", out.to_str().unwrap(), "--axis", "x", "--at", at, "--out"])
+            .arg(out.join(name))
+            .output()
+            .unwrap()
+    };
+    let o = slice("0.45", "plane.csv");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(out.join("plane.csv")).unwrap();
+    assert!(text.starts_with("# temperature on the plane x = "), "{text}");
+    let rows: Vec<Vec<f64>> =
+        text.lines().skip(2).map(|l| l.split(',').map(|v| v.parse().unwrap()).collect()).collect();
+    assert_eq!(rows.len(), 5 * 4, "one row per cell of the plane (y, then z)");
+    for (r, row) in rows.iter().enumerate() {
+        let (j, k) = (r % 5, r / 5);
+        assert_eq!(row[2], t[(k * 5 + j) * 6 + 2], "row {r}");
+    }
+    for (at, name) in [("-0.5", "neg.csv"), ("1.5", "far.csv"), ("nan", "nan.csv")] {
+        let o = slice(at, name);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "--at {at}: {err}");
+        assert!(err.contains("outside the grid's faces"), "--at {at}: {err}");
+        assert!(!out.join(name).exists());
+    }
+}
+
+#[test]
 fn a_line_beside_a_body_keeps_its_values_and_one_through_it_is_nan() {
     // The quick cube after one sweep: the unit cube at the origin, solid cells NaN.
     let dir = tempfile::tempdir().unwrap();

@@ -39,8 +39,9 @@ pub enum Command {
     /// Compare two results (fields.h5 files or output directories): relative L2
     /// difference of each field.
     Compare { a: PathBuf, b: PathBuf },
-    /// Write one cell plane of a result's field as CSV (x, y, value per cell centre, ...):
-    /// the plane normal to `axis` through the cell nearest `at`.
+    /// Write one cell plane of a result's field as CSV (the two in-plane coordinates of
+    /// each cell centre, then the field's components): the plane normal to `axis` through
+    /// the cell that holds `at` (a point outside the grid is refused).
     Slice {
         /// fields.h5 or an output directory.
         result: PathBuf,
@@ -48,7 +49,8 @@ pub enum Command {
         field: String,
         #[arg(long, value_parser = ["x", "y", "z"], default_value = "z")]
         axis: String,
-        #[arg(long, default_value_t = 0.0)]
+        /// The plane's coordinate along `axis` (negative values too: `--at -0.5`).
+        #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
         at: f64,
         /// CSV file to write.
         #[arg(long)]
@@ -126,7 +128,8 @@ pub enum Command {
         #[command(flatten)]
         args: BenchArgs,
     },
-    /// List every GPU adapter with its backend, type, key limits and features.
+    /// List the CPU, every GPU adapter (backend, type, key limits and features), the CUDA
+    /// devices, and what `--backend auto` picks.
     Info,
     /// Validate a case and print its derived quantities without running it.
     Check {

@@ -212,7 +212,7 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     println!("host field storage: {:.1} MiB", mib(host_bytes));
     match cfg.solver.acceleration {
         a @ (knudsen::config::Acceleration::Gsis | knudsen::config::Acceleration::Auto) => println!(
-            "acceleration: {}{} (synthetic solve to a relative residual of {:.1e}: on the GPU with the CUDA backend (f64) or the wgpu backend (f32, from 8192 cells), at most {:.1} MiB of device memory beside {:.1} MiB on the host; on the host otherwise, {:.1} MiB)",
+            "acceleration: {}{} (synthetic solve to a relative residual of {:.1e}: on the GPU from 8192 cells (the CUDA backend in f64, wgpu in f32; with \"gsis\" on CUDA at any size), at most {:.1} MiB of device memory beside {:.1} MiB on the host; on the host otherwise, {:.1} MiB)",
             a.name(),
             if a == knudsen::config::Acceleration::Auto {
                 ": synthetic solves where their measured cost pays, source-iteration updates elsewhere"

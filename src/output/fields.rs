@@ -237,6 +237,12 @@ pub fn write_plane_csv(result: &Path, name: &str, axis: &str, at: f64, out: &Pat
     let d = ["x", "y", "z"].iter().position(|&a| a == axis).context("axis must be x, y or z")?;
     let coords = &field.centres;
     let along = &coords[d];
+    let faces = field.array(&format!("{axis}_faces"))?;
+    let (lo, hi) = (faces[0], faces[faces.len() - 1]);
+    // Written so that NaN is refused too.
+    if !(lo..=hi).contains(&at) {
+        return Err(super::BadRequest(format!("--at: {axis} = {at} lies outside the grid's faces [{lo}, {hi}]")).into());
+    }
     let idx = (0..along.len()).min_by(|&a, &b| (along[a] - at).abs().total_cmp(&(along[b] - at).abs())).unwrap();
     let (u, v) = [(1, 2), (0, 2), (0, 1)][d];
     let names = ["x", "y", "z"];
