@@ -166,6 +166,27 @@ fn body_surface_reaches_vtk_and_a_run_continues_exactly() {
 }
 
 #[test]
+fn a_directory_under_a_results_name_is_refused_before_the_solve() {
+    // fields.h5 (or summary.json) taken by a directory would fail the rename at the end of
+    // the run and lose it: refused up front, exit 2, no solve (no residuals.csv written).
+    for name in ["fields.h5", "summary.json"] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("case.json");
+        std::fs::write(&path, pinned(&small_cavity(serde_json::json!({"max_iterations": 2}))).to_string()).unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir_all(out.join(name)).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
+            .args(["run", path.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--out", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(name) && err.contains("is a directory"), "{name}: {err}");
+        assert!(!out.join("residuals.csv").exists(), "{name}: the run went ahead");
+    }
+}
+
+#[test]
 fn failed_write_leaves_nothing_under_the_final_name() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("result.bin");

@@ -12,7 +12,8 @@ pub fn output_dir(path: &Path, cfg: &Config, out: Option<PathBuf>) -> PathBuf {
 }
 
 /// Make sure results can be written before spending time on the solve: create the
-/// directory and write and remove a probe file in it.
+/// directory, write and remove a probe file in it, and find no directory under a result's
+/// name.
 pub fn probe_output_dir(dir: &Path) -> Result<(), String> {
     if dir.exists() && !dir.is_dir() {
         return Err(format!("output path {} exists and is not a directory", dir.display()));
@@ -21,5 +22,12 @@ pub fn probe_output_dir(dir: &Path) -> Result<(), String> {
     let probe = dir.join(format!(".knudsen-probe-{}", std::process::id()));
     std::fs::write(&probe, b"").map_err(|e| format!("cannot write to output directory {}: {e}", dir.display()))?;
     let _ = std::fs::remove_file(probe);
+    // A result's final name taken by a directory would fail the rename after the solve.
+    for name in knudsen::output::RESULT_FILES {
+        let p = dir.join(name);
+        if p.is_dir() {
+            return Err(format!("{} is a directory; the run writes a file there", p.display()));
+        }
+    }
     Ok(())
 }

@@ -22,6 +22,9 @@ use crate::problem::Problem;
 use crate::solver::RunResult;
 use std::path::Path;
 
+/// The names a run writes in its output directory (`write_all`, and the checkpoint).
+pub const RESULT_FILES: [&str; 5] = ["fields.h5", "fields.xmf", "residuals.csv", "summary.json", "checkpoint.h5"];
+
 /// Write every result file of a finished run into `dir` (created if needed). An earlier
 /// run's `summary.json` goes first and the new one is written last, so that a summary never
 /// stands beside files it does not describe, even if a write in between fails.

@@ -339,7 +339,11 @@ impl Gsis {
         // (Not `par_iter().flatten()`: that makes a parallel iterator of every cell's array,
         // measured at 13 ms per update at 64^3 cells on two cores.)
         if !scale.is_finite() || dw.par_iter().any(|d| d.iter().any(|x| !x.is_finite())) {
-            anyhow::bail!("synthetic solve gave a non-finite correction ({outcome:?})");
+            anyhow::bail!(
+                "the synthetic solve gave a non-finite correction ({} GMRES steps, relative residual {:e}); `--acceleration none` runs without it",
+                outcome.iterations,
+                outcome.relative_residual
+            );
         }
         self.place = Some(place);
         self.last =
