@@ -3,6 +3,9 @@
 use super::{positive_finite, ConfigError};
 use serde::{Deserialize, Serialize};
 
+/// `solver.coarse_grids` may ask for at most this many levels (`crate::solver::coarse`).
+pub const MAX_COARSE_GRIDS: usize = 3;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SolverConfig {
@@ -11,12 +14,14 @@ pub struct SolverConfig {
     pub tolerance: f64,
     #[serde(default = "default_max_iterations")]
     pub max_iterations: usize,
-    /// Budget for distribution-function slice storage, MiB. Sets the batch size. Default:
-    /// the backend's (CPU 512 MiB, wgpu 2048 MiB).
+    /// Budget for distribution-function storage, MiB. Sets the batch size. Default: the
+    /// backend's (CPU 512 MiB; CUDA half the device's memory; wgpu half a discrete Vulkan
+    /// GPU's memory, at least 2048 MiB, else 2048; `docs/configs.md`).
     #[serde(default)]
     pub memory_budget_mib: Option<f64>,
-    /// Rescale the total mass to its initial value after each iteration. Defaults to true
-    /// when every face is a wall (closed domain), false otherwise.
+    /// Rescale the gas's mass to its initial value after each iteration. Defaults to true
+    /// when no face is a free stream (walls, specular and periodic faces keep the mass in),
+    /// false otherwise.
     #[serde(default)]
     pub mass_rescale: Option<bool>,
     /// Damp wall-density updates that reverse the previous one when that one reversed its
@@ -186,7 +191,7 @@ impl SolverConfig {
                 "\"f32\" supports scheme \"first_order\" only; use \"f64\" with the second-order scheme",
             ));
         }
-        let most = crate::solver::coarse::MAX_COARSE_GRIDS;
+        let most = MAX_COARSE_GRIDS;
         if self.coarse_grids > most {
             return Err(ConfigError::new(
                 "solver.coarse_grids",

@@ -41,8 +41,7 @@ pub const COARSE_MAX_ITERATIONS: usize = 100;
 /// one that keeps most of them (an axis crowded with body faces, or one axis of a few
 /// coarsened) would cost nearly as much as the sweeps it saves.
 pub const MAX_POINTS_RATIO: f64 = 0.25;
-/// `solver.coarse_grids` may ask for at most this many levels.
-pub const MAX_COARSE_GRIDS: usize = 3;
+pub use crate::config::solver::MAX_COARSE_GRIDS;
 
 /// The faces of the coarse axis: every second face between the faces that must stay (the
 /// ends and `keep`, the indices of the faces bodies lie on), so that bodies stay aligned; an
