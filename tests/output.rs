@@ -187,6 +187,34 @@ fn a_directory_under_a_results_name_is_refused_before_the_solve() {
 }
 
 #[test]
+fn compare_takes_refined_grids_and_refuses_grids_that_do_not_coincide() {
+    // The small cavity against itself on twice the cells (the faces of one every second face
+    // of the other): compared. On [0, 2] along x with the same cell counts: refused, exit 2.
+    let run = |v: &serde_json::Value| {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_cli(v, dir.path());
+        (dir, out)
+    };
+    let base = small_cavity(serde_json::json!({"max_iterations": 2}));
+    let mut fine = base.clone();
+    for (axis, n) in [("x", 12), ("y", 10), ("z", 8)] {
+        fine["grid"][axis]["cells"] = serde_json::json!(n);
+    }
+    let mut wide = base.clone();
+    wide["grid"]["x"]["max"] = serde_json::json!(2.0);
+    let ((_d0, a), (_d1, b), (_d2, c)) = (run(&base), run(&fine), run(&wide));
+    let compare = |p: &std::path::Path, q: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_knudsen")).args(["compare"]).arg(p).arg(q).output().unwrap()
+    };
+    let o = compare(&a, &b);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = compare(&a, &c);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("the grids differ along x"), "{err}");
+}
+
+#[test]
 fn failed_write_leaves_nothing_under_the_final_name() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("result.bin");

@@ -32,6 +32,7 @@ pub fn compare_fields(a: &Path, b: &Path) -> anyhow::Result<Vec<(&'static str, f
         hdf5::File::open(&f).with_context(|| format!("opening {}", f.display()))
     };
     let (fa, fb) = (open(a)?, open(b)?);
+    same_faces(&fa, &fb)?;
     COMPARED
         .iter()
         .map(|&(name, comps)| {
@@ -55,6 +56,35 @@ pub fn compare_fields(a: &Path, b: &Path) -> anyhow::Result<Vec<(&'static str, f
             Ok((name, (d / n).sqrt()))
         })
         .collect()
+}
+
+/// Refuse results on grids that do not coincide: along each axis the coarser result's faces
+/// must be every r-th face of the finer one's (r = 1: the same faces), to 1e-9 of the axis'
+/// extent (the faces are stored as computed, in f64).
+fn same_faces(fa: &hdf5::File, fb: &hdf5::File) -> anyhow::Result<()> {
+    for axis in ["x", "y", "z"] {
+        let name = format!("{axis}_faces");
+        let (p, q): (Vec<f64>, Vec<f64>) = (fa.dataset(&name)?.read_raw()?, fb.dataset(&name)?.read_raw()?);
+        let (fine, coarse) = if p.len() >= q.len() { (&p, &q) } else { (&q, &p) };
+        let (nf, nc) = (fine.len() - 1, coarse.len() - 1);
+        let extent = (fine[nf] - fine[0]).abs().max(f64::MIN_POSITIVE);
+        let fits = nc > 0
+            && nf % nc == 0
+            && coarse.iter().enumerate().all(|(i, c)| (fine[i * (nf / nc)] - c).abs() <= 1e-9 * extent);
+        if !fits {
+            return Err(super::BadRequest(format!(
+                "the grids differ along {axis}: {} cells on [{}, {}] against {} on [{}, {}], and not by refining every cell alike",
+                p.len() - 1,
+                p[0],
+                p[p.len() - 1],
+                q.len() - 1,
+                q[0],
+                q[q.len() - 1]
+            ))
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// Per-axis factors r with fine = r x coarse (shapes (nz, ny, nx[, c])).
