@@ -28,6 +28,12 @@ pub fn check(path: &Path, device_memory_mib: Option<f64>, overrides: Overrides) 
     }
     check_host_memory(&cfg, true)?;
     let p = Problem::new(&cfg);
+    // A budget too small for the CPU backend's one velocity is refused before anything is
+    // printed (print_plans prints the plan, and would print `valid` above the refusal).
+    let cpu_budget = cfg.solver.memory_budget_mib.unwrap_or(backend::CPU_DEFAULT_BUDGET_MIB);
+    if let Err(e) = cpu_plan(&p, (cpu_budget * 1048576.0) as u64) {
+        return Err(Failure::BadInput(format!("`solver.memory_budget_mib` / --memory-budget-mib: {e} (cpu backend)")));
+    }
     println!("case {}: valid", cfg.name.as_deref().unwrap_or(&path.display().to_string()));
     print_gas(&cfg, &p);
     print_grid(&cfg, &p);
