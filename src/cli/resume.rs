@@ -42,6 +42,21 @@ pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicUsize>> {
         signal_hook::flag::register(sig, asked.clone())?;
         signal_hook::flag::register_usize(sig, stop.clone(), code)?;
     }
+    // Say at once that the signal was heard: an iteration of a large case takes minutes, and
+    // the handler itself may not print. The thread ends with the process.
+    let seen = stop.clone();
+    std::thread::spawn(move || loop {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let code = seen.load(std::sync::atomic::Ordering::SeqCst);
+        if code != 0 {
+            log::warn!(
+                target: LOG,
+                "{}: stopping after the current iteration (a second signal ends the process at once)",
+                signal_name(code)
+            );
+            return;
+        }
+    });
     Ok(stop)
 }
 
