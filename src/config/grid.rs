@@ -33,8 +33,9 @@ pub struct AxisConfig {
 
 /// Uniform cells over `uniform = [a, b]`, then cells growing geometrically by `ratio_min`
 /// toward `min` and by `ratio_max` toward `max`. The number of growing cells on a side is
-/// the rounded count that reaches the end at the given ratio; the ratio is then adjusted
-/// (slightly) so the last face lands exactly on the end. `knudsen check` prints the result.
+/// the rounded count that reaches the end at the given ratio (one more while it would need
+/// a ratio above `MAX_STRETCH_RATIO`); the ratio is then adjusted so the last face lands
+/// exactly on the end. `knudsen check` prints the result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StretchConfig {
@@ -203,7 +204,21 @@ fn growing_count(len: f64, h: f64, r: f64) -> usize {
         ((len * (r - 1.0) / h + 1.0).ln() / r.ln()).round()
     };
     // `as` saturates: NaN gives 0, hence the max(1).
-    (n.max(1.0) as usize).max(1)
+    let mut n = (n.max(1.0) as usize).max(1);
+    // Rounding down can leave too few cells, whose re-solved ratio then passes the largest
+    // allowed (a few cells across a long side: 2.5 widths in 2 cells need 1.56): one more
+    // cell until the largest ratio reaches the end. (One cell is as wide as the side.)
+    let reaches = |n: usize| {
+        if n == 1 {
+            len <= MAX_STRETCH_RATIO * h
+        } else {
+            h * (MAX_STRETCH_RATIO.powi(n.min(i32::MAX as usize) as i32) - 1.0) / (MAX_STRETCH_RATIO - 1.0) >= len
+        }
+    };
+    while !reaches(n) && n < MAX_CELLS_PER_AXIS {
+        n += 1;
+    }
+    n
 }
 
 /// Axes longer than this are refused before their faces are allocated.
@@ -249,6 +264,25 @@ mod tests {
         assert_eq!(*f.last().unwrap(), 0.7);
         let total: f64 = f.windows(2).map(|w| w[1] - w[0]).sum();
         assert!((total - 1.2).abs() < 1e-15);
+    }
+
+    #[test]
+    fn no_neighbour_ratio_passes_the_largest_allowed() {
+        // Few outer cells: the rounded count once left 2.5 widths to 2 cells, a ratio of 1.56.
+        for r in [1.0, 1.3, 1.45, 1.5] {
+            for (lo, hi, cells) in [(-3.0, 3.0, 2), (-2.0, 5.0, 3), (-1.0, 1.0, 1), (-6.0, 6.0, 31)] {
+                let st = StretchConfig { uniform: [-0.5, 0.5], cells, ratio_min: r, ratio_max: r };
+                let f = stretched_faces(lo, hi, &st).unwrap();
+                // Growth away from the uniform part (a side shorter than one uniform cell
+                // shrinks instead, which the ratio bound does not ask about).
+                let w: Vec<f64> = f.windows(2).map(|p| p[1] - p[0]).collect();
+                let mid = f.iter().position(|&x| x >= -0.5).unwrap();
+                let growth = |i: usize| if i < mid { w[i] / w[i + 1] } else { w[i + 1] / w[i] };
+                let worst = (0..w.len() - 1).map(growth).fold(1.0f64, f64::max);
+                assert!(worst <= MAX_STRETCH_RATIO * (1.0 + 1e-9), "r {r}, [{lo}, {hi}], {cells} cells: ratio {worst}");
+                assert_eq!((f[0], f[f.len() - 1]), (lo, hi));
+            }
+        }
     }
 
     #[test]
