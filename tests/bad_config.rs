@@ -118,6 +118,17 @@ fn cases() -> Vec<(&'static str, serde_json::Value, &'static str, &'static str)>
             "leaves the domain",
         ),
         (
+            "two bodies of one name",
+            with(&|v| {
+                v["bodies"] = serde_json::json!([
+                    {"name": "b", "min": [0.0, 0.0, 0.0], "max": [0.25, 0.25, 0.25], "temperature": 1.0},
+                    {"name": "b", "min": [0.5, 0.5, 0.5], "max": [0.75, 0.75, 0.75], "temperature": 1.0}
+                ])
+            }),
+            "bodies[1].name",
+            "already the name of bodies[0]",
+        ),
+        (
             "a body filling the domain",
             with(&|v| v["bodies"] = body([0.0, 0.0, 0.0], [1.0, 1.0, 1.0])),
             "bodies",

@@ -144,6 +144,14 @@ impl Config {
         }
         for (b, body) in self.bodies.iter().enumerate() {
             body.validate(b, v, &faces, &mut t_min)?;
+            // Loads and surface data are reported by name: two bodies of one name would be
+            // told apart only by their order.
+            if let Some(first) = (0..b).find(|&o| self.bodies[o].label(o) == body.label(b)) {
+                return Err(ConfigError::new(
+                    format!("bodies[{b}].name"),
+                    format!("\"{}\" is already the name of bodies[{first}]", body.label(b)),
+                ));
+            }
         }
         bodies::check_wall_faces(&self.bodies, &faces)?;
         bodies::check_gas_left(&self.bodies, &faces)?;
