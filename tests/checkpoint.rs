@@ -175,6 +175,41 @@ fn the_printed_command_continues_a_run_given_solution_options() {
 }
 
 #[test]
+fn an_interrupt_during_the_coarse_start_writes_nothing_and_leaves_no_directory() {
+    // Source iteration at Kn 0.05: the 12^3-cell coarse level takes tens of sweeps, so the
+    // signal sent after its first one arrives while it runs.
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = cavity_json(24, 16, 4.0, 0.1);
+    v["gas"]["kn"] = serde_json::json!(0.05);
+    v["solver"] = serde_json::json!({"tolerance": 1e-10, "acceleration": "none", "coarse_grids": 1});
+    let case = dir.path().join("case.json");
+    std::fs::write(&case, pinned(&v).to_string()).unwrap();
+    let out = dir.path().join("out");
+    let mut child = knudsen()
+        .env("RUST_LOG", "knudsen=debug")
+        .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--out", out.to_str().unwrap()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut log = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(std::io::BufRead::read_line(&mut err, &mut line).unwrap() > 0, "no coarse iteration logged: {log}");
+        log += &line;
+        if line.contains("coarse start on") {
+            break;
+        }
+    }
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    std::io::Read::read_to_string(&mut err, &mut log).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{log}");
+    assert!(log.contains("during the coarse start") && log.contains("nothing written"), "{log}");
+    assert!(!out.exists(), "the output directory made for the results is left: {log}");
+}
+
+#[test]
 fn a_different_case_is_refused_unless_forced() {
     let dir = tempfile::tempdir().unwrap();
     let case = case(dir.path());

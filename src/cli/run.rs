@@ -147,11 +147,18 @@ fn solve(
     // otherwise precede.
     let mut coarse = None;
     if restart.is_none() && !knudsen::solver::coarse::levels(cfg).is_empty() {
+        let made = root && !dir.exists();
         if root {
             probe_output_dir(dir).map_err(Failure::BadInput)?;
         }
         let share = Share { rank: group.rank, ranks: group.ranks, reduce: group.more };
-        coarse = coarse_start(cfg, &problem, choice, &share, &stop)?;
+        coarse = coarse_start(cfg, &problem, choice, &share, &stop).inspect_err(|e| {
+            // Stopped before the case's first iteration, nothing was written: the directory
+            // made for the results goes too (only if still empty).
+            if made && matches!(e, Failure::Interrupted { .. }) {
+                let _ = std::fs::remove_dir(dir);
+            }
+        })?;
     }
     let (restart, coarse) = match coarse {
         Some((first, report)) => (Some(first), Some(report)),
