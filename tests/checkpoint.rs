@@ -129,7 +129,6 @@ fn sigint_and_sigterm_stop_after_the_iteration_and_say_how_to_continue() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(code), "{err}");
         assert!(err.contains("--restart") && err.contains("interrupted"), "{err}");
-        assert!(err.contains("stopping after the current iteration"), "the signal was not acknowledged: {err}");
         let f = hdf5::File::open(out.join("fields.h5")).unwrap();
         let (converged, interrupted): (u8, u8) = (
             f.attr("converged").unwrap().read_scalar().unwrap(),
