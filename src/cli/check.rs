@@ -108,10 +108,12 @@ fn print_cuda_plan(cfg: &Config, p: &Problem, total_mib: f64) -> Result<(), Fail
 }
 
 fn print_gas(cfg: &Config, p: &Problem) {
+    // Fixed decimals where they read well, else an exponent (Kn 1e300 printed 300 digits).
+    let num = |x: f64, d: usize| if (1e-4..1e6).contains(&x.abs()) { format!("{x:.d$}") } else { format!("{x:.d$e}") };
     println!(
-        "gas: Kn = {:.6}, delta = {:.6} (reference length {}), omega = {}, Pr = {:.6} ({})",
-        cfg.kn(),
-        cfg.delta(),
+        "gas: Kn = {}, delta = {} (reference length {}), omega = {}, Pr = {:.6} ({})",
+        num(cfg.kn(), 6),
+        num(cfg.delta(), 6),
         cfg.gas.length,
         cfg.gas.omega,
         cfg.gas.prandtl,
@@ -134,10 +136,10 @@ fn print_gas(cfg: &Config, p: &Problem) {
     let tau = |t: f64| 1.0 / knudsen::model::collision_frequency(p.delta, p.omega, ini.density, t);
     let (tmin, tmax) = temps.iter().fold((f64::MAX, f64::MIN), |(a, b), &t| (a.min(t), b.max(t)));
     println!(
-        "relaxation time tau = 1/nu at rho = {}: {:.4} (T = {tmin}) .. {:.4} (T = {tmax}), in units L / v0",
+        "relaxation time tau = 1/nu at rho = {}: {} (T = {tmin}) .. {} (T = {tmax}), in units L / v0",
         ini.density,
-        tau(tmin).min(tau(tmax)),
-        tau(tmin).max(tau(tmax))
+        num(tau(tmin).min(tau(tmax)), 4),
+        num(tau(tmin).max(tau(tmax)), 4)
     );
 }
 
