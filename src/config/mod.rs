@@ -102,6 +102,12 @@ fn positive_finite(key: &str, v: f64) -> Result<(), ConfigError> {
 impl Config {
     /// Parse JSON text; unknown keys and wrong types are errors naming the key.
     pub fn from_json(text: &str) -> Result<Self, ConfigError> {
+        // serde would also read a struct from an array of its fields in order; a case is an
+        // object of named sections.
+        let first = text.trim_start().chars().next();
+        if first.is_some_and(|c| c != '{') {
+            return Err(ConfigError::new("", "a case is a JSON object ({ \"gas\": ..., \"grid\": ..., ... })"));
+        }
         let de = &mut serde_json::Deserializer::from_str(text);
         let cfg: Config = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
             let key = e.path().to_string();
