@@ -272,7 +272,7 @@ __device__ __forceinline__ void march_level(const Ray& ray, const Shared& sh, co
     }
     // Uniform over the block: the levels whose tile has no wall cell (most, with bodies)
     // sweep without the wall paths, which with them inlined in every cell made the kernel
-    // larger and slower (as in sweep_fused.wgsl's `// @walls`).
+    // larger and slower (as in sweep_fused.wgsl, whose wall levels call sweep_level_walls).
 #if SLOTS > 1u
     sweep_level2(&sh.red[lid][0], &sh.outs[lid][0], &sh.outs[BV + lid][0], &sh.outs[2u * BV + lid][0], ray,
                  sh.coef[kk & 1u], sh.fin + (kk & 1u) * FPLANES * (TX + TY) * BV + lid, sh.inv_w, bnd, xface, yface,

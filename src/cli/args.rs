@@ -40,8 +40,8 @@ pub enum Command {
     /// difference of each field.
     Compare { a: PathBuf, b: PathBuf },
     /// Write one cell plane of a result's field as CSV (the two in-plane coordinates of
-    /// each cell centre, then the field's components): the plane normal to `axis` through
-    /// the cell that holds `at` (a point outside the grid is refused).
+    /// each cell centre, then the field's components): the plane of cells normal to `axis`
+    /// whose centres lie nearest `at` (a point outside the grid is refused).
     Slice {
         /// fields.h5 or an output directory.
         result: PathBuf,

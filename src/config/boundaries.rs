@@ -55,13 +55,13 @@ impl BoundariesConfig {
         ]
     }
 
-    /// True when no face lets mass in or out (walls, symmetry planes, periodic pairs).
     /// Whether a face holds the gas's temperature: a diffuse wall or a free stream (specular
     /// and periodic faces exchange no energy with anything outside).
     pub fn any_thermal(&self) -> bool {
         self.faces().iter().any(|(_, f)| matches!(f, FaceConfig::DiffuseWall { .. } | FaceConfig::FreeStream {}))
     }
 
+    /// True when no face lets mass in or out (walls, symmetry planes, periodic pairs).
     pub fn closed(&self) -> bool {
         self.faces().iter().all(|(_, f)| !matches!(f, FaceConfig::FreeStream {}))
     }
