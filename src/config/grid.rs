@@ -33,9 +33,10 @@ pub struct AxisConfig {
 
 /// Uniform cells over `uniform = [a, b]`, then cells growing geometrically by `ratio_min`
 /// toward `min` and by `ratio_max` toward `max`. The number of growing cells on a side is
-/// the rounded count that reaches the end at the given ratio (one more while it would need
-/// a ratio above `MAX_STRETCH_RATIO`); the ratio is then adjusted so the last face lands
-/// exactly on the end. `knudsen check` prints the result.
+/// the rounded count that reaches the end at the given ratio; the ratio is then adjusted so
+/// the last face lands exactly on the end. A side of a few cells whose steps that leaves
+/// above `MAX_STRETCH_RATIO` gets another count or equal cells instead (`side_cells`).
+/// `knudsen check` prints the result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StretchConfig {
@@ -158,8 +159,9 @@ pub fn stretched_faces(lo: f64, hi: f64, st: &StretchConfig) -> Result<Vec<f64>,
     // Count before building: a narrow uniform part in a long domain asks for many cells.
     let (n_low, n_high) = (growing_count(a - lo, h, st.ratio_min), growing_count(hi - b, h, st.ratio_max));
     check_cell_count(n_low.saturating_add(st.cells).saturating_add(n_high))?;
-    let low = growing_cells(a - lo, h, n_low);
-    let high = growing_cells(hi - b, h, n_high);
+    let low = side_cells(a - lo, h, n_low);
+    let high = side_cells(hi - b, h, n_high);
+    check_cell_count(low.len() + st.cells + high.len())?;
     let mut faces = Vec::with_capacity(low.len() + st.cells + high.len() + 1);
     let mut x = a;
     faces.push(a);
@@ -204,21 +206,45 @@ fn growing_count(len: f64, h: f64, r: f64) -> usize {
         ((len * (r - 1.0) / h + 1.0).ln() / r.ln()).round()
     };
     // `as` saturates: NaN gives 0, hence the max(1).
-    let mut n = (n.max(1.0) as usize).max(1);
-    // Rounding down can leave too few cells, whose re-solved ratio then passes the largest
-    // allowed (a few cells across a long side: 2.5 widths in 2 cells need 1.56): one more
-    // cell until the largest ratio reaches the end. (One cell is as wide as the side.)
-    let reaches = |n: usize| {
-        if n == 1 {
-            len <= MAX_STRETCH_RATIO * h
-        } else {
-            h * (MAX_STRETCH_RATIO.powi(n.min(i32::MAX as usize) as i32) - 1.0) / (MAX_STRETCH_RATIO - 1.0) >= len
-        }
+    (n.max(1.0) as usize).max(1)
+}
+
+/// The largest step between neighbours, either way, from the uniform width h across `w`.
+fn largest_step(h: f64, w: &[f64]) -> f64 {
+    std::iter::once(&h).chain(w).zip(w).map(|(a, b)| (a / b).max(b / a)).fold(1.0, f64::max)
+}
+
+/// The outer cells of one side, n from [`growing_count`]. The geometric series from h
+/// ([`growing_cells`]) is kept wherever its largest step stays within `MAX_STRETCH_RATIO`,
+/// which is every side of more than a few cells, so such grids (and their checkpoints) do
+/// not depend on this choice. Where rounding leaves a few cells on a long side, the re-solved
+/// ratio can pass it (2.5 widths in 2 cells need 1.56), and one cell more or fewer can
+/// shrink instead (1.55 widths as [h, 0.55 h], a step of 1.82): the fewest cells within the
+/// bound are then taken from the series with up to two fewer or three more cells and from
+/// `len` split evenly, which always qualifies (a side of `m` widths within half a width splits
+/// into steps of at most 1.5, 1.25 from two cells on). A side shorter than one uniform cell is
+/// a single narrower cell, which no count improves.
+fn side_cells(len: f64, h: f64, n: usize) -> Vec<f64> {
+    let first = growing_cells(len, h, n);
+    // A count whose ratio leaves the bisection's bracket does not reach `len` exactly.
+    let within = |w: &[f64]| {
+        largest_step(h, w) <= MAX_STRETCH_RATIO * (1.0 + 1e-12) && (w.iter().sum::<f64>() - len).abs() <= 1e-9 * len
     };
-    while !reaches(n) && n < MAX_CELLS_PER_AXIS {
-        n += 1;
+    if len <= h || within(&first) {
+        return first;
     }
-    n
+    let even = (len / h).round().max(1.0) as usize;
+    let mut options: Vec<Vec<f64>> = (n.saturating_sub(2).max(1)..=n + 3).map(|k| growing_cells(len, h, k)).collect();
+    if even <= MAX_CELLS_PER_AXIS {
+        options.push(vec![len / even as f64; even]);
+    }
+    options
+        .into_iter()
+        .min_by(|p, q| {
+            let key = |w: &[f64]| (!within(w), if within(w) { w.len() as f64 } else { largest_step(h, w) });
+            key(p).partial_cmp(&key(q)).unwrap()
+        })
+        .unwrap_or(first)
 }
 
 /// Axes longer than this are refused before their faces are allocated.
@@ -230,12 +256,15 @@ fn check_cell_count(n: usize) -> Result<(), ConfigError> {
 }
 
 /// Widths of the n cells growing from width h across length `len` (n from
-/// [`growing_count`], the count at which the geometric series at the asked ratio reaches `len`); the
+/// [`side_cells`]); the
 /// ratio is then re-solved (bisection) so that h (1 + r + ... + r^(n-1)) = len exactly. The
 /// first outer cell has the width h of the uniform part; each next one is r times wider.
 fn growing_cells(len: f64, h: f64, n: usize) -> Vec<f64> {
     if len <= 0.0 {
         return Vec::new();
+    }
+    if n == 1 {
+        return vec![len];
     }
     let sum = |r: f64, n: usize| -> f64 { (0..n).map(|k| h * r.powi(k as i32)).sum() };
     // sum(r, n) increases with r; find r' with sum(r', n) = len. r' may fall below 1 when
@@ -267,22 +296,40 @@ mod tests {
     }
 
     #[test]
-    fn no_neighbour_ratio_passes_the_largest_allowed() {
-        // Few outer cells: the rounded count once left 2.5 widths to 2 cells, a ratio of 1.56.
-        for r in [1.0, 1.3, 1.45, 1.5] {
-            for (lo, hi, cells) in [(-3.0, 3.0, 2), (-2.0, 5.0, 3), (-1.0, 1.0, 1), (-6.0, 6.0, 31)] {
-                let st = StretchConfig { uniform: [-0.5, 0.5], cells, ratio_min: r, ratio_max: r };
-                let f = stretched_faces(lo, hi, &st).unwrap();
-                // Growth away from the uniform part (a side shorter than one uniform cell
-                // shrinks instead, which the ratio bound does not ask about).
-                let w: Vec<f64> = f.windows(2).map(|p| p[1] - p[0]).collect();
-                let mid = f.iter().position(|&x| x >= -0.5).unwrap();
-                let growth = |i: usize| if i < mid { w[i] / w[i + 1] } else { w[i + 1] / w[i] };
-                let worst = (0..w.len() - 1).map(growth).fold(1.0f64, f64::max);
-                assert!(worst <= MAX_STRETCH_RATIO * (1.0 + 1e-9), "r {r}, [{lo}, {hi}], {cells} cells: ratio {worst}");
-                assert_eq!((f[0], f[f.len() - 1]), (lo, hi));
+    fn no_neighbour_step_passes_the_largest_allowed() {
+        // Few outer cells: the rounded count once left 2.5 widths to 2 cells (a ratio of 1.56),
+        // and one more cell turned 1.55 widths into [h, 0.55 h] (a shrink of 1.82). Both ways
+        // count, across the whole axis, wherever a side is at least one uniform cell long.
+        let mut checked = 0;
+        for r in [1.0, 1.1, 1.3, 1.45, 1.5] {
+            for cells in [1, 2, 3, 5, 31] {
+                for end in (1..=60).map(|k| 0.5 + 0.1 * k as f64) {
+                    let st = StretchConfig { uniform: [-0.5, 0.5], cells, ratio_min: r, ratio_max: r };
+                    let f = stretched_faces(-end, end + 0.037, &st).unwrap();
+                    assert_eq!((f[0], f[f.len() - 1]), (-end, end + 0.037));
+                    let h = 1.0 / cells as f64;
+                    if end - 0.5 < h {
+                        continue;
+                    }
+                    let w: Vec<f64> = f.windows(2).map(|p| p[1] - p[0]).collect();
+                    let worst = w.windows(2).map(|p| (p[1] / p[0]).max(p[0] / p[1])).fold(1.0f64, f64::max);
+                    assert!(worst <= MAX_STRETCH_RATIO * (1.0 + 1e-9), "r {r}, end {end}, {cells} cells: step {worst}");
+                    checked += 1;
+                }
             }
         }
+        assert!(checked > 1000, "{checked}");
+    }
+
+    #[test]
+    fn the_reviewed_short_side_splits_evenly() {
+        // 1.55 uniform widths on the high side at ratio 1.3: one cell is a step of 1.55, the
+        // series from h two cells [h, 0.55 h]; two even cells step by 1.29.
+        let st = StretchConfig { uniform: [-0.5, 0.5], cells: 2, ratio_min: 1.0, ratio_max: 1.3 };
+        let f = stretched_faces(-0.5, 1.275, &st).unwrap();
+        let w: Vec<f64> = f.windows(2).map(|p| p[1] - p[0]).collect();
+        assert_eq!(w.len(), 4);
+        assert!((w[2] - 0.3875).abs() < 1e-12 && (w[3] - 0.3875).abs() < 1e-12, "{w:?}");
     }
 
     #[test]
