@@ -126,7 +126,18 @@ fn cases() -> Vec<(&'static str, serde_json::Value, &'static str, &'static str)>
                 ])
             }),
             "bodies[1].name",
-            "already the name of bodies[0]",
+            "\"b\" is the name of bodies[1] and the name of bodies[0]",
+        ),
+        (
+            "a name that is an unnamed body's label",
+            with(&|v| {
+                v["bodies"] = serde_json::json!([
+                    {"name": "body1", "min": [0.0, 0.0, 0.0], "max": [0.25, 0.25, 0.25], "temperature": 1.0},
+                    {"min": [0.5, 0.5, 0.5], "max": [0.75, 0.75, 0.75], "temperature": 1.0}
+                ])
+            }),
+            "bodies[0].name",
+            "\"body1\" is the label of the unnamed bodies[1] and the name of bodies[0]",
         ),
         (
             "a body filling the domain",

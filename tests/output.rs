@@ -189,7 +189,8 @@ fn a_directory_under_a_results_name_is_refused_before_the_solve() {
 #[test]
 fn compare_takes_refined_grids_and_refuses_grids_that_do_not_coincide() {
     // The small cavity against itself on twice the cells (the faces of one every second face
-    // of the other): compared. On [0, 2] along x with the same cell counts: refused, exit 2.
+    // of the other): compared. On [0, 2] along x with the same cell counts, or one finer along
+    // x and the other along y: refused, exit 2.
     let run = |v: &serde_json::Value| {
         let dir = tempfile::tempdir().unwrap();
         let out = run_cli(v, dir.path());
@@ -202,7 +203,12 @@ fn compare_takes_refined_grids_and_refuses_grids_that_do_not_coincide() {
     }
     let mut wide = base.clone();
     wide["grid"]["x"]["max"] = serde_json::json!(2.0);
+    // Finer along y only: against `fine_x` (finer along x only) neither refines the other.
+    let (mut fine_x, mut fine_y) = (base.clone(), base.clone());
+    fine_x["grid"]["x"]["cells"] = serde_json::json!(12);
+    fine_y["grid"]["y"]["cells"] = serde_json::json!(10);
     let ((_d0, a), (_d1, b), (_d2, c)) = (run(&base), run(&fine), run(&wide));
+    let ((_d3, fx), (_d4, fy)) = (run(&fine_x), run(&fine_y));
     let compare = |p: &std::path::Path, q: &std::path::Path| {
         Command::new(env!("CARGO_BIN_EXE_knudsen")).args(["compare"]).arg(p).arg(q).output().unwrap()
     };
@@ -212,6 +218,10 @@ fn compare_takes_refined_grids_and_refuses_grids_that_do_not_coincide() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("the grids differ along x"), "{err}");
+    let o = compare(&fx, &fy);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("finer along x and the second along y"), "{err}");
 }
 
 #[test]

@@ -153,9 +153,24 @@ impl Config {
             // Loads and surface data are reported by name: two bodies of one name would be
             // told apart only by their order.
             if let Some(first) = (0..b).find(|&o| self.bodies[o].label(o) == body.label(b)) {
+                // An unnamed body is labelled by its index ("body1"), so the clash may be
+                // with a name given to another body: the key named is a name that was given.
+                let said = |o: usize| {
+                    if self.bodies[o].name.is_some() {
+                        "the name of"
+                    } else {
+                        "the label of the unnamed"
+                    }
+                };
+                let key = if body.name.is_some() { b } else { first };
                 return Err(ConfigError::new(
-                    format!("bodies[{b}].name"),
-                    format!("\"{}\" is already the name of bodies[{first}]", body.label(b)),
+                    format!("bodies[{key}].name"),
+                    format!(
+                        "\"{}\" is {} bodies[{b}] and {} bodies[{first}]: give each body its own name",
+                        body.label(b),
+                        said(b),
+                        said(first)
+                    ),
                 ));
             }
         }

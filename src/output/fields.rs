@@ -62,6 +62,9 @@ pub fn compare_fields(a: &Path, b: &Path) -> anyhow::Result<Vec<(&'static str, f
 /// must be every r-th face of the finer one's (r = 1: the same faces), to 1e-9 of the axis'
 /// extent (the faces are stored as computed, in f64).
 fn same_faces(fa: &hdf5::File, fb: &hdf5::File) -> anyhow::Result<()> {
+    // Which result is finer along some axis, by name, to refuse a mix (A finer along x, B
+    // along y), which neither restriction can compare.
+    let mut finer: Option<(&str, bool)> = None;
     for axis in ["x", "y", "z"] {
         let name = format!("{axis}_faces");
         let (p, q): (Vec<f64>, Vec<f64>) = (fa.dataset(&name)?.read_raw()?, fb.dataset(&name)?.read_raw()?);
@@ -82,6 +85,19 @@ fn same_faces(fa: &hdf5::File, fb: &hdf5::File) -> anyhow::Result<()> {
                 q[q.len() - 1]
             ))
             .into());
+        }
+        if nf != nc {
+            let a_finer = p.len() > q.len();
+            match finer {
+                Some((other, was)) if was != a_finer => {
+                    let (ax_a, ax_b) = if a_finer { (axis, other) } else { (other, axis) };
+                    return Err(super::BadRequest(format!(
+                        "the first result is finer along {ax_a} and the second along {ax_b}: one must refine the other along every axis"
+                    ))
+                    .into());
+                }
+                _ => finer = Some((axis, a_finer)),
+            }
         }
     }
     Ok(())
