@@ -183,7 +183,8 @@ fn an_interrupt_during_the_coarse_start_writes_nothing_and_leaves_no_directory()
     v["solver"] = serde_json::json!({"tolerance": 1e-10, "acceleration": "none", "coarse_grids": 1});
     let case = dir.path().join("case.json");
     std::fs::write(&case, pinned(&v).to_string()).unwrap();
-    let out = dir.path().join("out");
+    // Two levels that do not exist yet: both are made, and both go.
+    let out = dir.path().join("out").join("cavity");
     let mut child = knudsen()
         .env("RUST_LOG", "knudsen=debug")
         .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--out", out.to_str().unwrap()])
@@ -205,7 +206,8 @@ fn an_interrupt_during_the_coarse_start_writes_nothing_and_leaves_no_directory()
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{log}");
     assert!(log.contains("during the coarse start") && log.contains("nothing written"), "{log}");
-    assert!(!out.exists(), "the output directory made for the results is left: {log}");
+    assert!(!dir.path().join("out").exists(), "the output directory made for the results is left: {log}");
+    assert!(dir.path().exists() && case.exists(), "more than the run made was removed");
 }
 
 #[test]

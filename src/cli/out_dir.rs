@@ -31,3 +31,18 @@ pub fn probe_output_dir(dir: &Path) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The directories `probe_output_dir` would make for `dir`, the deepest first: `dir` and each
+/// missing parent, so that a run stopped before writing can remove what it made.
+pub fn missing_dirs(dir: &Path) -> Vec<PathBuf> {
+    dir.ancestors().filter(|p| !p.as_os_str().is_empty()).take_while(|p| !p.exists()).map(Path::to_path_buf).collect()
+}
+
+/// Remove the directories of [`missing_dirs`], the deepest first, each only while empty.
+pub fn remove_made_dirs(made: &[PathBuf]) {
+    for d in made {
+        if std::fs::remove_dir(d).is_err() {
+            break;
+        }
+    }
+}

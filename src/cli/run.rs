@@ -4,7 +4,7 @@ use super::args::Overrides;
 use super::coarse::{coarse_start, MakeReduce, Share};
 use super::failure::Failure;
 use super::load::{affordable_acceleration, check_host_memory, load, mib};
-use super::out_dir::{output_dir, probe_output_dir};
+use super::out_dir::{missing_dirs, output_dir, probe_output_dir, remove_made_dirs};
 use super::progress::Progress;
 use super::resume::{load_restart, signal_name, stop_on_signals};
 use super::LOG;
@@ -147,16 +147,17 @@ fn solve(
     // otherwise precede.
     let mut coarse = None;
     if restart.is_none() && !knudsen::solver::coarse::levels(cfg).is_empty() {
-        let made = root && !dir.exists();
+        let made = if root { missing_dirs(dir) } else { Vec::new() };
         if root {
             probe_output_dir(dir).map_err(Failure::BadInput)?;
         }
         let share = Share { rank: group.rank, ranks: group.ranks, reduce: group.more };
         coarse = coarse_start(cfg, &problem, choice, &share, &stop).inspect_err(|e| {
             // Stopped before the case's first iteration, nothing was written: the directory
-            // made for the results goes too (only if still empty).
-            if made && matches!(e, Failure::Interrupted { .. }) {
-                let _ = std::fs::remove_dir(dir);
+            // made for the results goes too, with the parents made for it (each only if
+            // still empty).
+            if matches!(e, Failure::Interrupted { .. }) {
+                remove_made_dirs(&made);
             }
         })?;
     }
