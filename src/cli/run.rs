@@ -195,6 +195,8 @@ fn solve(
     let mut progress = root.then(|| Progress::new(cfg.solver.max_iterations, tol));
     let checkpoint = dir.join("checkpoint.h5");
     let every = Duration::from_secs_f64(cfg.solver.checkpoint_minutes * 60.0);
+    // The iteration of this run's last checkpoint, for the message of a run that fails later.
+    let saved_after = std::cell::Cell::new(None);
     let mut solver = Solver::new(&problem, backend).with_stop(stop.clone());
     // The coarse start kept its device for the case's backend, and with it the synthetic
     // solve's kernels for the solver just set up (coarse.rs); nothing else takes them.
@@ -205,6 +207,7 @@ fn solve(
             every,
             Box::new(|snapshot| {
                 knudsen::output::write_fields(&checkpoint, &problem, snapshot)?;
+                saved_after.set(Some(snapshot.iterations()));
                 log::debug!(target: LOG, "checkpoint after iteration {} in {}", snapshot.iterations(), checkpoint.display());
                 Ok(())
             }),
@@ -219,11 +222,24 @@ fn solve(
         }
         solver = solver.with_restart(r);
     }
-    let mut result = solver.run(|rec| {
-        if let Some(p) = progress.as_mut() {
-            p.observe(rec)
-        }
-    })?;
+    let mut result = solver
+        .run(|rec| {
+            if let Some(p) = progress.as_mut() {
+                p.observe(rec)
+            }
+        })
+        .map_err(|e| {
+            // Nothing of the failed run is written (its state is what failed); the last
+            // checkpoint is what survives, and the user is told where.
+            let kept = match saved_after.get() {
+                Some(n) => format!("the checkpoint after iteration {n} is kept in {}", checkpoint.display()),
+                None if root && checkpoint.exists() => {
+                    format!("the earlier checkpoint in {} is kept", checkpoint.display())
+                }
+                None => "no checkpoint was due, so nothing was written".into(),
+            };
+            Failure::Run(e.context(format!("the run failed; {kept}")))
+        })?;
     result.coarse_start = coarse;
     if let Some(p) = progress {
         p.finish();
