@@ -1,7 +1,8 @@
 //! The case's fused kernels compiled while a coarse level runs on the kept device
 //! (`backend::wgpu::prewarm`): the case's backend takes them where they are its own and
 //! compiles its own where they are not, and either way sweeps the bits a backend built alone
-//! sweeps (lavapipe in CI).
+//! sweeps (lavapipe in CI); and the synthetic solve's kernels, compiled as the first level's
+//! device opens (`solver::synthetic::wgpu::precompile`).
 
 mod common;
 use common::*;
@@ -88,4 +89,31 @@ fn knudsen_run_on_wgpu_compiles_the_case_s_kernels_beside_its_coarse_level() {
     assert!(o.status.success(), "{log}");
     assert_eq!(log.matches("coarse start: ").count(), 2, "{log}");
     assert!(log.contains("the fused kernels compiled beside the coarse start taken for 16 x 16 x 16 cells"), "{log}");
+}
+
+#[test]
+fn knudsen_run_on_wgpu_compiles_the_synthetic_kernels_as_the_first_level_s_device_opens() {
+    // The synthetic solve on the device (forced below 8192 cells): its kernels start
+    // compiling when the first level's device opens (`synthetic::wgpu::precompile`), and
+    // the level's first solve takes them instead of compiling its own; the case then keeps
+    // them from the level.
+    if gpu_adapter().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = cavity_json(12, 10, 4.0, 0.2);
+    v["solver"] = serde_json::json!({"max_iterations": 3, "coarse_grids": 1, "acceleration": "gsis"});
+    let path = dir.path().join("case.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .args(["run", path.to_str().unwrap(), "--backend", "wgpu", "--out", dir.path().join("out").to_str().unwrap()])
+        .env("RUST_LOG", "knudsen::solver::synthetic=debug")
+        .env("KNUDSEN_GSIS_DEVICE", "device")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{log}");
+    assert!(log.contains("gsis: wgpu kernels compiled as the device opened (waited"), "{log}");
+    assert!(log.contains("gsis: wgpu kernels kept from the solve before on this device"), "{log}");
+    assert!(!log.contains("gsis: wgpu kernels compiled in"), "compiled twice: {log}");
 }

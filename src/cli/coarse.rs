@@ -5,7 +5,7 @@
 use super::failure::Failure;
 use super::resume::signal_name;
 use knudsen::backend::{self, BackendChoice};
-use knudsen::config::Config;
+use knudsen::config::{Acceleration, Config};
 use knudsen::grid::VelocityGrid;
 use knudsen::parallel::Reduce;
 use knudsen::problem::Problem;
@@ -105,6 +105,16 @@ pub fn coarse_start<'a>(
     };
     // The case's own wgpu backend takes the last level's device (cleared in run.rs).
     knudsen::backend::wgpu::device::keep_devices(true);
+    // The synthetic solve's kernels depend on the device alone: compiled from the moment the
+    // first level's device opens, beside that level's set-up, for the levels and the case
+    // (a wgpu solve's first update waited for them otherwise, 0.5 s with a cold driver cache).
+    let wgpu_solve = cfg.solver.acceleration != Acceleration::None
+        && knudsen::solver::synthetic::solves_on_device(Acceleration::Auto, problem.grid.cells());
+    if wgpu_solve && matches!(choice, BackendChoice::Wgpu | BackendChoice::Auto) {
+        knudsen::backend::wgpu::device::on_keeping_open(Some(std::rc::Rc::new(
+            knudsen::solver::synthetic::wgpu::precompile,
+        )));
+    }
     let started = coarse::start(cfg, problem, hooks);
     if let Some(e) = case_refused.take() {
         return Err(Failure::BadInput(format!("{e:#}")));

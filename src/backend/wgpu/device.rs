@@ -121,9 +121,21 @@ struct Kept {
     extras: Vec<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
 }
 
+/// Called with each device opened to be kept ([`on_keeping_open`]).
+type OnOpen = std::rc::Rc<dyn Fn(&wgpu::Device)>;
+
 thread_local! {
     static KEEPING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static KEPT: std::cell::RefCell<Option<Kept>> = const { std::cell::RefCell::new(None) };
+    static ON_OPEN: std::cell::RefCell<Option<OnOpen>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Call `f` with each device this thread opens while devices are kept, once it is the kept
+/// one, before the backend that opened it builds anything on it (`knudsen run` starts the
+/// synthetic solve's kernels compiling there, beside the coarse level's set-up); None
+/// stops. Layers above the backend hand it in, so the backend knows nothing of them.
+pub fn on_keeping_open(f: Option<OnOpen>) {
+    ON_OPEN.with(|o| *o.borrow_mut() = f);
 }
 
 /// While on, the adapter and device that a backend opens on this thread are kept, and the
@@ -135,6 +147,7 @@ thread_local! {
 pub fn keep_devices(on: bool) {
     KEEPING.with(|k| k.set(on));
     if !on {
+        on_keeping_open(None);
         // Dropped outside the borrow: a kept value's drop may wait (`super::prewarm`).
         let kept = KEPT.with(|k| k.borrow_mut().take());
         drop(kept);
@@ -207,6 +220,9 @@ pub fn open_or_kept(
     let (device, queue) = open(adapter, Some(limits), subgroups)?;
     let keep = Kept { key, adapter: adapter.clone(), device: device.clone(), queue: queue.clone(), extras: Vec::new() };
     KEPT.with(|k| *k.borrow_mut() = Some(keep));
+    if let Some(f) = ON_OPEN.with(|o| o.borrow().clone()) {
+        f(&device);
+    }
     Ok((device, queue))
 }
 

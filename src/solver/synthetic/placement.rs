@@ -73,7 +73,8 @@ fn start_wgpu_job(handles: WgpuHandles) -> WgpuJob {
     // A coarse start's level kept its kernels with the device (thread-local, so looked up
     // here, on the solver's thread).
     let kept = crate::backend::wgpu::device::kept_with_device::<super::wgpu::Compiled>(&device);
-    Job::spawn("wgpu-synthetic", move || super::wgpu::WgpuSynthetic::new(device, queue, name, RESTART, kept))
+    let pre = crate::backend::wgpu::device::kept_with_device::<super::wgpu::Precompiled>(&device);
+    Job::spawn("wgpu-synthetic", move || super::wgpu::WgpuSynthetic::new(device, queue, name, RESTART, kept, pre))
 }
 
 impl Gsis {

@@ -13,6 +13,7 @@
 
 mod cycle;
 mod launch;
+mod precompile;
 #[cfg(test)]
 mod tests;
 mod upload;
@@ -23,6 +24,7 @@ use anyhow::{anyhow, Context};
 use cycle::DeviceSpace;
 pub use kernels::Compiled;
 use kernels::{Kernels, SynParams, STORAGE_BUFFERS};
+pub use precompile::{precompile, Precompiled};
 use rayon::prelude::*;
 use std::cell::RefCell;
 
@@ -161,18 +163,47 @@ fn buffer(device: &wgpu::Device, label: &str, bytes: u64, usage: wgpu::BufferUsa
 const STORAGE: wgpu::BufferUsages =
     wgpu::BufferUsages::STORAGE.union(wgpu::BufferUsages::COPY_DST).union(wgpu::BufferUsages::COPY_SRC);
 
+/// The device's limits checked against the solve's needs: the cells of six 25-float blocks
+/// per neighbour-block binding (at most `cells`, for tests) and the largest binding.
+fn check_limits(l: &wgpu::Limits, name: &str, cells: Option<usize>) -> anyhow::Result<(usize, u64)> {
+    anyhow::ensure!(
+        l.max_storage_buffers_per_shader_stage >= STORAGE_BUFFERS,
+        "{name} allows {} storage buffers per stage, the synthetic solve needs {STORAGE_BUFFERS}",
+        l.max_storage_buffers_per_shader_stage
+    );
+    anyhow::ensure!(
+        u64::from(l.min_uniform_buffer_offset_alignment) <= SLOT,
+        "{name} aligns uniform offsets to {} bytes, the synthetic solve's parameter slots to {SLOT}",
+        l.min_uniform_buffer_offset_alignment
+    );
+    // Capped as the sweep's bindings are: the stages index in u32.
+    let max_binding = l
+        .max_storage_buffer_binding_size
+        .min(l.max_buffer_size)
+        .min(crate::backend::wgpu::schedule::MAX_INDEXED_BINDING);
+    let off_cells = ((max_binding / (6 * 25 * 4)) as usize).min(cells.unwrap_or(usize::MAX)).max(1);
+    Ok((off_cells, max_binding))
+}
+
+/// The `off_cells` a solve on a device of limits `l` compiles its kernels for, if it can run.
+fn off_cells(l: &wgpu::Limits, cells: Option<usize>) -> Option<u32> {
+    check_limits(l, "", cells).ok().map(|(n, _)| n as u32)
+}
+
 impl WgpuSynthetic {
     /// On the wgpu backend's own device and queue; `restart`: GMRES's restart length.
     /// `kept`: kernels compiled for this device before (a coarse start's level), used where
-    /// they fit instead of compiling the stages again.
+    /// they fit instead of compiling the stages again; else `pre`: the kernels compiling since
+    /// the device opened ([`precompile`]), waited for where they fit.
     pub fn new(
         device: wgpu::Device,
         queue: wgpu::Queue,
         name: String,
         restart: usize,
         kept: Option<std::sync::Arc<Compiled>>,
+        pre: Option<std::sync::Arc<Precompiled>>,
     ) -> anyhow::Result<Self> {
-        Self::with_off_cells(device, queue, name, restart, None, kept)
+        Self::with_off_cells(device, queue, name, restart, None, kept, pre)
     }
 
     /// Its kernels, to keep with the device for the next solve on it.
@@ -189,37 +220,22 @@ impl WgpuSynthetic {
         restart: usize,
         cells: Option<usize>,
         kept: Option<std::sync::Arc<Compiled>>,
+        pre: Option<std::sync::Arc<Precompiled>>,
     ) -> anyhow::Result<Self> {
         let l = device.limits();
-        anyhow::ensure!(
-            l.max_storage_buffers_per_shader_stage >= STORAGE_BUFFERS,
-            "{name} allows {} storage buffers per stage, the synthetic solve needs {STORAGE_BUFFERS}",
-            l.max_storage_buffers_per_shader_stage
-        );
-        anyhow::ensure!(
-            u64::from(l.min_uniform_buffer_offset_alignment) <= SLOT,
-            "{name} aligns uniform offsets to {} bytes, the synthetic solve's parameter slots to {SLOT}",
-            l.min_uniform_buffer_offset_alignment
-        );
-        // Capped as the sweep's bindings are: the stages index in u32.
-        let max_binding = l
-            .max_storage_buffer_binding_size
-            .min(l.max_buffer_size)
-            .min(crate::backend::wgpu::schedule::MAX_INDEXED_BINDING);
-        // Whole cells of six 25-float blocks per binding.
-        let off_cells = ((max_binding / (6 * 25 * 4)) as usize).min(cells.unwrap_or(usize::MAX)).max(1);
+        let (off_cells, max_binding) = check_limits(&l, &name, cells)?;
         let scope = catch(&device);
         let t = std::time::Instant::now();
-        let k = match kept.and_then(|c| c.fits(off_cells as u32)) {
-            Some(k) => {
-                log::debug!("gsis: wgpu kernels kept from the solve before on this device");
-                k
-            }
-            None => {
-                let k = std::sync::Arc::new(Kernels::new(&device, off_cells as u32));
-                log::debug!("gsis: wgpu kernels compiled in {:.3} s", t.elapsed().as_secs_f64());
-                k
-            }
+        let k = if let Some(k) = kept.and_then(|c| c.fits(off_cells as u32)) {
+            log::debug!("gsis: wgpu kernels kept from the solve before on this device");
+            k
+        } else if let Some(k) = pre.and_then(|p| p.take(off_cells as u32)) {
+            log::debug!("gsis: wgpu kernels compiled as the device opened (waited {:.3} s)", t.elapsed().as_secs_f64());
+            k
+        } else {
+            let k = std::sync::Arc::new(Kernels::new(&device, off_cells as u32));
+            log::debug!("gsis: wgpu kernels compiled in {:.3} s", t.elapsed().as_secs_f64());
+            k
         };
         let params =
             buffer(&device, "syn params", SLOTS * SLOT, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);

@@ -30,11 +30,18 @@ fn the_wgpu_cycle_and_solve_match_the_hosts() {
             Multigrid::new(Operator::assemble(&p, &base, 1e-3), p.grid.dims(), &active, smoother, false).unwrap();
         // The neighbour blocks in one binding, and split over four (the paper cube's finest
         // level needs two); both must give the same answer.
-        let mut split =
-            WgpuSynthetic::with_off_cells(device.clone(), queue.clone(), name.clone(), 30, Some(n.div_ceil(4)), None)
-                .unwrap();
+        let mut split = WgpuSynthetic::with_off_cells(
+            device.clone(),
+            queue.clone(),
+            name.clone(),
+            30,
+            Some(n.div_ceil(4)),
+            None,
+            None,
+        )
+        .unwrap();
         split.upload(&unfactored).unwrap();
-        let mut dev = WgpuSynthetic::new(device.clone(), queue.clone(), name.clone(), 30, None).unwrap();
+        let mut dev = WgpuSynthetic::new(device.clone(), queue.clone(), name.clone(), 30, None, None).unwrap();
         dev.upload(&unfactored).unwrap();
         // The device's line factors against the host's (f64, rounded to f32): f32 rounding
         // grown along the line's elimination, 1e-5 of the largest entry.
@@ -101,7 +108,7 @@ fn the_wgpu_cycle_and_solve_match_the_hosts() {
         let mg2 =
             Multigrid::new(Operator::assemble(&p, &warmer, 1e-3), p.grid.dims(), &active, smoother, false).unwrap();
         dev.upload(&mg2).unwrap();
-        let mut fresh = WgpuSynthetic::new(device.clone(), queue.clone(), name.clone(), 30, None).unwrap();
+        let mut fresh = WgpuSynthetic::new(device.clone(), queue.clone(), name.clone(), 30, None, None).unwrap();
         fresh.upload(&mg2).unwrap();
         let (x2, _) = dev.solve(&b, 1e-4, 2000).unwrap();
         let (x3, _) = fresh.solve(&b, 1e-4, 2000).unwrap();
@@ -144,10 +151,10 @@ fn a_solve_takes_kept_kernels_that_fit_and_compiles_its_own_otherwise() {
     // must take them (compiling them again cost 0.4 s on an H200 host), a solve with
     // another binding split must not.
     let Some((device, queue, name)) = device() else { return };
-    let a = WgpuSynthetic::new(device.clone(), queue.clone(), name.clone(), 30, None).unwrap();
+    let a = WgpuSynthetic::new(device.clone(), queue.clone(), name.clone(), 30, None, None).unwrap();
     let kept = std::sync::Arc::new(a.compiled().1);
-    let b = WgpuSynthetic::new(device.clone(), queue.clone(), name.clone(), 30, Some(kept.clone())).unwrap();
+    let b = WgpuSynthetic::new(device.clone(), queue.clone(), name.clone(), 30, Some(kept.clone()), None).unwrap();
     assert!(std::sync::Arc::ptr_eq(&a.k, &b.k), "the kept kernels were compiled again");
-    let split = WgpuSynthetic::with_off_cells(device, queue, name, 30, Some(7), Some(kept)).unwrap();
+    let split = WgpuSynthetic::with_off_cells(device, queue, name, 30, Some(7), Some(kept), None).unwrap();
     assert!(!std::sync::Arc::ptr_eq(&a.k, &split.k), "kernels for another binding split were taken");
 }
