@@ -92,11 +92,11 @@ fn knudsen_run_on_wgpu_compiles_the_case_s_kernels_beside_its_coarse_level() {
 }
 
 #[test]
-fn knudsen_run_on_wgpu_compiles_the_synthetic_kernels_as_the_first_level_s_device_opens() {
+fn knudsen_run_on_wgpu_compiles_the_synthetic_kernels_as_the_first_device_opens() {
     // The synthetic solve on the device (forced below 8192 cells): its kernels start
     // compiling when the first level's device opens (`synthetic::wgpu::precompile`), and
     // the level's first solve takes them instead of compiling its own; the case then keeps
-    // them from the level.
+    // them from the level. Without a level, the case's device opening starts them.
     if gpu_adapter().is_none() {
         return;
     }
@@ -115,5 +115,18 @@ fn knudsen_run_on_wgpu_compiles_the_synthetic_kernels_as_the_first_level_s_devic
     assert!(o.status.success(), "{log}");
     assert!(log.contains("gsis: wgpu kernels compiled as the device opened (waited"), "{log}");
     assert!(log.contains("gsis: wgpu kernels kept from the solve before on this device"), "{log}");
+    assert!(!log.contains("gsis: wgpu kernels compiled in"), "compiled twice: {log}");
+    // Without a coarse start (as after a restart) the case's own device opening starts them.
+    v["solver"]["coarse_grids"] = serde_json::json!(0);
+    std::fs::write(&path, v.to_string()).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .args(["run", path.to_str().unwrap(), "--backend", "wgpu", "--out", dir.path().join("plain").to_str().unwrap()])
+        .env("RUST_LOG", "knudsen::solver::synthetic=debug")
+        .env("KNUDSEN_GSIS_DEVICE", "device")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{log}");
+    assert!(log.contains("gsis: wgpu kernels compiled as the device opened (waited"), "{log}");
     assert!(!log.contains("gsis: wgpu kernels compiled in"), "compiled twice: {log}");
 }

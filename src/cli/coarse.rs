@@ -105,16 +105,7 @@ pub fn coarse_start<'a>(
     };
     // The case's own wgpu backend takes the last level's device (cleared in run.rs).
     knudsen::backend::wgpu::device::keep_devices(true);
-    // The synthetic solve's kernels depend on the device alone: compiled from the moment the
-    // first level's device opens, beside that level's set-up, for the levels and the case
-    // (a wgpu solve's first update waited for them otherwise, 0.5 s with a cold driver cache).
-    let wgpu_solve = cfg.solver.acceleration != Acceleration::None
-        && knudsen::solver::synthetic::solves_on_device(Acceleration::Auto, problem.grid.cells());
-    if wgpu_solve && matches!(choice, BackendChoice::Wgpu | BackendChoice::Auto) {
-        knudsen::backend::wgpu::device::on_keeping_open(Some(std::rc::Rc::new(
-            knudsen::solver::synthetic::wgpu::precompile,
-        )));
-    }
+    compile_synthetic_as_the_device_opens(cfg, problem, choice);
     let started = coarse::start(cfg, problem, hooks);
     if let Some(e) = case_refused.take() {
         return Err(Failure::BadInput(format!("{e:#}")));
@@ -149,5 +140,22 @@ pub fn coarse_start<'a>(
                 ),
             })
         }
+    }
+}
+
+/// Where the case's synthetic solve would run on a wgpu device: keep the next device this
+/// thread opens, and start compiling the solve's kernels as it opens (they depend on the
+/// device alone), beside the backend's own set-up: the coarse start's first level's, or the
+/// case's where there is none (a restart). A solve's first update waited for them otherwise,
+/// 0.5-0.8 s with a cold driver cache (`docs/performance.md`, "The synthetic kernels compiled
+/// as the device opens"). `knudsen run` ends both once the case's solver is set up.
+pub fn compile_synthetic_as_the_device_opens(cfg: &Config, problem: &Problem, choice: BackendChoice) {
+    let wgpu_solve = cfg.solver.acceleration != Acceleration::None
+        && knudsen::solver::synthetic::solves_on_device(Acceleration::Auto, problem.grid.cells());
+    if wgpu_solve && matches!(choice, BackendChoice::Wgpu | BackendChoice::Auto) {
+        knudsen::backend::wgpu::device::keep_devices(true);
+        knudsen::backend::wgpu::device::on_keeping_open(Some(std::rc::Rc::new(
+            knudsen::solver::synthetic::wgpu::precompile,
+        )));
     }
 }

@@ -1,7 +1,7 @@
 //! `knudsen run CASE`: load, plan, solve, write.
 
 use super::args::Overrides;
-use super::coarse::{coarse_start, MakeReduce, Share};
+use super::coarse::{coarse_start, compile_synthetic_as_the_device_opens, MakeReduce, Share};
 use super::failure::Failure;
 use super::load::{affordable_acceleration, check_host_memory, load, mib};
 use super::out_dir::{missing_dirs, output_dir, probe_output_dir, remove_made_dirs};
@@ -167,6 +167,9 @@ fn solve(
     };
     #[cfg(feature = "cuda-driver")]
     let _early = EarlySyntheticCompile::start(choice, cfg, problem.grid.cells());
+    if coarse.is_none() {
+        compile_synthetic_as_the_device_opens(cfg, &problem, choice);
+    }
     let t_setup = std::time::Instant::now();
     let created = backend::create(choice, problem.clone(), cfg.solver.memory_budget_mib);
     let setup_seconds = t_setup.elapsed().as_secs_f64();
@@ -199,7 +202,8 @@ fn solve(
     let saved_after = std::cell::Cell::new(None);
     let mut solver = Solver::new(&problem, backend).with_stop(stop.clone());
     // The coarse start kept its device for the case's backend, and with it the synthetic
-    // solve's kernels for the solver just set up (coarse.rs); nothing else takes them.
+    // solve's kernels for the solver just set up (coarse.rs), or the case's backend kept its
+    // own for the kernels compiled as it opened; nothing else takes them.
     knudsen::backend::wgpu::device::keep_devices(false);
     knudsen::backend::cuda_keep_context(false);
     if root {
