@@ -131,7 +131,9 @@ pub fn body_loads(p: &Problem, surf: &[SurfacePoint], wall: &[[f64; WALL_SUMS]])
                     let ext: [f64; 3] = std::array::from_fn(|a| cfg.max[a] - cfg.min[a]);
                     let af = e[0].abs() * ext[1] * ext[2] + e[1].abs() * ext[0] * ext[2] + e[2].abs() * ext[0] * ext[1];
                     let q = 0.5 * fs.density * speed * speed * af;
-                    let y = [0.0, 1.0, 0.0];
+                    // Lift along y made normal to U; along z where U is along y (whose
+                    // projection would vanish, and the coefficients with it).
+                    let y = if e[1].abs() > 0.99 { [0.0, 0.0, 1.0] } else { [0.0, 1.0, 0.0] };
                     let mut el: [f64; 3] = std::array::from_fn(|a| y[a] - dot(y, e) * e[a]);
                     let nl = dot(el, el).sqrt();
                     el = el.map(|c| c / nl);

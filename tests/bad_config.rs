@@ -140,6 +140,23 @@ fn cases() -> Vec<(&'static str, serde_json::Value, &'static str, &'static str)>
             "\"body1\" is the label of the unnamed bodies[1] and the name of bodies[0]",
         ),
         (
+            "a body ending on a periodic face with gas across the wrap",
+            with(&|v| {
+                for f in ["x_min", "x_max"] {
+                    v["boundaries"][f] = serde_json::json!({"type": "periodic"});
+                }
+                v["bodies"] = body([0.5, 0.25, 0.25], [1.0, 0.75, 0.75]);
+            }),
+            "bodies[0]",
+            "ends on the periodic face x_max, and the gas across the wrap (at x_min)",
+        ),
+        (
+            "Simpson with the points the trapezoid rule resolves with",
+            with(&|v| v["velocity"] = serde_json::json!({"points": 11, "max": 4.0, "quadrature": "simpson"})),
+            "velocity.points",
+            "composite Simpson: twice the spacing",
+        ),
+        (
             "a body filling the domain",
             with(&|v| v["bodies"] = body([0.0, 0.0, 0.0], [1.0, 1.0, 1.0])),
             "bodies",
@@ -299,4 +316,23 @@ fn check_ends_quietly_when_its_reader_goes() {
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_body_continued_across_a_periodic_face_is_accepted() {
+    // The same body split in two boxes at the wrap (x in [0.75, 1] and [0, 0.25]): no gas
+    // cell meets it across the wrap. Also along z, the body spanning the whole axis.
+    let mut v = cavity_json(4, 16, 4.0, 0.1);
+    for f in ["x_min", "x_max", "z_min", "z_max"] {
+        v["boundaries"][f] = serde_json::json!({"type": "periodic"});
+    }
+    v["bodies"] = serde_json::json!([
+        {"name": "right", "min": [0.75, 0.25, 0.0], "max": [1.0, 0.75, 1.0], "temperature": 1.0},
+        {"name": "left", "min": [0.0, 0.25, 0.0], "max": [0.25, 0.75, 1.0], "temperature": 1.0}
+    ]);
+    config(&v);
+    // Cross-sections that differ across the wrap: refused.
+    v["bodies"][1]["max"] = serde_json::json!([0.25, 0.5, 1.0]);
+    let err = Config::from_json(&v.to_string()).unwrap_err().to_string();
+    assert!(err.contains("periodic face x_"), "{err}");
 }

@@ -204,3 +204,27 @@ fn cube_wgpu_matches_cpu() {
         assert!((a - b).abs() < 1e-4 * b.abs(), "{a} vs {b}");
     }
 }
+
+#[test]
+fn a_free_stream_along_y_has_lift_and_side_coefficients() {
+    // Lift is along y made normal to U; with U along y that projection vanishes, and lift
+    // and side came out NaN (null in summary.json). They are taken along z then: finite,
+    // and zero here by the cube's symmetry about the flow (round-off after two sweeps).
+    const THIRD: f64 = 1.0 / 3.0;
+    let faces = serde_json::json!({"min": -1.0, "max": 1.0, "cells": 6});
+    let wall = serde_json::json!({"type": "free_stream"});
+    let v = serde_json::json!({
+        "gas": {"kn": 1.0},
+        "grid": {"x": faces, "y": faces, "z": faces},
+        "velocity": {"points": 10, "max": 4.0},
+        "boundaries": {"x_min": wall, "x_max": wall, "y_min": wall, "y_max": wall, "z_min": wall, "z_max": wall},
+        "free_stream": {"velocity": [0.0, -0.5, 0.0]},
+        "bodies": [{"min": [-THIRD, -THIRD, -THIRD], "max": [THIRD, THIRD, THIRD], "temperature": 1.0}],
+        "solver": {"max_iterations": 2, "acceleration": "none"}
+    });
+    let (p, r) = run(&config(&v), BackendChoice::Cpu, 2);
+    let l = loads(&p, &r);
+    assert!(l.drag_coefficient.unwrap() > 1.0, "{l:?}");
+    let (lift, side) = (l.lift_coefficient.unwrap(), l.side_coefficient.unwrap());
+    assert!(lift.abs() < 1e-10 && side.abs() < 1e-10, "lift {lift}, side {side}");
+}

@@ -110,3 +110,28 @@ fn shakhov_equilibrium_moments() {
     }
     let _ = raw::RHO;
 }
+
+#[test]
+fn the_coarsest_grid_the_check_accepts_gives_the_temperature_to_a_percent() {
+    // `check_resolves` at T_min = 1 on [-4, 4]: the fewest points each quadrature is allowed.
+    // There a Maxwellian's temperature moment is within 1% (the trapezoid rule's aliasing at
+    // h = sqrt(T) is ~2e-3). Composite Simpson at the trapezoid's 9 points was off by 29%
+    // (the step-2h trapezoid inside it), which the check once let through.
+    for q in [Quadrature::Trapezoid, Quadrature::Simpson] {
+        let fewest = (3..200)
+            .filter(|&n| q != Quadrature::Simpson || n % 2 == 1)
+            .find(|&n| {
+                let v = knudsen::config::VelocityConfig { points: n, max: 4.0, quadrature: q };
+                v.check_resolves(1.0).is_ok()
+            })
+            .unwrap();
+        let g = VelocityGrid::new(fewest, 4.0, q);
+        for t in [1.0, 1.5] {
+            let mac = moments(&g, |x| maxwellian(1.0, [0.0; 3], t, x));
+            assert!((mac.t - t).abs() < 0.01 * t, "{q:?} at {fewest} points: T {} vs {t}", mac.t);
+        }
+    }
+    let g = VelocityGrid::new(9, 4.0, Quadrature::Simpson);
+    let mac = moments(&g, |x| maxwellian(1.0, [0.0; 3], 1.0, x));
+    assert!((mac.t - 1.0).abs() > 0.1, "Simpson at 9 points: T {}", mac.t);
+}

@@ -111,6 +111,74 @@ fn covers_all(boxes: &[[(usize, usize); 3]], n: [usize; 3], paint_limit: usize) 
     (0..n[2]).all(|z| (0..n[1]).all(|y| (0..n[0]).all(|x| inside([x, y, z]))))
 }
 
+/// Refuse a body that ends on a periodic face where the gas across the wrap is not solid
+/// too. The sweep finds a body's wall faces within the box and does not wrap them across a
+/// periodic face, so the gas cell beside such a face would take its inflow from the partner
+/// data of a solid cell (nothing) instead of the wall's emission: an absorbing face, missing
+/// from the loads as well. A body that continues across the wrap (the same cross-section on
+/// the other side, as a body split in two boxes there) has no gas cell there, and passes.
+pub fn check_periodic_wrap(
+    bodies: &[BodyConfig],
+    faces: &[Vec<f64>; 3],
+    periodic: [bool; 3],
+) -> Result<(), ConfigError> {
+    let range = |b: &BodyConfig, d: usize| {
+        let lo = face_index(&faces[d], b.min[d]).unwrap_or(0);
+        (lo, face_index(&faces[d], b.max[d]).unwrap_or(lo))
+    };
+    for d in (0..3).filter(|&d| periodic[d]) {
+        let last = faces[d].len() - 2;
+        // Only bodies holding a cell of either end layer matter.
+        let at_end: Vec<(usize, &BodyConfig)> = bodies
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| {
+                let (lo, hi) = range(b, d);
+                lo == 0 || hi == last + 1
+            })
+            .collect();
+        if at_end.is_empty() {
+            continue;
+        }
+        let [a, c] = [(d + 1) % 3, (d + 2) % 3];
+        // The cross-section compressed to the end bodies' faces: each compressed cell is
+        // solid or not as a whole, so its first cell stands for it.
+        let starts = |e: usize| {
+            let mut v: Vec<usize> =
+                at_end.iter().flat_map(|(_, b)| <[usize; 2]>::from(range(b, e))).chain([0]).collect();
+            v.retain(|&i| i < faces[e].len() - 1);
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let holder = |layer: usize, ia: usize, ic: usize| {
+            at_end.iter().find(|(_, b)| {
+                let inside = |e: usize, i: usize| {
+                    let (lo, hi) = range(b, e);
+                    lo <= i && i < hi
+                };
+                inside(d, layer) && inside(a, ia) && inside(c, ic)
+            })
+        };
+        for &ia in &starts(a) {
+            for &ic in &starts(c) {
+                let (low, high) = (holder(0, ia, ic), holder(last, ia, ic));
+                if let Some(&(i, _)) = low.xor(high) {
+                    let axis = ["x", "y", "z"][d];
+                    let (on, across) = if low.is_some() { ("min", "max") } else { ("max", "min") };
+                    return Err(ConfigError::new(
+                        format!("bodies[{i}]"),
+                        format!(
+                            "ends on the periodic face {axis}_{on}, and the gas across the wrap (at {axis}_{across}) would meet it without a wall (a wall across a periodic face is not modelled): move the body off the face, or continue it across the wrap with a box of the same cross-section at {axis}_{across}"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 impl BodyConfig {
     pub fn label(&self, index: usize) -> String {
         self.name.clone().unwrap_or_else(|| format!("body{index}"))

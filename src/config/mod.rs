@@ -176,6 +176,8 @@ impl Config {
         }
         bodies::check_wall_faces(&self.bodies, &faces)?;
         bodies::check_gas_left(&self.bodies, &faces)?;
+        let f = self.boundaries.faces();
+        bodies::check_periodic_wrap(&self.bodies, &faces, std::array::from_fn(|d| f[2 * d].1.is_periodic()))?;
         if !self.boundaries.any_thermal() && self.bodies.is_empty() {
             // Nothing outside the gas sets its temperature: the uniform initial state is the
             // answer, and the discrete collision operator, which conserves energy only to the
