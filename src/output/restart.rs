@@ -206,5 +206,30 @@ pub fn read_restart(dir: &Path, p: &Problem) -> anyhow::Result<crate::solver::Re
         }
         Err(_) => None,
     };
-    Ok(crate::solver::Restart { fields, face_density, wall_density, partner, steps, history, strategy_state })
+    // The last sweep's conserved variables (older results: absent, and the first residual
+    // after the restart then compares against the fields).
+    let sweep_conserved = match file.dataset("restart/sweep_conserved") {
+        Ok(ds) => {
+            let flat: Vec<f64> = ds.read_raw()?;
+            anyhow::ensure!(
+                flat.len() == 5 * p.grid.cells(),
+                "{}: restart/sweep_conserved has {} values, this grid needs {}",
+                path.display(),
+                flat.len(),
+                5 * p.grid.cells()
+            );
+            Some(flat.chunks(5).map(|c| std::array::from_fn(|k| c[k])).collect())
+        }
+        Err(_) => None,
+    };
+    Ok(crate::solver::Restart {
+        fields,
+        face_density,
+        wall_density,
+        partner,
+        steps,
+        history,
+        strategy_state,
+        sweep_conserved,
+    })
 }

@@ -182,6 +182,7 @@ pub fn prolong(coarse: &Problem, result: &RunResult, fine: &Problem) -> Restart 
         steps: DensitySteps::default(),
         history: Vec::new(),
         strategy_state: None,
+        sweep_conserved: None,
     }
 }
 

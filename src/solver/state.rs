@@ -25,6 +25,10 @@ pub struct Restart {
     pub history: Vec<IterationRecord>,
     /// The iteration strategy's own state (`super::Strategy::saved`), if the run kept one.
     pub strategy_state: Option<Vec<[f64; 5]>>,
+    /// The conserved variables of the last sweep's output, which the next residual compares
+    /// against (a synthetic correction's fields no longer give them). None in results of
+    /// older versions and after a coarse start: then they come from the fields.
+    pub sweep_conserved: Option<Vec<[f64; 5]>>,
 }
 
 #[derive(Clone)]
@@ -84,7 +88,7 @@ impl State {
             .enumerate()
             .map(|(c, f)| if solids.is_solid(c) { EqCoeffs::default() } else { p.eq_coeffs(f) })
             .collect();
-        let conserved = conserved_of(p, &r.fields);
+        let conserved = r.sweep_conserved.unwrap_or_else(|| conserved_of(p, &r.fields));
         Self {
             used_wall_density: r.wall_density.clone(),
             fields: r.fields,
