@@ -100,6 +100,12 @@ fn cases() -> Vec<(&'static str, serde_json::Value, &'static str, &'static str)>
             "positive",
         ),
         (
+            "more iterations than a run can count",
+            with(&|v| v["solver"] = serde_json::json!({"max_iterations": 2_000_000_000u64})),
+            "solver.max_iterations",
+            "at most 1000000000",
+        ),
+        (
             "zero budget",
             with(&|v| v["solver"] = serde_json::json!({"memory_budget_mib": 0.0})),
             "solver.memory_budget_mib",

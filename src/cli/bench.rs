@@ -78,6 +78,13 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     if a.iterations == 0 {
         return Err(Failure::BadInput("--iterations must be at least 1".into()));
     }
+    let most = knudsen::config::MAX_ITERATIONS;
+    if a.iterations > most || a.warmup > most {
+        return Err(Failure::BadInput(format!(
+            "--iterations and --warmup must each be at most {most}, got {} and {}",
+            a.iterations, a.warmup
+        )));
+    }
     if a.threads == Some(0) {
         return Err(Failure::BadInput("--threads must be at least 1".into()));
     }

@@ -197,7 +197,8 @@ fn solve(
     let tol = cfg.solver.tolerance;
     let mut progress = root.then(|| Progress::new(cfg.solver.max_iterations, tol));
     let checkpoint = dir.join("checkpoint.h5");
-    let every = Duration::from_secs_f64(cfg.solver.checkpoint_minutes * 60.0);
+    // Minutes beyond what a Duration holds (1e18, a way to ask for none) mean never.
+    let every = Duration::try_from_secs_f64(cfg.solver.checkpoint_minutes * 60.0).unwrap_or(Duration::MAX);
     // The iteration of this run's last checkpoint, for the message of a run that fails later.
     let saved_after = std::cell::Cell::new(None);
     let mut solver = Solver::new(&problem, backend).with_stop(stop.clone());

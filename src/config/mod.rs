@@ -27,7 +27,7 @@ pub use free_stream::{FreeStreamConfig, InitialConfig, GAMMA};
 pub use gas::GasConfig;
 pub use grid::{AxisConfig, GridConfig, StretchConfig, MAX_CELLS_PER_AXIS, MAX_STRETCH_RATIO};
 pub use output::OutputConfig;
-pub use solver::{Acceleration, Precision, Scheme, SolverConfig};
+pub use solver::{Acceleration, Precision, Scheme, SolverConfig, MAX_ITERATIONS};
 pub use velocity::{
     Quadrature, VelocityConfig, MAX_VELOCITY_POINTS, MIN_THERMAL_WIDTHS_INSIDE, WARN_THERMAL_WIDTHS_INSIDE,
 };

@@ -166,6 +166,9 @@ fn default_true() -> bool {
 fn default_tolerance() -> f64 {
     1e-9
 }
+/// The most iterations a run (or a bench row's warm-up and timing, each) may ask for.
+pub const MAX_ITERATIONS: usize = 1_000_000_000;
+
 fn default_max_iterations() -> usize {
     1000
 }
@@ -181,6 +184,13 @@ impl SolverConfig {
         positive_finite("solver.tolerance", self.tolerance)?;
         if self.max_iterations == 0 {
             return Err(ConfigError::new("solver.max_iterations", "must be at least 1"));
+        }
+        // Iteration numbers add up past it without overflow (a run of 1e9 sweeps is years).
+        if self.max_iterations > MAX_ITERATIONS {
+            return Err(ConfigError::new(
+                "solver.max_iterations",
+                format!("at most {MAX_ITERATIONS}, got {}", self.max_iterations),
+            ));
         }
         if let Some(b) = self.memory_budget_mib {
             positive_finite("solver.memory_budget_mib", b)?;

@@ -256,7 +256,7 @@ impl<'a> Solver<'a> {
         let (mut converged, mut interrupted) = (false, false);
         let mut last_checkpoint = Instant::now();
         let first = history.len() + 1;
-        for iteration in first..first + max_iterations {
+        for iteration in first..first.saturating_add(max_iterations) {
             let t0 = Instant::now();
             let input = SweepInput {
                 eq: &state.eq,
