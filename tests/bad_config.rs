@@ -292,17 +292,19 @@ fn cli_rejects_bad_configs_with_exit_2_and_writes_nothing() {
             assert!(!out.exists(), "{what}: output written");
         }
     }
-    // Budget too small for one velocity's slice: refused before anything is allocated.
+    // Budget too small for one velocity's slice: refused before anything is allocated. With
+    // a coarse start (16^3 cells), whose probe makes the output directory first: the
+    // directories made for it go again, parent included.
     let cfg = dir.path().join("ok.json");
-    std::fs::write(&cfg, cavity_json(4, 16, 4.0, 0.1).to_string()).unwrap();
-    let out = dir.path().join("out-budget");
+    std::fs::write(&cfg, cavity_json(16, 16, 4.0, 0.1).to_string()).unwrap();
+    let out = dir.path().join("out-budget").join("deep");
     let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
         .args(["run", cfg.to_str().unwrap(), "--memory-budget-mib", "0.0001", "--out", out.to_str().unwrap()])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("memory budget"));
-    assert!(!out.exists());
+    assert!(!dir.path().join("out-budget").exists());
     // A missing file is bad input too.
     let o = Command::new(env!("CARGO_BIN_EXE_knudsen")).args(["check", "/nonexistent.json"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));

@@ -89,7 +89,15 @@ pub fn run(
             "started as one of {n} MPI processes, but this knudsen was built without the `mpi` feature: each would run the whole case (build with --features mpi; docs/parallel.md)"
         )));
     }
-    solve(path, &cfg, choice, &dir, &resume, &again, Group { rank: 0, ranks: 1, reduce: None, more: None })
+    // A run refused or stopped before it wrote anything leaves no directory it made: each
+    // made directory goes only while empty, so results and checkpoints stay.
+    let made = missing_dirs(&dir);
+    let solved =
+        solve(path, &cfg, choice, &dir, &resume, &again, Group { rank: 0, ranks: 1, reduce: None, more: None });
+    if solved.is_err() {
+        remove_made_dirs(&made);
+    }
+    solved
 }
 
 /// This process among those sharing the velocities (one, without MPI).
@@ -147,19 +155,12 @@ fn solve(
     // otherwise precede.
     let mut coarse = None;
     if restart.is_none() && !knudsen::solver::coarse::levels(cfg).is_empty() {
-        let made = if root { missing_dirs(dir) } else { Vec::new() };
         if root {
             probe_output_dir(dir).map_err(Failure::BadInput)?;
         }
         let share = Share { rank: group.rank, ranks: group.ranks, reduce: group.more };
-        coarse = coarse_start(cfg, &problem, choice, &share, &stop).inspect_err(|e| {
-            // Stopped before the case's first iteration, nothing was written: the directory
-            // made for the results goes too, with the parents made for it (each only if
-            // still empty).
-            if matches!(e, Failure::Interrupted { .. }) {
-                remove_made_dirs(&made);
-            }
-        })?;
+        // An interrupt here ends the run with nothing written (`run` removes the directory).
+        coarse = coarse_start(cfg, &problem, choice, &share, &stop)?;
     }
     let (restart, coarse) = match coarse {
         Some((first, report)) => (Some(first), Some(report)),
