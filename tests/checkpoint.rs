@@ -321,3 +321,33 @@ fn a_gsis_result_stores_its_operator_state_and_a_damaged_one_is_refused() {
     assert!(err.contains("restart/strategy_state"), "{err}");
     assert_eq!(std::fs::read(&fields).unwrap(), before, "the refused restart changed the result");
 }
+
+#[test]
+fn a_forced_restart_with_a_body_moved_by_its_size_is_refused() {
+    // The same number of wall faces, other solid cells: `--force` may change keys, not the
+    // geometry the stored fields belong to (the old solid cells' NaN fields would become gas
+    // and end the run as a "non-physical state"). Refused by name, exit 2, nothing written.
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = cavity_json(8, 10, 4.0, 0.2);
+    v["bodies"] = serde_json::json!([{"min": [0.25, 0.5, 0.25], "max": [0.5, 0.75, 0.5], "temperature": 1.0}]);
+    v["solver"] = serde_json::json!({"max_iterations": 2, "acceleration": "none", "coarse_grids": 0});
+    let (first, moved) = (dir.path().join("first.json"), dir.path().join("moved.json"));
+    std::fs::write(&first, pinned(&v).to_string()).unwrap();
+    v["bodies"][0]["min"][0] = serde_json::json!(0.5);
+    v["bodies"][0]["max"][0] = serde_json::json!(0.75);
+    std::fs::write(&moved, pinned(&v).to_string()).unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let o = knudsen().args(["run", first.to_str().unwrap(), "--backend", "cpu", "--out"]).arg(&a).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = knudsen()
+        .args(["run", moved.to_str().unwrap(), "--backend", "cpu", "--force", "--restart"])
+        .arg(&a)
+        .arg("--out")
+        .arg(&b)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("its solid cells differ from this case's bodies"), "{err}");
+    assert!(!b.exists(), "{err}");
+}

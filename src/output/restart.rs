@@ -126,6 +126,21 @@ pub fn read_restart(dir: &Path, p: &Problem) -> anyhow::Result<crate::solver::Re
         wall_density.len(),
         p.bodies.solids.walls.len()
     );
+    // The same count of wall faces is not the same bodies (one moved by its size): the
+    // solid cells must coincide, or the old solid cells' NaN fields would become gas.
+    let stored: Vec<f64> = match file.dataset("solid") {
+        Ok(ds) => ds.read_raw()?,
+        // Written only where there are bodies: 0, gas, everywhere else.
+        Err(_) => vec![0.0; p.grid.cells()],
+    };
+    let body_of = &p.bodies.solids.body_of;
+    if let Some(c) = (0..p.grid.cells()).find(|&c| stored.get(c) != Some(&(body_of[c] as f64))) {
+        let [i, j, k] = p.grid.coords(c);
+        anyhow::bail!(
+            "{}: its solid cells differ from this case's bodies (first at cell ({i}, {j}, {k})); a run continues only with the bodies it was made with",
+            path.display()
+        );
+    }
     let mut at = 0;
     let face_density = std::array::from_fn(|f| {
         let v = fd[at..at + sizes[f]].to_vec();
