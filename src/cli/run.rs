@@ -39,6 +39,12 @@ pub fn run(
     if threads == Some(0) {
         return Err(Failure::BadInput("--threads must be at least 1".into()));
     }
+    // Far more threads than CPUs slow every parallel pass by orders of magnitude (3000
+    // threads on 2 CPUs: 195 s for an 8^3 sweep of 8 ms), and a signal then waits for it.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if let Some(n) = threads.filter(|&n| n > 4 * cpus) {
+        log::warn!(target: LOG, "--threads {n} is more than four times this machine's {cpus} CPUs: each iteration will be far slower than with {cpus}");
+    }
     if dir.exists() && !dir.is_dir() {
         return Err(Failure::BadInput(format!("output path {} exists and is not a directory", dir.display())));
     }
