@@ -351,3 +351,36 @@ fn a_forced_restart_with_a_body_moved_by_its_size_is_refused() {
     assert!(err.contains("its solid cells differ from this case's bodies"), "{err}");
     assert!(!b.exists(), "{err}");
 }
+
+#[test]
+fn a_restart_takes_the_file_its_case_wrote_beside_another_case_s_result() {
+    // fields.h5 of another case (Kn 0.2, 6 iterations) beside this case's checkpoint (Kn
+    // 0.1, 2 iterations): the checkpoint is continued, although it holds fewer iterations.
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, kn: f64, n: usize| {
+        let mut v = cavity_json(8, 10, 4.0, kn);
+        v["solver"] = serde_json::json!({"max_iterations": n, "acceleration": "none", "coarse_grids": 0});
+        let path = dir.path().join(name);
+        std::fs::write(&path, pinned(&v).to_string()).unwrap();
+        path
+    };
+    let (other, this) = (write("other.json", 0.2, 6), write("this.json", 0.1, 2));
+    let (shared, own) = (dir.path().join("shared"), dir.path().join("own"));
+    for (case, out) in [(&other, &shared), (&this, &own)] {
+        let o = knudsen().args(["run", case.to_str().unwrap(), "--backend", "cpu", "--out"]).arg(out).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    std::fs::copy(own.join("fields.h5"), shared.join("checkpoint.h5")).unwrap();
+    let out = dir.path().join("continued");
+    let o = knudsen()
+        .args(["run", this.to_str().unwrap(), "--backend", "cpu", "--max-iterations", "1", "--restart"])
+        .arg(&shared)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // 2 + 1: from the checkpoint (the other case's 6 would have been refused as another case).
+    assert_eq!(iterations_in(&out.join("fields.h5")), Some(3), "{err}");
+}

@@ -12,9 +12,24 @@ use std::sync::Arc;
 /// `problem`'s in a key that shapes the solution, unless `force`.
 pub fn load_restart(dir: &Path, problem: &Problem, force: bool) -> Result<Restart, Failure> {
     let bad = |e: anyhow::Error| Failure::BadInput(format!("--restart {}: {e:#}", dir.display()));
-    let file = knudsen::output::restart_file(dir).map_err(bad)?;
+    let mut file = knudsen::output::restart_file(dir).map_err(bad)?;
     let stored = knudsen::output::stored_config(&file).map_err(bad)?;
-    let changed = problem.config.state_changes(&stored);
+    let mut changed = problem.config.state_changes(&stored);
+    // A directory may hold an earlier case's fields.h5 beside this case's checkpoint (a run
+    // of another case killed there, or the reverse): the file this case wrote is the one to
+    // continue, even with fewer iterations.
+    if !changed.is_empty() && dir.is_dir() {
+        let other = ["fields.h5", "checkpoint.h5"].map(|n| dir.join(n)).into_iter().find(|p| *p != file && p.exists());
+        if let Some(other) = other {
+            let fits =
+                knudsen::output::stored_config(&other).is_ok_and(|s| problem.config.state_changes(&s).is_empty());
+            if fits {
+                log::info!(target: LOG, "{} was written by another case; {} by this one", file.display(), other.display());
+                file = other;
+                changed.clear();
+            }
+        }
+    }
     if !changed.is_empty() {
         if !force {
             return Err(Failure::BadInput(format!(

@@ -133,8 +133,9 @@ pub fn read_restart(dir: &Path, p: &Problem) -> anyhow::Result<crate::solver::Re
         // Written only where there are bodies: 0, gas, everywhere else.
         Err(_) => vec![0.0; p.grid.cells()],
     };
-    let body_of = &p.bodies.solids.body_of;
-    if let Some(c) = (0..p.grid.cells()).find(|&c| stored.get(c) != Some(&(body_of[c] as f64))) {
+    // Empty where the case has no body.
+    let body_of = |c: usize| p.bodies.solids.body_of.get(c).map_or(0.0, |&b| f64::from(b));
+    if let Some(c) = (0..p.grid.cells()).find(|&c| stored.get(c) != Some(&body_of(c))) {
         let [i, j, k] = p.grid.coords(c);
         anyhow::bail!(
             "{}: its solid cells differ from this case's bodies (first at cell ({i}, {j}, {k})); a run continues only with the bodies it was made with",
