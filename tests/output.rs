@@ -505,3 +505,17 @@ fn a_run_with_a_body_continues_exactly() {
     let steps: Vec<f64> = file(&full).dataset("restart/wall_density_step").unwrap().read_raw().unwrap();
     assert!(!steps.is_empty() && steps.iter().any(|&s| s != 0.0));
 }
+
+#[test]
+fn summary_names_the_tolerance_the_stop_used() {
+    // The CPU's f32 mode stops at 1e-5 whatever the case asks below it; summary.json said
+    // the case's 1e-9 beside `converged: true` at a residual above it.
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = small_cavity(serde_json::json!({"tolerance": 1e-9, "max_iterations": 200, "precision": "f32"}));
+    v["solver"]["coarse_grids"] = serde_json::json!(0);
+    let out = run_cli(&v, dir.path());
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["tolerance"].as_f64(), Some(1e-5), "{s}");
+    assert!(s["converged"].as_bool().unwrap() && s["final_residual"].as_f64().unwrap() < 1e-5, "{s}");
+}

@@ -27,6 +27,7 @@ pub struct Summary {
     pub converged: bool,
     /// Stopped by a signal before convergence or the iteration limit.
     pub interrupted: bool,
+    /// The tolerance the stop used (the case's, or the backend's f32 floor where higher).
     pub tolerance: f64,
     pub final_residual: f64,
     /// Seconds to the result, the coarse start's included.
@@ -100,7 +101,9 @@ impl Summary {
             iterations: it,
             converged: s.result.converged,
             interrupted: s.result.interrupted,
-            tolerance: p.config.solver.tolerance,
+            // The one the stop used: an f32 backend stops at its floor where the case asks
+            // for less (`convergence::effective_tolerance`).
+            tolerance: p.config.solver.tolerance.max(s.backend.residual_floor()),
             final_residual: s.result.final_residual(),
             total_seconds: s.result.seconds_in_all(),
             seconds_per_iteration: s.result.total_seconds / it.max(1) as f64,
