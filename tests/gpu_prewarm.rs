@@ -80,13 +80,12 @@ fn knudsen_run_on_wgpu_compiles_the_case_s_kernels_beside_its_coarse_level() {
     v["solver"] = serde_json::json!({"max_iterations": 3, "coarse_grids": 2, "acceleration": "none"});
     let path = dir.path().join("case.json");
     std::fs::write(&path, v.to_string()).unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_knudsen"))
-        .args(["run", path.to_str().unwrap(), "--backend", "wgpu", "--out", dir.path().join("out").to_str().unwrap()])
-        .env("RUST_LOG", "knudsen::backend::wgpu::prewarm=debug,knudsen::solver::coarse=info")
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{log}");
+    let log = run_on_wgpu(
+        &path,
+        &dir.path().join("out"),
+        "knudsen::backend::wgpu::prewarm=debug,knudsen::solver::coarse=info",
+        false,
+    );
     assert_eq!(log.matches("coarse start: ").count(), 2, "{log}");
     assert!(log.contains("the fused kernels compiled beside the coarse start taken for 16 x 16 x 16 cells"), "{log}");
 }
@@ -105,28 +104,28 @@ fn knudsen_run_on_wgpu_compiles_the_synthetic_kernels_as_the_first_device_opens(
     v["solver"] = serde_json::json!({"max_iterations": 3, "coarse_grids": 1, "acceleration": "gsis"});
     let path = dir.path().join("case.json");
     std::fs::write(&path, v.to_string()).unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_knudsen"))
-        .args(["run", path.to_str().unwrap(), "--backend", "wgpu", "--out", dir.path().join("out").to_str().unwrap()])
-        .env("RUST_LOG", "knudsen::solver::synthetic=debug")
-        .env("KNUDSEN_GSIS_DEVICE", "device")
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{log}");
+    let log = run_on_wgpu(&path, &dir.path().join("out"), "knudsen::solver::synthetic=debug", true);
     assert!(log.contains("gsis: wgpu kernels compiled as the device opened (waited"), "{log}");
     assert!(log.contains("gsis: wgpu kernels kept from the solve before on this device"), "{log}");
     assert!(!log.contains("gsis: wgpu kernels compiled in"), "compiled twice: {log}");
     // Without a coarse start (as after a restart) the case's own device opening starts them.
     v["solver"]["coarse_grids"] = serde_json::json!(0);
     std::fs::write(&path, v.to_string()).unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_knudsen"))
-        .args(["run", path.to_str().unwrap(), "--backend", "wgpu", "--out", dir.path().join("plain").to_str().unwrap()])
-        .env("RUST_LOG", "knudsen::solver::synthetic=debug")
-        .env("KNUDSEN_GSIS_DEVICE", "device")
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{log}");
+    let log = run_on_wgpu(&path, &dir.path().join("plain"), "knudsen::solver::synthetic=debug", true);
     assert!(log.contains("gsis: wgpu kernels compiled as the device opened (waited"), "{log}");
     assert!(!log.contains("gsis: wgpu kernels compiled in"), "compiled twice: {log}");
+}
+
+/// `knudsen run CASE --backend wgpu --out OUT` with `RUST_LOG=log` (and the synthetic solve
+/// on the device at any size where `gsis_on_device`); its log, after checking it succeeded.
+fn run_on_wgpu(case: &std::path::Path, out: &std::path::Path, log: &str, gsis_on_device: bool) -> String {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_knudsen"));
+    cmd.args(["run", case.to_str().unwrap(), "--backend", "wgpu", "--out", out.to_str().unwrap()]).env("RUST_LOG", log);
+    if gsis_on_device {
+        cmd.env("KNUDSEN_GSIS_DEVICE", "device");
+    }
+    let o = cmd.output().unwrap();
+    let log = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{log}");
+    log
 }

@@ -207,37 +207,11 @@ pub fn read_restart(dir: &Path, p: &Problem) -> anyhow::Result<crate::solver::Re
         }
     };
     // The synthetic solve's linearisation state, where the run kept one (absent otherwise,
-    // and in results of older versions: the strategy then starts afresh).
-    let strategy_state = match file.dataset("restart/strategy_state") {
-        Ok(ds) => {
-            let flat: Vec<f64> = ds.read_raw()?;
-            anyhow::ensure!(
-                flat.len() == 5 * p.grid.cells(),
-                "{}: restart/strategy_state has {} values, this grid needs {}",
-                path.display(),
-                flat.len(),
-                5 * p.grid.cells()
-            );
-            Some(flat.chunks(5).map(|c| std::array::from_fn(|k| c[k])).collect())
-        }
-        Err(_) => None,
-    };
-    // The last sweep's conserved variables (older results: absent, and the first residual
-    // after the restart then compares against the fields).
-    let sweep_conserved = match file.dataset("restart/sweep_conserved") {
-        Ok(ds) => {
-            let flat: Vec<f64> = ds.read_raw()?;
-            anyhow::ensure!(
-                flat.len() == 5 * p.grid.cells(),
-                "{}: restart/sweep_conserved has {} values, this grid needs {}",
-                path.display(),
-                flat.len(),
-                5 * p.grid.cells()
-            );
-            Some(flat.chunks(5).map(|c| std::array::from_fn(|k| c[k])).collect())
-        }
-        Err(_) => None,
-    };
+    // and in results of older versions: the strategy then starts afresh); the last sweep's
+    // conserved variables (older results: absent, and the first residual after the restart
+    // then compares against the fields).
+    let strategy_state = per_cell_5(&file, "restart/strategy_state", p.grid.cells(), &path)?;
+    let sweep_conserved = per_cell_5(&file, "restart/sweep_conserved", p.grid.cells(), &path)?;
     Ok(crate::solver::Restart {
         fields,
         face_density,
@@ -248,4 +222,18 @@ pub fn read_restart(dir: &Path, p: &Problem) -> anyhow::Result<crate::solver::Re
         strategy_state,
         sweep_conserved,
     })
+}
+
+/// An optional (cells, 5) dataset of `file`, refused by name where it does not fit the grid.
+fn per_cell_5(file: &hdf5::File, name: &str, cells: usize, path: &Path) -> anyhow::Result<Option<Vec<[f64; 5]>>> {
+    let Ok(ds) = file.dataset(name) else { return Ok(None) };
+    let flat: Vec<f64> = ds.read_raw()?;
+    anyhow::ensure!(
+        flat.len() == 5 * cells,
+        "{}: {name} has {} values, this grid needs {}",
+        path.display(),
+        flat.len(),
+        5 * cells
+    );
+    Ok(Some(flat.chunks(5).map(|c| std::array::from_fn(|k| c[k])).collect()))
 }
