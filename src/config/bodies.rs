@@ -45,6 +45,13 @@ pub fn check_wall_faces(bodies: &[BodyConfig], faces: &[Vec<f64>; 3]) -> Result<
     Ok(())
 }
 
+/// A body's cells along axis `d`, as the face indices [lo, hi) (unaligned planes, refused
+/// before these checks, read as empty).
+fn cell_range(b: &BodyConfig, faces: &[Vec<f64>; 3], d: usize) -> (usize, usize) {
+    let lo = face_index(&faces[d], b.min[d]).unwrap_or(0);
+    (lo, face_index(&faces[d], b.max[d]).unwrap_or(lo))
+}
+
 /// Refuse bodies that leave no gas cell: the union of the boxes, on the grid compressed to
 /// their faces (at most 2 B + 1 slabs per axis for B bodies), covers every compressed cell.
 /// Such a case has nothing to solve (its moments and residuals are NaN).
@@ -53,10 +60,7 @@ pub fn check_gas_left(bodies: &[BodyConfig], faces: &[Vec<f64>; 3]) -> Result<()
         return Ok(());
     }
     // Each body's cell range per axis, as face indices.
-    let range = |b: &BodyConfig, d: usize| {
-        let lo = face_index(&faces[d], b.min[d]).unwrap_or(0);
-        (lo, face_index(&faces[d], b.max[d]).unwrap_or(lo))
-    };
+    let range = |b: &BodyConfig, d: usize| cell_range(b, faces, d);
     // Bodies holding fewer cells together than the grid leave gas, whatever their overlaps:
     // the common case, decided without the union.
     let cells: f64 = (0..3).map(|d| (faces[d].len() - 1) as f64).product();
@@ -122,10 +126,7 @@ pub fn check_periodic_wrap(
     faces: &[Vec<f64>; 3],
     periodic: [bool; 3],
 ) -> Result<(), ConfigError> {
-    let range = |b: &BodyConfig, d: usize| {
-        let lo = face_index(&faces[d], b.min[d]).unwrap_or(0);
-        (lo, face_index(&faces[d], b.max[d]).unwrap_or(lo))
-    };
+    let range = |b: &BodyConfig, d: usize| cell_range(b, faces, d);
     for d in (0..3).filter(|&d| periodic[d]) {
         let last = faces[d].len() - 2;
         // Only bodies holding a cell of either end layer matter.
