@@ -207,7 +207,7 @@ fn compare_takes_refined_grids_and_refuses_grids_that_do_not_coincide() {
     let (mut fine_x, mut fine_y) = (base.clone(), base.clone());
     fine_x["grid"]["x"]["cells"] = serde_json::json!(12);
     fine_y["grid"]["y"]["cells"] = serde_json::json!(10);
-    let ((_d0, a), (_d1, b), (_d2, c)) = (run(&base), run(&fine), run(&wide));
+    let ((d0, a), (_d1, b), (_d2, c)) = (run(&base), run(&fine), run(&wide));
     let ((_d3, fx), (_d4, fy)) = (run(&fine_x), run(&fine_y));
     let compare = |p: &std::path::Path, q: &std::path::Path| {
         Command::new(env!("CARGO_BIN_EXE_knudsen")).args(["compare"]).arg(p).arg(q).output().unwrap()
@@ -222,6 +222,15 @@ fn compare_takes_refined_grids_and_refuses_grids_that_do_not_coincide() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("finer along x and the second along y"), "{err}");
+    // A path that holds no result is the request's fault too: exit 2, naming the file.
+    let (missing, text) = (d0.path().join("none.h5"), d0.path().join("note.h5"));
+    std::fs::write(&text, b"not hdf5").unwrap();
+    for bad in [&missing, &text] {
+        let o = compare(bad, &b);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(&*bad.to_string_lossy()), "{err}");
+    }
 }
 
 #[test]

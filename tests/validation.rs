@@ -58,3 +58,51 @@ fn a_failing_case_fails_the_command() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("results-fast.json")).unwrap()).unwrap();
     assert_eq!(doc["suites"][0]["pass"], false);
 }
+
+#[test]
+fn a_point_that_cannot_be_measured_fails_its_suite_and_the_others_still_run() {
+    // Two suites: the first's point has a specular y_max, where the Couette shear has no
+    // wall speed to scale by, so its run ends in an error after solving; the second is the
+    // plain free-molecular point. The error fails its suite only: the second still runs and
+    // passes, the results file holds both, and the command exits 1 naming the first.
+    let src =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/validation/couette-bgk.json")).unwrap();
+    let mut good: serde_json::Value = serde_json::from_str(&src).unwrap();
+    good["points"].as_array_mut().unwrap().retain(|p| p["set"]["gas.delta"] == 0.001);
+    let mut bad = good.clone();
+    bad["name"] = serde_json::json!("unmeasurable");
+    bad["points"][0]["set"]["boundaries.y_max"] = serde_json::json!({"type": "specular"});
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (fa, fb) = (dir.join("a.json"), dir.join("b.json"));
+    std::fs::write(&fa, bad.to_string()).unwrap();
+    std::fs::write(&fb, good.to_string()).unwrap();
+    let validate = |out: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_knudsen"))
+            .args(["validate", "--fast", "--out"])
+            .arg(out)
+            .arg(&fa)
+            .arg(&fb)
+            .env("RUST_LOG", "warn")
+            .output()
+            .unwrap()
+    };
+    let run = validate(&dir.join("out"));
+    let (stdout, stderr) = (String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+    assert_eq!(run.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains(") failed: the measure needs a diffuse wall at y_max"), "{stdout}");
+    assert!(stderr.contains("1 of 2 suites failed: unmeasurable"), "{stderr}");
+    // The progress line names the settings as keys and values, not as a debug dump.
+    assert!(stdout.contains("gas.delta = 0.001") && !stdout.contains("Number("), "{stdout}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/results-fast.json")).unwrap()).unwrap();
+    assert_eq!(doc["suites"][0]["pass"], false);
+    assert_eq!(doc["suites"][1]["pass"], true);
+    // An --out that is a file is refused before any suite runs: exit 2.
+    let file = dir.join("plain");
+    std::fs::write(&file, b"x").unwrap();
+    let run = validate(&file);
+    let (stdout, stderr) = (String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("not a directory") && stdout.is_empty(), "{stdout}{stderr}");
+}

@@ -21,15 +21,23 @@ pub fn validate(
         .collect::<anyhow::Result<_>>()
         .map_err(|e| Failure::BadInput(format!("{e:#}")))?;
     let subset = if fast { "fast" } else { "full" };
-    std::fs::create_dir_all(out).map_err(|e| Failure::Run(anyhow::anyhow!("creating {}: {e}", out.display())))?;
+    // The place of the results is checked before hours of runs, not after.
+    if out.exists() && !out.is_dir() {
+        return Err(Failure::BadInput(format!("--out {}: exists and is not a directory", out.display())));
+    }
+    let path = out.join(format!("results-{subset}.json"));
+    if path.is_dir() {
+        return Err(Failure::BadInput(format!("{} is a directory; move it or choose another --out", path.display())));
+    }
+    std::fs::create_dir_all(out)
+        .map_err(|e| Failure::BadInput(format!("--out {}: cannot create it: {e}", out.display())))?;
     let mut results = Vec::new();
     for s in &suites {
         println!("{} [{}]", s.title, s.name);
-        let r = run_suite(s, subset, backend, acceleration, &mut |line| println!("{line}")).map_err(Failure::Run)?;
+        let r = run_suite(s, subset, backend, acceleration, &mut |line| println!("{line}"));
         print_verdict(&r);
         results.push(r);
     }
-    let path = out.join(format!("results-{subset}.json"));
     let doc = serde_json::json!({
         "knudsen": env!("CARGO_PKG_VERSION"),
         "subset": subset,

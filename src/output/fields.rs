@@ -29,14 +29,15 @@ const COMPARED: [(&str, usize); 6] =
 pub fn compare_fields(a: &Path, b: &Path) -> anyhow::Result<Vec<(&'static str, f64)>> {
     let open = |p: &Path| {
         let f = if p.is_dir() { p.join("fields.h5") } else { p.to_path_buf() };
-        hdf5::File::open(&f).with_context(|| format!("opening {}", f.display()))
+        // A missing or unreadable file is the caller's request gone wrong, not a failure.
+        hdf5::File::open(&f).map_err(|e| anyhow::Error::new(super::BadRequest(format!("opening {}: {e}", f.display()))))
     };
     let (fa, fb) = (open(a)?, open(b)?);
     same_faces(&fa, &fb)?;
     COMPARED
         .iter()
         .map(|&(name, comps)| {
-            let (da, db) = (fa.dataset(name)?, fb.dataset(name)?);
+            let (da, db) = (need(&fa, name)?, need(&fb, name)?);
             let (sa, sb) = (da.shape(), db.shape());
             let x: Vec<f64> = da.read_raw()?;
             let y: Vec<f64> = db.read_raw()?;
@@ -47,7 +48,10 @@ pub fn compare_fields(a: &Path, b: &Path) -> anyhow::Result<Vec<(&'static str, f
             } else if let Some(r) = refinement(&sb, &sa) {
                 (x, restrict(&y, &sb, r, comps))
             } else {
-                anyhow::bail!("{name}: grids {sa:?} and {sb:?} are neither equal nor integer refinements");
+                return Err(super::BadRequest(format!(
+                    "{name}: grids {sa:?} and {sb:?} are neither equal nor integer refinements"
+                ))
+                .into());
             };
             // Solid cells are NaN in both results; they are left out.
             let pairs = || x.iter().zip(&y).filter(|(p, q)| !(p.is_nan() && q.is_nan()));
@@ -56,6 +60,12 @@ pub fn compare_fields(a: &Path, b: &Path) -> anyhow::Result<Vec<(&'static str, f
             Ok((name, (d / n).sqrt()))
         })
         .collect()
+}
+
+/// A dataset a result must hold; its absence is a bad request (the file is no knudsen result).
+fn need(f: &hdf5::File, name: &str) -> anyhow::Result<hdf5::Dataset> {
+    f.dataset(name)
+        .map_err(|_| super::BadRequest(format!("{}: no dataset `{name}` (not a knudsen result?)", f.filename())).into())
 }
 
 /// Refuse results on grids that do not coincide: along each axis the coarser result's faces
@@ -67,7 +77,7 @@ fn same_faces(fa: &hdf5::File, fb: &hdf5::File) -> anyhow::Result<()> {
     let mut finer: Option<(&str, bool)> = None;
     for axis in ["x", "y", "z"] {
         let name = format!("{axis}_faces");
-        let (p, q): (Vec<f64>, Vec<f64>) = (fa.dataset(&name)?.read_raw()?, fb.dataset(&name)?.read_raw()?);
+        let (p, q): (Vec<f64>, Vec<f64>) = (need(fa, &name)?.read_raw()?, need(fb, &name)?.read_raw()?);
         let (fine, coarse) = if p.len() >= q.len() { (&p, &q) } else { (&q, &p) };
         let (nf, nc) = (fine.len() - 1, coarse.len() - 1);
         let extent = (fine[nf] - fine[0]).abs().max(f64::MIN_POSITIVE);

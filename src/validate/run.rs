@@ -52,19 +52,30 @@ pub struct SuiteResult {
 }
 
 /// Run the points of `subset` ("fast" or "full") on `backend` with `acceleration` (unless a
-/// point sets its own `solver.acceleration`); `log` sees a line per point.
+/// point sets its own `solver.acceleration`); `log` sees a line per point. A point whose run
+/// fails (no backend, a non-physical state) fails the suite with its error, and the suite's
+/// later points are not run: the caller goes on with the other suites.
 pub fn run_suite(
     suite: &Suite,
     subset: &str,
     backend: BackendChoice,
     acceleration: Acceleration,
     log: &mut dyn FnMut(&str),
-) -> anyhow::Result<SuiteResult> {
+) -> SuiteResult {
     let mut points = Vec::new();
-    for p in suite.points_in(subset) {
-        points.push(run_point(suite, p, backend, acceleration, log)?);
-    }
     let mut failures = Vec::new();
+    for (n, p) in suite.points_in(subset).into_iter().enumerate() {
+        match run_point(suite, p, backend, acceleration, log) {
+            Ok(r) => points.push(r),
+            Err(e) => {
+                let why = format!("point {n} ({}) failed: {e:#}", describe(&p.set));
+                log(&format!("  {why}"));
+                failures.push(why);
+                break;
+            }
+        }
+    }
+    let ran_all = failures.is_empty();
     for (n, p) in points.iter().enumerate() {
         if !p.converged {
             failures.push(format!("point {n} did not converge in {} iterations", p.iterations));
@@ -79,15 +90,16 @@ pub fn run_suite(
             ));
         }
     }
+    // A suite cut short has no order or agreement to judge.
     let (order, rich, rich_rel) = match suite.kind {
-        Kind::Convergence => judge_convergence(suite, &points, &mut failures),
-        Kind::Agreement => {
+        Kind::Convergence if ran_all => judge_convergence(suite, &points, &mut failures),
+        Kind::Agreement if ran_all => {
             judge_agreement(suite, &mut points, &mut failures);
             (None, None, None)
         }
-        Kind::Reference => (None, None, None),
+        _ => (None, None, None),
     };
-    Ok(SuiteResult {
+    SuiteResult {
         name: suite.name.clone(),
         title: suite.title.clone(),
         kind: suite.kind,
@@ -102,7 +114,12 @@ pub fn run_suite(
         sources: suite.sources.clone(),
         plot: suite.plot.clone(),
         failures,
-    })
+    }
+}
+
+/// A point's settings as `key = value, ...`, for the progress line and errors.
+fn describe(set: &BTreeMap<String, serde_json::Value>) -> String {
+    set.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
 }
 
 /// One point to convergence, measured and compared with its own reference if it has one.
@@ -147,7 +164,7 @@ fn run_point(
     }
     log(&format!(
         "  {:<40} {:>12.6} {} ({} it {}, {:.1} s)",
-        format!("{:?}", p.set).chars().take(40).collect::<String>(),
+        describe(&p.set),
         measured,
         match (r.reference, r.relative_error) {
             (Some(rf), Some(e)) => format!("ref {rf:.6} err {:+.2}%", 100.0 * e),
