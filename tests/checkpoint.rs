@@ -156,15 +156,16 @@ fn sigint_and_sigterm_stop_after_the_iteration_and_say_how_to_continue() {
 
 #[test]
 fn the_printed_command_continues_a_run_given_solution_options() {
-    // `--scheme` shapes the solution, so the continuation must repeat it, and `--coarse-grids`
-    // does not (a continued run makes no coarse start), so it may differ: the command the
-    // interrupted run prints must run as printed.
+    // The continuation repeats every option given (the solution-shaping `--scheme`, and the
+    // backend, threads, tolerance and acceleration, so that it runs the same way) except
+    // `--coarse-grids` (a continued run makes no coarse start): the command the interrupted
+    // run prints must run as printed.
     let dir = tempfile::tempdir().unwrap();
     let case = case(dir.path());
     let out = dir.path().join("second");
     let mut child = knudsen()
         .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--scheme", "second_order"])
-        .args(["--coarse-grids", "0", "--out", out.to_str().unwrap()])
+        .args(["--coarse-grids", "0", "--tolerance", "1e-12", "--acceleration", "none", "--out", out.to_str().unwrap()])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -174,12 +175,11 @@ fn the_printed_command_continues_a_run_given_solution_options() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(130), "{err}");
     let printed = err.split("continue with: knudsen ").nth(1).expect("no command printed").lines().next().unwrap();
-    assert!(printed.contains("--scheme second_order"), "{printed}");
-    let o = knudsen()
-        .args(printed.split_whitespace())
-        .args(["--backend", "cpu", "--threads", "2", "--max-iterations", "1"])
-        .output()
-        .unwrap();
+    for given in ["--scheme second_order", "--backend cpu", "--threads 2", "--tolerance 1e-12", "--acceleration none"] {
+        assert!(printed.contains(given), "{given} missing: {printed}");
+    }
+    assert!(!printed.contains("--coarse-grids"), "{printed}");
+    let o = knudsen().args(printed.split_whitespace()).args(["--max-iterations", "1"]).output().unwrap();
     assert!(o.status.success(), "{printed}: {}", String::from_utf8_lossy(&o.stderr));
 }
 

@@ -170,14 +170,27 @@ pub struct Overrides {
 }
 
 impl Overrides {
-    /// The options given that shape the solution (keys a continued run must keep, the others
-    /// being free: `config/compare.rs`), as a command line repeats them: what the hint to
-    /// continue an interrupted run must carry.
-    pub fn solution_args(&self) -> String {
+    /// Every option given but `--coarse-grids` (a continued run makes no coarse start), as a
+    /// command line repeats them: what the hint to continue an interrupted run must carry, so
+    /// that the continued run solves the same case the same way (the solution-shaping
+    /// `--scheme` and `--precision` among them: `config/compare.rs`).
+    pub fn continue_args(&self) -> String {
         fn name(v: impl clap::ValueEnum) -> String {
             v.to_possible_value().map(|p| p.get_name().to_string()).unwrap_or_default()
         }
         let mut s = String::new();
+        if let Some(x) = self.memory_budget_mib {
+            s += &format!(" --memory-budget-mib {x}");
+        }
+        if let Some(x) = self.max_iterations {
+            s += &format!(" --max-iterations {x}");
+        }
+        if let Some(x) = self.tolerance {
+            s += &format!(" --tolerance {x:e}");
+        }
+        if let Some(x) = self.acceleration {
+            s += &format!(" --acceleration {}", name(x));
+        }
         if let Some(x) = self.scheme {
             s += &format!(" --scheme {}", name(x));
         }
