@@ -12,6 +12,9 @@ fn main() -> ExitCode {
         quiet_on_closed_pipe();
     }
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).format_timestamp(None).init();
+    if let Err(failure) = cli::switches::check_switches() {
+        return failure.report();
+    }
     let result = match cli.command {
         Command::Run { config, backend, out, threads, restart, force, overrides } => {
             cli::run::run(&config, backend, out, threads, cli::run::Resume { from: restart, force }, overrides)

@@ -2,7 +2,7 @@
 //! [`compare`], [`slice`] (planes and lines) and the hidden [`nvrtc`] and [`vk_stats`] diagnostics. The pieces they share: [`args`]
 //! (what clap parses), [`load`] (the case with its command-line overrides),
 //! [`out_dir`] (where results go), [`progress`] (what a run shows) and [`failure`] (the
-//! error and its exit code). A new command is a new file here and one arm in `main.rs`.
+//! error and its exit code), [`switches`] (the `KNUDSEN_*` environment, checked first). A new command is a new file here and one arm in `main.rs`.
 
 pub mod args;
 pub mod bench;
@@ -18,6 +18,7 @@ pub mod progress;
 pub mod resume;
 pub mod run;
 pub mod slice;
+pub mod switches;
 pub mod validate;
 #[cfg(any(target_os = "linux", target_os = "windows"))]
 pub mod vk_stats;
