@@ -118,6 +118,15 @@ fn cases() -> Vec<(&'static str, serde_json::Value, &'static str, &'static str)>
             "not on a cell face",
         ),
         (
+            "body moving through its own face",
+            with(&|v| {
+                v["bodies"] = body([0.25, 0.25, 0.25], [0.75, 0.75, 0.75]);
+                v["bodies"][0]["velocity"] = serde_json::json!([0.0, 0.0, 0.1]);
+            }),
+            "bodies[0].velocity",
+            "face at z = 0.25 meets gas",
+        ),
+        (
             "body leaving the domain",
             with(&|v| v["bodies"] = body([0.25, 0.25, 0.25], [0.75, 1.25, 0.75])),
             "bodies[0]",

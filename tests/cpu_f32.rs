@@ -49,7 +49,9 @@ fn body_case_json() -> serde_json::Value {
     v["boundaries"]["y_min"] = serde_json::json!({"type": "specular"});
     v["boundaries"]["z_min"] = serde_json::json!({"type": "specular"});
     v["grid"]["x"] = serde_json::json!({"faces": [0.0, 0.1, 0.25, 0.45, 0.7, 1.0]});
-    v["bodies"] = serde_json::json!([{"min": [0.25, 2.0 / 6.0, 2.0 / 6.0], "max": [0.7, 4.0 / 6.0, 4.0 / 6.0], "temperature": 1.3,
+    // A rod across y (cut by the specular y_min), moving along itself: a wall velocity in
+    // the emission, tangential to every face that meets gas.
+    v["bodies"] = serde_json::json!([{"min": [0.25, 0.0, 2.0 / 6.0], "max": [0.7, 1.0, 4.0 / 6.0], "temperature": 1.3,
         "velocity": [0.0, 0.1, 0.0]}]);
     v
 }

@@ -61,8 +61,9 @@ fn check_stages(partner_faces: bool, scheme: Scheme, max_slice_binding: Option<u
     v["grid"]["x"]["cells"] = serde_json::json!(4);
     v["grid"]["z"]["cells"] = serde_json::json!(4);
     // A body in slices 1 and 2, reached by both z-steps from either end: the solid cells and
-    // the wall emission of sweep_slice, and wall_load_slice, all take part.
-    v["bodies"] = serde_json::json!([{"min": [0.25, 0.4, 0.25], "max": [0.75, 0.6, 0.75], "temperature": 1.3,
+    // the wall emission of sweep_slice, and wall_load_slice, all take part. It reaches
+    // across y and moves along y, tangentially to every face that meets gas.
+    v["bodies"] = serde_json::json!([{"min": [0.25, 0.0, 0.25], "max": [0.5, 1.0, 0.75], "temperature": 1.3,
         "velocity": [0.0, 0.1, 0.0]}]);
     let mut cfg = config(&v);
     cfg.solver.scheme = scheme;

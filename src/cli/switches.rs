@@ -48,6 +48,7 @@ const SWITCHES: &[(&str, Accepts)] = &[
     ("KNUDSEN_GSIS_CLOSED_SHIFT", POSITIVE), // solver/synthetic/operator.rs
     ("KNUDSEN_PTX_DUMP", Any),               // cli/nvrtc.rs
     ("KNUDSEN_PYTHON", Any),                 // the tests' Python (tests/common)
+    ("KNUDSEN_COMMIT", Any),                 // build.rs's, which cargo also sets where it runs tests
 ];
 
 /// Why `value` is not what `accepts` takes, if it is not.

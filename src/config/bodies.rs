@@ -47,7 +47,7 @@ pub fn check_wall_faces(bodies: &[BodyConfig], faces: &[Vec<f64>; 3]) -> Result<
 
 /// A body's cells along axis `d`, as the face indices [lo, hi) (unaligned planes, refused
 /// before these checks, read as empty).
-fn cell_range(b: &BodyConfig, faces: &[Vec<f64>; 3], d: usize) -> (usize, usize) {
+pub(super) fn cell_range(b: &BodyConfig, faces: &[Vec<f64>; 3], d: usize) -> (usize, usize) {
     let lo = face_index(&faces[d], b.min[d]).unwrap_or(0);
     (lo, face_index(&faces[d], b.max[d]).unwrap_or(lo))
 }

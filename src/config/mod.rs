@@ -11,6 +11,7 @@
 //! The schema depends on nothing else in the crate but `crate::model`'s formulas.
 
 pub mod bodies;
+mod body_motion;
 pub mod boundaries;
 mod compare;
 pub mod free_stream;
@@ -178,6 +179,7 @@ impl Config {
         bodies::check_gas_left(&self.bodies, &faces)?;
         let f = self.boundaries.faces();
         bodies::check_periodic_wrap(&self.bodies, &faces, std::array::from_fn(|d| f[2 * d].1.is_periodic()))?;
+        body_motion::check_tangential(&self.bodies, &faces)?;
         if !self.boundaries.any_thermal() && self.bodies.is_empty() {
             // Nothing outside the gas sets its temperature: the uniform initial state is the
             // answer, and the discrete collision operator, which conserves energy only to the
