@@ -348,6 +348,17 @@ fn a_slice_holds_one_plane_and_refuses_a_point_outside_the_grid() {
         assert!(err.contains("outside the grid's faces"), "--at {at}: {err}");
         assert!(!out.join(name).exists());
     }
+    // An --out that names a directory, or a file in a folder that does not exist: exit 2,
+    // naming the --out given (not a temporary file).
+    std::fs::create_dir(out.join("taken.csv")).unwrap();
+    for (name, says) in [("taken.csv", "is a directory"), ("none/plane.csv", "does not exist")] {
+        let o = slice("0.45", name);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(&format!("--out {}", out.join(name).display())) && err.contains(says), "{err}");
+        let base = std::path::Path::new(name).file_name().unwrap().to_string_lossy().into_owned();
+        assert!(!err.contains(&format!(".{base}.")), "a temporary name: {err}");
+    }
 }
 
 #[test]

@@ -5,7 +5,24 @@ use super::failure::Failure;
 use std::path::Path;
 
 pub fn slice(result: &Path, field: &str, axis: &str, at: f64, out: &Path) -> Result<(), Failure> {
+    check_out(out)?;
     knudsen::output::write_plane_csv(result, field, axis, at, out).map_err(failure)
+}
+
+/// An `--out` that cannot take a file is the request's fault (exit 2), found before reading.
+fn check_out(out: &Path) -> Result<(), Failure> {
+    if out.is_dir() {
+        return Err(Failure::BadInput(format!("--out {}: is a directory; name a file", out.display())));
+    }
+    let folder = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !folder.is_dir() {
+        return Err(Failure::BadInput(format!(
+            "--out {}: the folder {} does not exist",
+            out.display(),
+            folder.display()
+        )));
+    }
+    Ok(())
 }
 
 /// A request the result cannot answer is bad input (exit 2); anything else a failure.
@@ -22,5 +39,6 @@ pub fn line(result: &Path, field: &str, along: &str, through: &[f64], out: &Path
     let &[p, q] = through else {
         return Err(Failure::BadInput(format!("--through takes two coordinates, got {}", through.len())));
     };
+    check_out(out)?;
     knudsen::output::write_line_csv(result, field, along, [p, q], out).map_err(failure)
 }

@@ -17,7 +17,8 @@ pub fn write_atomic(path: &Path, write: impl FnOnce(&Path) -> anyhow::Result<()>
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
-    result
+    // The error names the file asked for first; the temporary name only says where it failed.
+    result.with_context(|| format!("writing {}", path.display()))
 }
 
 pub fn write_atomic_bytes(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {

@@ -11,7 +11,7 @@ use std::str::FromStr;
 
 pub fn write_fields(path: &Path, p: &Problem, r: &RunResult) -> anyhow::Result<()> {
     write_atomic(path, |tmp| {
-        write_h5(tmp, p, r).with_context(|| format!("writing {}", path.display()))?;
+        write_h5(tmp, p, r)?;
         // Data on disk before the rename makes the file visible under its final name.
         std::fs::File::open(tmp)?.sync_all()?;
         Ok(())
