@@ -111,7 +111,7 @@ impl Compiled {
 
 impl Kernels {
     /// Compile every stage with `off_cells` cells per neighbour-block binding.
-    pub fn new(device: &wgpu::Device, off_cells: u32) -> Self {
+    pub fn new(device: &wgpu::Device, off_cells: u32) -> anyhow::Result<Self> {
         let layout = |label, entries: &[wgpu::BindGroupLayoutEntry]| {
             device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(label), entries })
         };
@@ -133,43 +133,30 @@ impl Kernels {
             bind_group_layouts: &[Some(&layouts[0]), Some(&layouts[1]), Some(&layouts[2])],
             ..Default::default()
         });
+        // One thread per stage: the driver compiles pipelines from several threads at once,
+        // and the solve's first update waits for the slowest stage, not for their sum
+        // (docs/performance.md, "The synthetic kernels compiled on a thread each"). Error
+        // scopes are per thread, so each thread catches its own and hands it back.
+        let compiled: Vec<anyhow::Result<Vec<(&str, wgpu::ComputePipeline)>>> = std::thread::scope(|scope| {
+            let jobs: Vec<_> = STAGES
+                .iter()
+                .map(|&(src, entries)| {
+                    let pl = &pl;
+                    scope.spawn(move || {
+                        let caught = super::catch(device);
+                        let made = compile_stage(device, pl, src, entries, off_cells);
+                        caught.check(format!("compiling {}", entries[0])).map(|()| made)
+                    })
+                })
+                .collect();
+            jobs.into_iter().map(|j| j.join().expect("a compile thread panicked")).collect()
+        });
         let mut made = std::collections::HashMap::new();
-        for (src, entries) in STAGES {
-            let desc = wgpu::ShaderModuleDescriptor {
-                label: Some(entries[0]),
-                source: wgpu::ShaderSource::Wgsl(source(src).into()),
-            };
-            let module = if crate::backend::wgpu::kernels::shader_checks() {
-                device.create_shader_module(desc)
-            } else {
-                // SAFETY: as for the sweep's kernels (backend/wgpu/kernels.rs), the runtime
-                // checks (a clamp per storage index, a guard per division) cost time in the
-                // stages' inner loops. The indices stay in range by construction: every stage
-                // returns or idles past its prm.n cells (or lines), reads a vector slot only
-                // when it is bound (prm.flag), and indexes as its host twin does with checked
-                // indexing (synthetic/wgpu/tests.rs compares them); the divisors are
-                // OFF_CELLS >= 1, NV and the level's sizes >= 1. `KNUDSEN_SHADER_CHECKS=1`
-                // turns the checks back on.
-                unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
-            };
-            for &entry in entries {
-                let constants = [("OFF_CELLS", off_cells as f64)];
-                let p = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(entry),
-                    layout: Some(&pl),
-                    module: &module,
-                    entry_point: Some(entry),
-                    compilation_options: wgpu::PipelineCompilationOptions {
-                        constants: &constants,
-                        ..Default::default()
-                    },
-                    cache: None,
-                });
-                made.insert(entry, p);
-            }
+        for stage in compiled {
+            made.extend(stage?);
         }
         let mut take = |n: &str| made.remove(n).expect("every entry of STAGES is compiled");
-        Self {
+        Ok(Self {
             row: take("syn_row"),
             restrict: take("syn_restrict"),
             prolong: take("syn_prolong"),
@@ -182,8 +169,48 @@ impl Kernels {
             scale: take("syn_scale"),
             dot: take("syn_dot"),
             layouts,
-        }
+        })
     }
+}
+
+/// One stage's module and its entries' pipelines.
+fn compile_stage<'e>(
+    device: &wgpu::Device,
+    pl: &wgpu::PipelineLayout,
+    src: &str,
+    entries: &[&'e str],
+    off_cells: u32,
+) -> Vec<(&'e str, wgpu::ComputePipeline)> {
+    let desc =
+        wgpu::ShaderModuleDescriptor { label: Some(entries[0]), source: wgpu::ShaderSource::Wgsl(source(src).into()) };
+    let module = if crate::backend::wgpu::kernels::shader_checks() {
+        device.create_shader_module(desc)
+    } else {
+        // SAFETY: as for the sweep's kernels (backend/wgpu/kernels.rs), the runtime
+        // checks (a clamp per storage index, a guard per division) cost time in the
+        // stages' inner loops. The indices stay in range by construction: every stage
+        // returns or idles past its prm.n cells (or lines), reads a vector slot only
+        // when it is bound (prm.flag), and indexes as its host twin does with checked
+        // indexing (synthetic/wgpu/tests.rs compares them); the divisors are
+        // OFF_CELLS >= 1, NV and the level's sizes >= 1. `KNUDSEN_SHADER_CHECKS=1`
+        // turns the checks back on.
+        unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
+    };
+    let constants = [("OFF_CELLS", off_cells as f64)];
+    entries
+        .iter()
+        .map(|&entry| {
+            let p = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: Some(pl),
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() },
+                cache: None,
+            });
+            (entry, p)
+        })
+        .collect()
 }
 
 #[cfg(test)]

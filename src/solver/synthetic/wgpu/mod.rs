@@ -233,7 +233,7 @@ impl WgpuSynthetic {
             log::debug!("gsis: wgpu kernels compiled as the device opened (waited {:.3} s)", t.elapsed().as_secs_f64());
             k
         } else {
-            let k = std::sync::Arc::new(Kernels::new(&device, off_cells as u32));
+            let k = std::sync::Arc::new(Kernels::new(&device, off_cells as u32)?);
             log::debug!("gsis: wgpu kernels compiled in {:.3} s", t.elapsed().as_secs_f64());
             k
         };

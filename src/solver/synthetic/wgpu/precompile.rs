@@ -53,9 +53,9 @@ pub fn precompile(device: &wgpu::Device) {
         // Error scopes are per thread: an error here stays here, and the solve then compiles
         // its own kernels inside its own checks.
         let scope = super::catch(&dev);
-        let k = Kernels::new(&dev, off_cells);
-        match scope.check("the synthetic kernels compiled as the device opened") {
-            Ok(()) => {
+        let made = Kernels::new(&dev, off_cells);
+        match scope.check("the synthetic kernels compiled as the device opened").and(made) {
+            Ok(k) => {
                 log::debug!("gsis: wgpu kernels compiled as the device opened, in {:.3} s", t.elapsed().as_secs_f64());
                 Some(Arc::new(k))
             }
