@@ -181,6 +181,7 @@ fn compile_stage<'e>(
     entries: &[&'e str],
     off_cells: u32,
 ) -> Vec<(&'e str, wgpu::ComputePipeline)> {
+    let t = std::time::Instant::now();
     let desc =
         wgpu::ShaderModuleDescriptor { label: Some(entries[0]), source: wgpu::ShaderSource::Wgsl(source(src).into()) };
     let module = if crate::backend::wgpu::kernels::shader_checks() {
@@ -197,7 +198,7 @@ fn compile_stage<'e>(
         unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
     };
     let constants = [("OFF_CELLS", off_cells as f64)];
-    entries
+    let made = entries
         .iter()
         .map(|&entry| {
             let p = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -210,7 +211,9 @@ fn compile_stage<'e>(
             });
             (entry, p)
         })
-        .collect()
+        .collect();
+    log::debug!("gsis: wgpu stage {} compiled in {:.3} s", entries[0], t.elapsed().as_secs_f64());
+    made
 }
 
 #[cfg(test)]
