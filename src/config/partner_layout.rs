@@ -69,7 +69,7 @@ impl Config {
         // crosses the axis almost undamped, a cell at a time, and returns a sweep later.
         axes.iter().find(|&&(_, n)| (2..THIN_PARTNER_AXIS).contains(&n)).map(|&(a, n)| {
             format!(
-                "second_order with specular or periodic faces on both sides of {}, only {n} cells across: errors returning through them decay slowly, so it converges in several times the sweeps of first_order, up to twenty times on a thin periodic axis; collapse the axis to one cell where the flow does not vary along it {see}",
+                "second_order with specular or periodic faces on both sides of {}, only {n} cells across: errors returning through them decay slowly, so it converges in several times the sweeps of first_order, up to twenty times on a thin periodic axis, and the residual stop understates the error left; collapse the axis to one cell where the flow does not vary along it {see}",
                 name(a)
             )
         })
@@ -79,7 +79,8 @@ impl Config {
 /// Cells across a single partner axis below which the second-order sweep's slow return of
 /// errors through its faces is warned of: on a periodic x between diffuse walls (Kn 0.3,
 /// 16^3 velocities, GSIS, to 1e-8) it took 423, 161, 290, 72, 146, 80 and 58 sweeps at 2, 3,
-/// 4, 5, 8, 16 and 32 cells against 22 with the first-order sweep (docs/model.md).
+/// 4, 5, 8, 16 and 32 cells against 22 with the first-order sweep, and stopped at residual
+/// 1e-8 with the heat flux off by up to 2e-4 (docs/model.md).
 pub const THIN_PARTNER_AXIS: usize = 32;
 
 #[cfg(test)]
