@@ -236,8 +236,35 @@ impl Config {
         if let Some(fs) = &self.free_stream {
             states.push(("free stream", fs.velocity(), fs.temperature));
         }
-        let mut w: Vec<String> =
-            states.into_iter().filter_map(|(name, u, t)| self.velocity.tail_warning(name, u, t)).collect();
+        // Walls and bodies emit Maxwellians too, as close to the grid's bound as the check on
+        // them allows (docs/configs.md, "velocity").
+        let walls: Vec<(String, [f64; 3], f64)> = self
+            .boundaries
+            .faces()
+            .iter()
+            .filter_map(|(name, f)| match f {
+                FaceConfig::DiffuseWall { temperature, velocity } => {
+                    Some((format!("boundaries.{name}"), *velocity, *temperature))
+                }
+                _ => None,
+            })
+            .chain(self.bodies.iter().enumerate().map(|(i, b)| (format!("bodies[{i}]"), b.velocity, b.temperature)))
+            .collect();
+        let named = states
+            .into_iter()
+            .map(|(name, u, t)| (name.to_string(), u, t))
+            .chain(walls)
+            .filter_map(|(name, u, t)| Some((self.velocity.tail_warning(&name, u, t)?, name)));
+        // One line per distinct warning, naming every source it holds for (six walls alike).
+        let mut tails: Vec<(String, Vec<String>)> = Vec::new();
+        for (line, name) in named {
+            let rest = line[name.len()..].to_string();
+            match tails.iter_mut().find(|(r, _)| *r == rest) {
+                Some((_, names)) => names.push(name),
+                None => tails.push((rest, vec![name])),
+            }
+        }
+        let mut w: Vec<String> = tails.into_iter().map(|(rest, names)| format!("{}{rest}", names.join(", "))).collect();
         w.extend(self.partner_orbit_warning());
         w
     }

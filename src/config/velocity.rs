@@ -126,3 +126,31 @@ impl VelocityConfig {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{walled_box, BodyConfig, FaceConfig};
+
+    #[test]
+    fn walls_and_bodies_near_the_bound_are_warned_of_once_per_state() {
+        // 16 points on [-4, 4]: walls at rest and T = 1 sit 4 widths inside, no warning. A
+        // lid at 1.8 sits 2.2 widths inside; a body moving at 1.7 along x 2.3: one line each,
+        // naming it, and the walls alike share one line.
+        let mut c = walled_box([4, 4, 4], 16);
+        assert!(c.warnings().is_empty(), "{:?}", c.warnings());
+        c.boundaries.y_max = FaceConfig::DiffuseWall { temperature: 1.0, velocity: [1.8, 0.0, 0.0] };
+        c.bodies.push(BodyConfig {
+            name: None,
+            min: [0.0, 0.25, 0.25],
+            max: [1.0, 0.5, 0.5],
+            temperature: 1.0,
+            velocity: [1.7, 0.0, 0.0],
+        });
+        let w = c.warnings();
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].starts_with("boundaries.y_max: ") && w[0].contains("2.20 thermal widths"), "{w:?}");
+        assert!(w[1].starts_with("bodies[0]: ") && w[1].contains("2.30 thermal widths"), "{w:?}");
+        c.boundaries.y_min = FaceConfig::DiffuseWall { temperature: 1.0, velocity: [1.8, 0.0, 0.0] };
+        assert!(c.warnings()[0].starts_with("boundaries.y_min, boundaries.y_max: "), "{:?}", c.warnings());
+    }
+}
