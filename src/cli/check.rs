@@ -3,11 +3,11 @@
 
 use super::args::Overrides;
 use super::failure::Failure;
-use super::load::{affordable_acceleration, check_host_memory, load, mib};
+use super::load::{affordable_acceleration, check_host_memory, host_need, load, mib};
 use knudsen::backend::wgpu::schedule::{schedule, GpuLimits};
 use knudsen::backend::{self, cpu::cpu_plan};
 use knudsen::boundary::FaceKind;
-use knudsen::config::Config;
+use knudsen::config::{Config, SolverConfig};
 use knudsen::problem::Problem;
 use std::path::Path;
 
@@ -22,11 +22,29 @@ pub fn check(path: &Path, device_memory_mib: Option<f64>, overrides: Overrides) 
     // line above prints the CPU's synthetic-solve need beside it; `run` refuses by the
     // backend it is given.
     let mut cfg = cfg;
+    let asked = cfg.solver.acceleration;
     if let (a, Some(why)) = affordable_acceleration(&cfg, true) {
         println!("note: {why}");
         cfg.solver.acceleration = a;
     }
     check_host_memory(&cfg, true)?;
+    // The CPU backend keeps the synthetic solve on the host: say where `run --backend cpu`
+    // would refuse, or fall back, though a GPU run fits.
+    let cpu_asked = Config { solver: SolverConfig { acceleration: asked, ..cfg.solver.clone() }, ..cfg.clone() };
+    if let Some(avail) = knudsen::plan::available_host_bytes() {
+        let need = host_need(&cpu_asked, false, asked.synthetic());
+        if need > avail {
+            println!(
+                "note: on the CPU backend the case needs {:.1} GiB of host memory (the synthetic solve's on the host included), and {:.1} GiB are available: `run --backend cpu` would {}",
+                need as f64 / 1073741824.0,
+                avail as f64 / 1073741824.0,
+                match asked {
+                    knudsen::config::Acceleration::Auto if host_need(&cpu_asked, false, false) <= avail => "run source iteration",
+                    _ => "refuse it",
+                }
+            );
+        }
+    }
     let p = Problem::new(&cfg);
     // A budget too small for the CPU backend's one velocity is refused before anything is
     // printed (print_plans prints the plan, and would print `valid` above the refusal).
@@ -217,7 +235,7 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     // Per-cell fields held by the solver: raw moments (13), sweep coefficients (10),
     // macroscopic state (16) and conserved variables (5), all f64.
     let host_bytes = g.cells() as u64 * (13 + 10 + 16 + 5) * 8;
-    println!("host field storage: {:.1} MiB", mib(host_bytes));
+    println!("host field storage: {:.1} MiB (the per-cell fields; `run` adds the velocity tables, the GPU buffers' host copies and a host synthetic solve)", mib(host_bytes));
     match cfg.solver.acceleration {
         a @ (knudsen::config::Acceleration::Gsis | knudsen::config::Acceleration::Auto) => println!(
             "acceleration: {}{} (synthetic solve to a relative residual of {:.1e}: on the GPU from 8192 cells (the CUDA backend in f64, wgpu in f32; with \"gsis\" on CUDA at any size), at most {:.1} MiB of device memory beside {:.1} MiB on the host; on the host otherwise, {:.1} MiB)",

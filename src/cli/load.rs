@@ -36,7 +36,7 @@ pub fn load(path: &Path, o: Overrides) -> Result<Config, Failure> {
 }
 
 /// Host bytes the case needs: its fields, and the synthetic solve's where `synthetic`.
-fn host_need(cfg: &Config, gpu_solve: bool, synthetic: bool) -> u64 {
+pub fn host_need(cfg: &Config, gpu_solve: bool, synthetic: bool) -> u64 {
     let f32_tables = cfg.solver.precision == knudsen::config::Precision::F32;
     let mut need = knudsen::plan::host_bytes(cfg.cell_counts(), cfg.velocity.points, f32_tables);
     if gpu_solve {
@@ -84,15 +84,31 @@ fn affordable_with(cfg: &Config, gpu_solve: bool, available: Option<u64>) -> (Ac
 /// run asked for a GPU backend, where GSIS keeps GMRES's vectors on the device (the
 /// synthetic solve falls back to the host only when the device fails it).
 pub fn check_host_memory(cfg: &Config, gpu_solve: bool) -> Result<(), Failure> {
+    host_memory_refusal(cfg, gpu_solve, available_host_bytes()).map_or(Ok(()), |why| Err(Failure::BadInput(why)))
+}
+
+/// Why the case does not fit `available` host bytes, naming what to change: the synthetic
+/// solve (`solver.acceleration`) where the fields alone would fit, else the grids.
+fn host_memory_refusal(cfg: &Config, gpu_solve: bool, available: Option<u64>) -> Option<String> {
+    let gib = |b: u64| b as f64 / 1073741824.0;
+    let fields = host_need(cfg, gpu_solve, false);
     let need = host_need(cfg, gpu_solve, cfg.solver.acceleration.synthetic());
-    match available_host_bytes() {
-        Some(avail) if need > avail => Err(Failure::BadInput(format!(
+    let avail = available.filter(|&a| need > a)?;
+    Some(if fields <= avail {
+        format!(
+            "config error: `solver.acceleration`: \"{}\" needs {:.1} GiB of host memory for the synthetic solve beside the fields' {:.1} GiB, and {:.1} GiB are available; use \"auto\" (source iteration where the solve does not fit) or \"none\"",
+            cfg.solver.acceleration.name(),
+            gib(need - fields),
+            gib(fields),
+            gib(avail)
+        )
+    } else {
+        format!(
             "config error: `grid`/`velocity`: the case needs {:.1} GiB of host memory for its fields; {:.1} GiB are available",
-            need as f64 / 1073741824.0,
-            avail as f64 / 1073741824.0
-        ))),
-        _ => Ok(()),
-    }
+            gib(fields),
+            gib(avail)
+        )
+    })
 }
 
 pub fn mib(b: u64) -> f64 {
@@ -115,8 +131,12 @@ mod tests {
         assert!(why.unwrap().contains("running source iteration"));
         // Too little even for the fields: left to check_host_memory to refuse.
         assert_eq!(affordable_with(&cfg, false, Some(fields - 1)).0, Acceleration::Auto);
-        // GSIS named in the case is never swapped.
+        // GSIS named in the case is never swapped; it is refused, naming the key.
         cfg.solver.acceleration = Acceleration::Gsis;
         assert_eq!(affordable_with(&cfg, false, Some(all - 1)), (Acceleration::Gsis, None));
+        let why = host_memory_refusal(&cfg, false, Some(all - 1)).unwrap();
+        assert!(why.contains("`solver.acceleration`") && why.contains("\"none\""), "{why}");
+        assert!(host_memory_refusal(&cfg, false, Some(fields - 1)).unwrap().contains("`grid`/`velocity`"));
+        assert!(host_memory_refusal(&cfg, false, Some(all)).is_none());
     }
 }
