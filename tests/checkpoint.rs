@@ -384,3 +384,26 @@ fn a_restart_takes_the_file_its_case_wrote_beside_another_case_s_result() {
     // 2 + 1: from the checkpoint (the other case's 6 would have been refused as another case).
     assert_eq!(iterations_in(&out.join("fields.h5")), Some(3), "{err}");
 }
+
+#[test]
+fn a_checkpoint_takes_away_an_earlier_runs_summary() {
+    // A finished run leaves summary.json; a second run into the same directory, killed after
+    // its first checkpoint, must not leave that summary beside its own checkpoint, which the
+    // summary would seem to vouch for.
+    let dir = tempfile::tempdir().unwrap();
+    let case = case(dir.path());
+    let out = dir.path().join("shared");
+    let o = knudsen()
+        .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--max-iterations", "2"])
+        .args(["--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("summary.json").exists());
+    let mut child = start(&case, &out);
+    wait_for_checkpoint(&mut child, &out, 1);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(out.join("checkpoint.h5").exists());
+    assert!(!out.join("summary.json").exists(), "the earlier run's summary survived the new run's checkpoint");
+}

@@ -227,6 +227,9 @@ fn solve(
         solver = solver.with_checkpoints(
             every,
             Box::new(|snapshot| {
+                if saved_after.get().is_none() {
+                    knudsen::output::remove_summary(dir)?;
+                }
                 knudsen::output::write_fields(&checkpoint, &problem, snapshot)?;
                 saved_after.set(Some(snapshot.iterations()));
                 log::debug!(target: LOG, "checkpoint after iteration {} in {}", snapshot.iterations(), checkpoint.display());

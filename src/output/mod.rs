@@ -28,16 +28,23 @@ pub const RESULT_FILES: [&str; 5] = ["fields.h5", "fields.xmf", "residuals.csv",
 /// Write every result file of a finished run into `dir` (created if needed). An earlier
 /// run's `summary.json` goes first and the new one is written last, so that a summary never
 /// stands beside files it does not describe, even if a write in between fails.
+/// Remove a `summary.json` an earlier run left in `dir`, before this run writes anything
+/// there (its results, or its first checkpoint): a summary vouches for the files beside it.
+pub fn remove_summary(dir: &Path) -> anyhow::Result<()> {
+    let path = dir.join("summary.json");
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            anyhow::bail!("cannot remove the earlier run's {}: {e}", path.display())
+        }
+        _ => Ok(()),
+    }
+}
+
 pub fn write_all(dir: &Path, problem: &Problem, result: &RunResult, summary: &Summary) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)
         .map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
     let summary_path = dir.join("summary.json");
-    match std::fs::remove_file(&summary_path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            anyhow::bail!("cannot remove the earlier run's {}: {e}", summary_path.display())
-        }
-        _ => {}
-    }
+    remove_summary(dir)?;
     write_fields(&dir.join("fields.h5"), problem, result)?;
     write_atomic_bytes(
         &dir.join("fields.xmf"),
