@@ -174,6 +174,9 @@ fn print_grid(cfg: &Config, p: &Problem) {
         a = v.half_width
     );
     let levels = knudsen::solver::coarse::levels(cfg);
+    if levels.is_empty() && cfg.solver.coarse_grids > 0 {
+        println!("{}", knudsen::solver::coarse::NO_LEVEL);
+    }
     if !levels.is_empty() {
         let each: Vec<String> = levels
             .iter()

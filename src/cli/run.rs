@@ -169,7 +169,11 @@ fn solve(
     // after making sure the results can be written, which the coarse levels' time would
     // otherwise precede.
     let mut coarse = None;
-    if restart.is_none() && !knudsen::solver::coarse::levels(cfg).is_empty() {
+    let levels = knudsen::solver::coarse::levels(cfg);
+    if restart.is_none() && levels.is_empty() && cfg.solver.coarse_grids > 0 && root {
+        log::info!(target: LOG, "{}", knudsen::solver::coarse::NO_LEVEL);
+    }
+    if restart.is_none() && !levels.is_empty() {
         if root {
             probe_output_dir(dir).map_err(Failure::BadInput)?;
         }
