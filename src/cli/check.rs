@@ -27,7 +27,7 @@ pub fn check(path: &Path, device_memory_mib: Option<f64>, overrides: Overrides) 
         println!("note: {why}");
         cfg.solver.acceleration = a;
     }
-    check_host_memory(&cfg, true)?;
+    check_host_memory(&cfg, true, 1)?;
     // The CPU backend keeps the synthetic solve on the host: say where `run --backend cpu`
     // would refuse, or fall back, though a GPU run fits.
     let cpu_asked = Config { solver: SolverConfig { acceleration: asked, ..cfg.solver.clone() }, ..cfg.clone() };

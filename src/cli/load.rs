@@ -83,24 +83,32 @@ fn affordable_with(cfg: &Config, gpu_solve: bool, available: Option<u64>) -> (Ac
 /// Refuse a case whose host fields cannot fit the memory available now. `gpu_solve`: the
 /// run asked for a GPU backend, where GSIS keeps GMRES's vectors on the device (the
 /// synthetic solve falls back to the host only when the device fails it).
-pub fn check_host_memory(cfg: &Config, gpu_solve: bool) -> Result<(), Failure> {
-    host_memory_refusal(cfg, gpu_solve, available_host_bytes()).map_or(Ok(()), |why| Err(Failure::BadInput(why)))
+pub fn check_host_memory(cfg: &Config, gpu_solve: bool, processes: usize) -> Result<(), Failure> {
+    host_memory_refusal(cfg, gpu_solve, processes, available_host_bytes())
+        .map_or(Ok(()), |why| Err(Failure::BadInput(why)))
 }
 
 /// Why the case does not fit `available` host bytes, naming what to change: the synthetic
 /// solve (`solver.acceleration`) where the fields alone would fit, else the grids.
-fn host_memory_refusal(cfg: &Config, gpu_solve: bool, available: Option<u64>) -> Option<String> {
+/// With several `processes`, `"auto"` makes the solve as `"gsis"` does (`run`), so only
+/// `"none"` is offered.
+fn host_memory_refusal(cfg: &Config, gpu_solve: bool, processes: usize, available: Option<u64>) -> Option<String> {
     let gib = |b: u64| b as f64 / 1073741824.0;
     let fields = host_need(cfg, gpu_solve, false);
     let need = host_need(cfg, gpu_solve, cfg.solver.acceleration.synthetic());
     let avail = available.filter(|&a| need > a)?;
     Some(if fields <= avail {
         format!(
-            "config error: `solver.acceleration`: \"{}\" needs {:.1} GiB of host memory for the synthetic solve beside the fields' {:.1} GiB, and {:.1} GiB are available; use \"auto\" (source iteration where the solve does not fit) or \"none\"",
+            "config error: `solver.acceleration`: \"{}\" needs {:.1} GiB of host memory for the synthetic solve beside the fields' {:.1} GiB, and {:.1} GiB are available; use {}",
             cfg.solver.acceleration.name(),
             gib(need - fields),
             gib(fields),
-            gib(avail)
+            gib(avail),
+            if processes > 1 {
+                "\"none\" (with several processes \"auto\" solves after every sweep too)"
+            } else {
+                "\"auto\" (source iteration where the solve does not fit) or \"none\""
+            }
         )
     } else {
         format!(
@@ -134,9 +142,13 @@ mod tests {
         // GSIS named in the case is never swapped; it is refused, naming the key.
         cfg.solver.acceleration = Acceleration::Gsis;
         assert_eq!(affordable_with(&cfg, false, Some(all - 1)), (Acceleration::Gsis, None));
-        let why = host_memory_refusal(&cfg, false, Some(all - 1)).unwrap();
-        assert!(why.contains("`solver.acceleration`") && why.contains("\"none\""), "{why}");
-        assert!(host_memory_refusal(&cfg, false, Some(fields - 1)).unwrap().contains("`grid`/`velocity`"));
-        assert!(host_memory_refusal(&cfg, false, Some(all)).is_none());
+        let why = host_memory_refusal(&cfg, false, 1, Some(all - 1)).unwrap();
+        assert!(why.contains("`solver.acceleration`") && why.contains("\"auto\" (source"), "{why}");
+        // With several processes "auto" solves as "gsis": only "none" is offered.
+        cfg.solver.acceleration = Acceleration::Auto;
+        let why = host_memory_refusal(&cfg, false, 2, Some(all - 1)).unwrap();
+        assert!(why.contains("use \"none\"") && !why.contains("\"auto\" (source"), "{why}");
+        assert!(host_memory_refusal(&cfg, false, 1, Some(fields - 1)).unwrap().contains("`grid`/`velocity`"));
+        assert!(host_memory_refusal(&cfg, false, 1, Some(all)).is_none());
     }
 }

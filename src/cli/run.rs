@@ -148,7 +148,7 @@ fn solve(
         }
         _ => cfg,
     };
-    check_host_memory(cfg, gpu_solve)?;
+    check_host_memory(cfg, gpu_solve, group.ranks)?;
     if root {
         for w in cfg.warnings() {
             log::warn!(target: LOG, "{w}");

@@ -29,8 +29,8 @@ pub fn validate(
     if path.is_dir() {
         return Err(Failure::BadInput(format!("{} is a directory; move it or choose another --out", path.display())));
     }
-    std::fs::create_dir_all(out)
-        .map_err(|e| Failure::BadInput(format!("--out {}: cannot create it: {e}", out.display())))?;
+    // Created, and a file written and removed in it, so that an unwritable folder is found now.
+    super::out_dir::probe_output_dir(out).map_err(|e| Failure::BadInput(format!("--out: {e}")))?;
     let mut results = Vec::new();
     for s in &suites {
         println!("{} [{}]", s.title, s.name);

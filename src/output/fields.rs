@@ -78,6 +78,9 @@ fn same_faces(fa: &hdf5::File, fb: &hdf5::File) -> anyhow::Result<()> {
     for axis in ["x", "y", "z"] {
         let name = format!("{axis}_faces");
         let (p, q): (Vec<f64>, Vec<f64>) = (need(fa, &name)?.read_raw()?, need(fb, &name)?.read_raw()?);
+        if p.len() < 2 || q.len() < 2 {
+            return Err(super::BadRequest(format!("`{name}` holds fewer than two faces: not a knudsen result")).into());
+        }
         let (fine, coarse) = if p.len() >= q.len() { (&p, &q) } else { (&q, &p) };
         let (nf, nc) = (fine.len() - 1, coarse.len() - 1);
         let extent = (fine[nf] - fine[0]).abs().max(f64::MIN_POSITIVE);

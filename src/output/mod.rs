@@ -25,9 +25,6 @@ use std::path::Path;
 /// The names a run writes in its output directory (`write_all`, and the checkpoint).
 pub const RESULT_FILES: [&str; 5] = ["fields.h5", "fields.xmf", "residuals.csv", "summary.json", "checkpoint.h5"];
 
-/// Write every result file of a finished run into `dir` (created if needed). An earlier
-/// run's `summary.json` goes first and the new one is written last, so that a summary never
-/// stands beside files it does not describe, even if a write in between fails.
 /// Remove a `summary.json` an earlier run left in `dir`, before this run writes anything
 /// there (its results, or its first checkpoint): a summary vouches for the files beside it.
 pub fn remove_summary(dir: &Path) -> anyhow::Result<()> {
@@ -40,6 +37,9 @@ pub fn remove_summary(dir: &Path) -> anyhow::Result<()> {
     }
 }
 
+/// Write every result file of a finished run into `dir` (created if needed). An earlier
+/// run's `summary.json` goes first and the new one is written last, so that a summary never
+/// stands beside files it does not describe, even if a write in between fails.
 pub fn write_all(dir: &Path, problem: &Problem, result: &RunResult, summary: &Summary) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)
         .map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;

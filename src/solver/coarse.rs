@@ -118,7 +118,7 @@ fn coarser_grids(cfg: &Config) -> Option<Config> {
 
 /// What `check` and `run` say where `solver.coarse_grids` asks for levels and the case has
 /// none ([`coarser`]'s reasons).
-pub const NO_LEVEL: &str = "coarse start: none (no axis can be coarsened with the bodies' faces kept, or a coarser level would keep more than a quarter of the phase-space points); the case starts from `initial`";
+pub const NO_LEVEL: &str = "coarse start: none (no axis has cells enough to coarsen with any bodies' faces kept, or a coarser level would keep more than a quarter of the phase-space points); the case starts from `initial`";
 
 /// The coarse levels of a case, finest first: up to `solver.coarse_grids` of them.
 pub fn levels(cfg: &Config) -> Vec<Config> {

@@ -233,7 +233,15 @@ impl WgpuSynthetic {
             log::debug!("gsis: wgpu kernels compiled as the device opened (waited {:.3} s)", t.elapsed().as_secs_f64());
             k
         } else {
-            let k = std::sync::Arc::new(Kernels::new(&device, off_cells as u32)?);
+            // The scopes opened above close, innermost first, before a compile error is
+            // returned: a scope guard dropped out of order panics in wgpu.
+            let k = match Kernels::new(&device, off_cells as u32) {
+                Ok(k) => std::sync::Arc::new(k),
+                Err(e) => {
+                    scope.check(format!("{name} rejected the synthetic solve's pipelines"))?;
+                    return Err(e);
+                }
+            };
             log::debug!("gsis: wgpu kernels compiled in {:.3} s", t.elapsed().as_secs_f64());
             k
         };
