@@ -174,11 +174,18 @@ impl Overrides {
     /// command line repeats them: what the hint to continue an interrupted run must carry, so
     /// that the continued run solves the same case the same way (the solution-shaping
     /// `--scheme` and `--precision` among them: `config/compare.rs`).
-    pub fn continue_args(&self) -> String {
+    /// `backend` (unless `auto`) and `threads`, the run's own options, come first.
+    pub fn continue_args(&self, backend: BackendChoice, threads: Option<usize>) -> String {
         fn name(v: impl clap::ValueEnum) -> String {
             v.to_possible_value().map(|p| p.get_name().to_string()).unwrap_or_default()
         }
         let mut s = String::new();
+        if backend != BackendChoice::Auto {
+            s += &format!(" --backend {}", name(backend));
+        }
+        if let Some(n) = threads {
+            s += &format!(" --threads {n}");
+        }
         if let Some(x) = self.memory_budget_mib {
             s += &format!(" --memory-budget-mib {x}");
         }

@@ -3,7 +3,7 @@
 
 use super::args::Overrides;
 use super::failure::Failure;
-use super::load::{affordable_acceleration, check_host_memory, host_need, load, mib};
+use super::load::{affordable_acceleration, check_host_memory, host_memory_refusal_now, load, mib};
 use knudsen::backend::wgpu::schedule::{schedule, GpuLimits};
 use knudsen::backend::{self, cpu::cpu_plan};
 use knudsen::boundary::FaceKind;
@@ -29,20 +29,14 @@ pub fn check(path: &Path, device_memory_mib: Option<f64>, overrides: Overrides) 
     }
     check_host_memory(&cfg, true, 1)?;
     // The CPU backend keeps the synthetic solve on the host: say where `run --backend cpu`
-    // would refuse, or fall back, though a GPU run fits.
-    let cpu_asked = Config { solver: SolverConfig { acceleration: asked, ..cfg.solver.clone() }, ..cfg.clone() };
-    if let Some(avail) = knudsen::plan::available_host_bytes() {
-        let need = host_need(&cpu_asked, false, asked.synthetic());
-        if need > avail {
-            println!(
-                "note: on the CPU backend the case needs {:.1} GiB of host memory (the synthetic solve's on the host included), and {:.1} GiB are available: `run --backend cpu` would {}",
-                need as f64 / 1073741824.0,
-                avail as f64 / 1073741824.0,
-                match asked {
-                    knudsen::config::Acceleration::Auto if host_need(&cpu_asked, false, false) <= avail => "run source iteration",
-                    _ => "refuse it",
-                }
-            );
+    // would fall back or refuse, though a GPU run fits (the same rules as `run`'s).
+    let cpu = Config { solver: SolverConfig { acceleration: asked, ..cfg.solver.clone() }, ..cfg.clone() };
+    match affordable_acceleration(&cpu, false) {
+        (_, Some(why)) => println!("note: with --backend cpu, {why}"),
+        (_, None) => {
+            if let Some(why) = host_memory_refusal_now(&cpu, false, 1) {
+                println!("note: `run --backend cpu` would refuse the case: {why}");
+            }
         }
     }
     let p = Problem::new(&cfg);

@@ -36,7 +36,7 @@ pub fn load(path: &Path, o: Overrides) -> Result<Config, Failure> {
 }
 
 /// Host bytes the case needs: its fields, and the synthetic solve's where `synthetic`.
-pub fn host_need(cfg: &Config, gpu_solve: bool, synthetic: bool) -> u64 {
+fn host_need(cfg: &Config, gpu_solve: bool, synthetic: bool) -> u64 {
     let f32_tables = cfg.solver.precision == knudsen::config::Precision::F32;
     let mut need = knudsen::plan::host_bytes(cfg.cell_counts(), cfg.velocity.points, f32_tables);
     if gpu_solve {
@@ -84,8 +84,12 @@ fn affordable_with(cfg: &Config, gpu_solve: bool, available: Option<u64>) -> (Ac
 /// run asked for a GPU backend, where GSIS keeps GMRES's vectors on the device (the
 /// synthetic solve falls back to the host only when the device fails it).
 pub fn check_host_memory(cfg: &Config, gpu_solve: bool, processes: usize) -> Result<(), Failure> {
+    host_memory_refusal_now(cfg, gpu_solve, processes).map_or(Ok(()), |why| Err(Failure::BadInput(why)))
+}
+
+/// Why [`check_host_memory`] would refuse the case with the memory available now, if it would.
+pub fn host_memory_refusal_now(cfg: &Config, gpu_solve: bool, processes: usize) -> Option<String> {
     host_memory_refusal(cfg, gpu_solve, processes, available_host_bytes())
-        .map_or(Ok(()), |why| Err(Failure::BadInput(why)))
 }
 
 /// Why the case does not fit `available` host bytes, naming what to change: the synthetic

@@ -34,16 +34,7 @@ pub fn run(
 ) -> Result<(), Failure> {
     let cfg = load(path, overrides)?;
     // What the command to continue an interrupted run must repeat.
-    let mut again = overrides.continue_args();
-    if choice != BackendChoice::Auto {
-        again += &format!(
-            " --backend {}",
-            clap::ValueEnum::to_possible_value(&choice).map(|p| p.get_name().to_string()).unwrap_or_default()
-        );
-    }
-    if let Some(n) = threads {
-        again += &format!(" --threads {n}");
-    }
+    let again = overrides.continue_args(choice, threads);
     let dir = output_dir(path, &cfg, out);
     if threads == Some(0) {
         return Err(Failure::BadInput("--threads must be at least 1".into()));

@@ -232,39 +232,29 @@ impl Config {
     /// Non-fatal remarks on a valid case (printed by `run` and `check`).
     pub fn warnings(&self) -> Vec<String> {
         let ini = self.initial_state();
-        let mut states = vec![("initial state", ini.velocity, ini.temperature)];
-        if let Some(fs) = &self.free_stream {
-            states.push(("free stream", fs.velocity(), fs.temperature));
-        }
+        let faces = self.boundaries.faces();
         // Walls and bodies emit Maxwellians too, as close to the grid's bound as the check on
         // them allows (docs/configs.md, "velocity").
-        let walls: Vec<(String, [f64; 3], f64)> = self
-            .boundaries
-            .faces()
-            .iter()
-            .filter_map(|(name, f)| match f {
+        let states = std::iter::once(("initial state".to_string(), ini.velocity, ini.temperature))
+            .chain(self.free_stream.iter().map(|fs| ("free stream".to_string(), fs.velocity(), fs.temperature)))
+            .chain(faces.iter().filter_map(|(name, f)| match f {
                 FaceConfig::DiffuseWall { temperature, velocity } => {
                     Some((format!("boundaries.{name}"), *velocity, *temperature))
                 }
                 _ => None,
-            })
-            .chain(self.bodies.iter().enumerate().map(|(i, b)| (format!("bodies[{i}]"), b.velocity, b.temperature)))
-            .collect();
-        let named = states
-            .into_iter()
-            .map(|(name, u, t)| (name.to_string(), u, t))
-            .chain(walls)
-            .filter_map(|(name, u, t)| Some((self.velocity.tail_warning(&name, u, t)?, name)));
+            }))
+            .chain(self.bodies.iter().enumerate().map(|(i, b)| (format!("bodies[{i}]"), b.velocity, b.temperature)));
         // One line per distinct warning, naming every source it holds for (six walls alike).
         let mut tails: Vec<(String, Vec<String>)> = Vec::new();
-        for (line, name) in named {
-            let rest = line[name.len()..].to_string();
-            match tails.iter_mut().find(|(r, _)| *r == rest) {
+        for (name, u, t) in states {
+            let Some(tail) = self.velocity.tail_warning(u, t) else { continue };
+            match tails.iter_mut().find(|(r, _)| *r == tail) {
                 Some((_, names)) => names.push(name),
-                None => tails.push((rest, vec![name])),
+                None => tails.push((tail, vec![name])),
             }
         }
-        let mut w: Vec<String> = tails.into_iter().map(|(rest, names)| format!("{}{rest}", names.join(", "))).collect();
+        let mut w: Vec<String> =
+            tails.into_iter().map(|(tail, names)| format!("{}: {tail}", names.join(", "))).collect();
         w.extend(self.partner_orbit_warning());
         w
     }

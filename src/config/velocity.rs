@@ -113,14 +113,15 @@ impl VelocityConfig {
     }
 
     /// The warning for a Maxwellian (u, t) between [`MIN_THERMAL_WIDTHS_INSIDE`] and
-    /// [`WARN_THERMAL_WIDTHS_INSIDE`] widths inside the bound, if it is there.
-    pub fn tail_warning(&self, name: &str, u: [f64; 3], t: f64) -> Option<String> {
+    /// [`WARN_THERMAL_WIDTHS_INSIDE`] widths inside the bound, if it is there, without the
+    /// name of what emits it (several may share one line).
+    pub fn tail_warning(&self, u: [f64; 3], t: f64) -> Option<String> {
         let a = self.max;
         let umax = u.iter().fold(0.0f64, |m, c| m.max(c.abs()));
         let widths = (a - umax) / t.sqrt();
         (widths < WARN_THERMAL_WIDTHS_INSIDE).then(|| {
             format!(
-                "{name}: the Maxwellian sits {widths:.2} thermal widths inside velocity.max = {a}; its truncated tail (erfc({widths:.2})/2 = {:.1e}) distorts heat flux and stress slightly",
+                "the Maxwellian sits {widths:.2} thermal widths inside velocity.max = {a}; its truncated tail (erfc({widths:.2})/2 = {:.1e}) distorts heat flux and stress slightly",
                 0.5 * crate::model::erfc(widths)
             )
         })
