@@ -64,7 +64,8 @@ fn a_point_that_cannot_be_measured_fails_its_suite_and_the_others_still_run() {
     // Two suites: the first's point has a specular y_max, where the Couette shear has no
     // wall speed to scale by, so its run ends in an error after solving; the second is the
     // plain free-molecular point. The error fails its suite only: the second still runs and
-    // passes, the results file holds both, and the command exits 1 naming the first.
+    // passes, the results file holds both, and the command exits 1 naming the first. The
+    // first suite's own later point (the plain one again) still runs and is reported.
     let src =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/validation/couette-bgk.json")).unwrap();
     let mut good: serde_json::Value = serde_json::from_str(&src).unwrap();
@@ -72,6 +73,8 @@ fn a_point_that_cannot_be_measured_fails_its_suite_and_the_others_still_run() {
     let mut bad = good.clone();
     bad["name"] = serde_json::json!("unmeasurable");
     bad["points"][0]["set"]["boundaries.y_max"] = serde_json::json!({"type": "specular"});
+    let plain = good["points"][0].clone();
+    bad["points"].as_array_mut().unwrap().push(plain);
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let (fa, fb) = (dir.join("a.json"), dir.join("b.json"));
@@ -98,6 +101,9 @@ fn a_point_that_cannot_be_measured_fails_its_suite_and_the_others_still_run() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("out/results-fast.json")).unwrap()).unwrap();
     assert_eq!(doc["suites"][0]["pass"], false);
     assert_eq!(doc["suites"][1]["pass"], true);
+    let after = &doc["suites"][0]["points"];
+    assert_eq!(after.as_array().map(Vec::len), Some(1), "{after}");
+    assert_eq!(after[0]["pass"], true, "{after}");
     // An --out that is a file is refused before any suite runs: exit 2.
     let file = dir.join("plain");
     std::fs::write(&file, b"x").unwrap();

@@ -53,8 +53,9 @@ pub struct SuiteResult {
 
 /// Run the points of `subset` ("fast" or "full") on `backend` with `acceleration` (unless a
 /// point sets its own `solver.acceleration`); `log` sees a line per point. A point whose run
-/// fails (no backend, a non-physical state) fails the suite with its error, and the suite's
-/// later points are not run: the caller goes on with the other suites.
+/// fails (no backend, a non-physical state) fails the suite with its error; the suite's
+/// other points still run and are reported (each is a run of its own), but a convergence or
+/// agreement verdict needs them all and is not judged.
 pub fn run_suite(
     suite: &Suite,
     subset: &str,
@@ -63,20 +64,24 @@ pub fn run_suite(
     log: &mut dyn FnMut(&str),
 ) -> SuiteResult {
     let mut points = Vec::new();
+    // Each result's index among the subset's points, for the messages below.
+    let mut index = Vec::new();
     let mut failures = Vec::new();
     for (n, p) in suite.points_in(subset).into_iter().enumerate() {
         match run_point(suite, p, backend, acceleration, log) {
-            Ok(r) => points.push(r),
+            Ok(r) => {
+                points.push(r);
+                index.push(n);
+            }
             Err(e) => {
                 let why = format!("point {n} ({}) failed: {e:#}", describe(&p.set));
                 log(&format!("  {why}"));
                 failures.push(why);
-                break;
             }
         }
     }
     let ran_all = failures.is_empty();
-    for (n, p) in points.iter().enumerate() {
+    for (p, n) in points.iter().zip(&index) {
         if !p.converged {
             failures.push(format!("point {n} did not converge in {} iterations", p.iterations));
         }
@@ -90,7 +95,7 @@ pub fn run_suite(
             ));
         }
     }
-    // A suite cut short has no order or agreement to judge.
+    // A suite with a failed point has no order or agreement to judge.
     let (order, rich, rich_rel) = match suite.kind {
         Kind::Convergence if ran_all => judge_convergence(suite, &points, &mut failures),
         Kind::Agreement if ran_all => {
