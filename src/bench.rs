@@ -94,6 +94,8 @@ impl Row {
         s.scheme = scheme;
         s.precision = precision;
         s.max_iterations = sweeps;
+        // A row times a fixed number of sweeps.
+        s.stall_sweeps = 0;
         s.memory_budget_mib = budget_mib.or(s.memory_budget_mib);
         cfg.validate().map_err(|e| anyhow::anyhow!("row {self}: {e}"))?;
         Ok(cfg)

@@ -1,6 +1,6 @@
 //! Whether two cases describe the same solution: what a restart must agree on.
 //!
-//! The stopping rule, the memory budget, the checkpoint interval, the output directory and
+//! The stopping rule (the stall rule too), the memory budget, the checkpoint interval, the output directory and
 //! the case's name do not change the iterates, and the acceleration, the partner data's
 //! relaxation and the coarse start change them but not the fixed point, so a run may be
 //! continued with other values of them; every other key changes the solution.
@@ -9,13 +9,14 @@ use super::Config;
 use serde_json::Value;
 
 /// Keys a continued run may change (dotted, as in error messages).
-const FREE_KEYS: [&str; 9] = [
+const FREE_KEYS: [&str; 10] = [
     "name",
     "output",
     "solver.tolerance",
     "solver.max_iterations",
     "solver.memory_budget_mib",
     "solver.checkpoint_minutes",
+    "solver.stall_sweeps",
     // Acceleration and the partner data's relaxation change the path to the fixed point,
     // not the fixed point.
     "solver.acceleration",
@@ -108,6 +109,7 @@ mod tests {
         b.solver.acceleration = crate::config::Acceleration::Gsis;
         b.solver.partner_relaxation = Some(0.5);
         b.solver.coarse_grids = 0;
+        b.solver.stall_sweeps = 0;
         assert_eq!(a.state_hash(), b.state_hash());
         assert!(a.state_changes(&serde_json::to_value(&b).unwrap()).is_empty());
     }

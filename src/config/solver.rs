@@ -56,6 +56,11 @@ pub struct SolverConfig {
     /// sweep needs it, 1 elsewhere (`Config::partner_relaxation`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partner_relaxation: Option<f64>,
+    /// Sweeps without a new lowest residual after which a run on f32 arithmetic (the GPU
+    /// backends, the CPU's `"f32"`) stops as stalled at its round-off floor, once that lowest
+    /// residual is below `solver::convergence::STALL_BELOW`; 0 never stops so (`docs/configs.md`).
+    #[serde(default = "default_stall_sweeps")]
+    pub stall_sweeps: usize,
 }
 
 /// `solver.precision`.
@@ -156,6 +161,7 @@ impl Default for SolverConfig {
             precision: Precision::default(),
             coarse_grids: default_coarse_grids(),
             partner_relaxation: None,
+            stall_sweeps: default_stall_sweeps(),
         }
     }
 }
@@ -174,6 +180,9 @@ fn default_max_iterations() -> usize {
 }
 fn default_coarse_grids() -> usize {
     1
+}
+fn default_stall_sweeps() -> usize {
+    30
 }
 fn default_checkpoint_minutes() -> f64 {
     10.0

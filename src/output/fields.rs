@@ -237,6 +237,7 @@ fn write_h5(path: &Path, p: &Problem, r: &RunResult) -> anyhow::Result<()> {
     file.new_attr::<u64>().create("iterations")?.write_scalar(&(r.iterations() as u64))?;
     file.new_attr::<u8>().create("converged")?.write_scalar(&u8::from(r.converged))?;
     file.new_attr::<u8>().create("interrupted")?.write_scalar(&u8::from(r.interrupted))?;
+    file.new_attr::<u8>().create("stalled")?.write_scalar(&u8::from(r.stalled.is_some()))?;
     attr_str("config", &serde_json::to_string(&p.config)?)?;
     attr_str("config_hash", &p.config.state_hash())?;
     attr_str(

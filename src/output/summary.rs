@@ -27,6 +27,10 @@ pub struct Summary {
     pub converged: bool,
     /// Stopped by a signal before convergence or the iteration limit.
     pub interrupted: bool,
+    /// Stopped at the f32 arithmetic's round-off floor (`solver.stall_sweeps`): the run's
+    /// lowest residual and its iteration; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stalled: Option<Stall>,
     /// The tolerance the stop used (the case's, or the backend's f32 floor where higher).
     pub tolerance: f64,
     pub final_residual: f64,
@@ -71,6 +75,13 @@ pub struct Summary {
     pub bodies: Vec<BodyLoads>,
 }
 
+/// Where a stalled run's residual was lowest.
+#[derive(Debug, Clone, Serialize)]
+pub struct Stall {
+    pub lowest_residual: f64,
+    pub at_iteration: usize,
+}
+
 pub struct SummaryInput<'a> {
     pub problem: &'a Problem,
     pub backend: &'a dyn Backend,
@@ -101,6 +112,7 @@ impl Summary {
             iterations: it,
             converged: s.result.converged,
             interrupted: s.result.interrupted,
+            stalled: s.result.stalled.map(|(r, at)| Stall { lowest_residual: r, at_iteration: at }),
             // The one the stop used: an f32 backend stops at its floor where the case asks
             // for less (`convergence::effective_tolerance`).
             tolerance: p.config.solver.tolerance.max(s.backend.residual_floor()),

@@ -10,7 +10,8 @@
 //!    file beside it;
 //! 5. **boundaries** ([`state`]): rho_w^{n+1}, face densities and partner data from the
 //!    incident fluxes, damped where they alternate;
-//! 6. **stop** below the tolerance, or at the iteration limit.
+//! 6. **stop** below the tolerance, at the iteration limit, or where f32 round-off holds
+//!    the residual above the tolerance ([`convergence::stalled`]).
 //!
 //! [`state::State`] is everything carried from one iteration to the next, and
 //! [`state::Restart`] what a run leaves to continue from. Between iterations the solver can
@@ -119,6 +120,10 @@ pub struct RunResult {
     pub converged: bool,
     /// Stopped on request ([`Solver::with_stop`]) before convergence or the iteration limit.
     pub interrupted: bool,
+    /// Stopped because the residual had not fallen below its lowest for
+    /// `solver.stall_sweeps` sweeps at the f32 arithmetic's floor ([`convergence::stalled`]):
+    /// that lowest residual and its iteration.
+    pub stalled: Option<(f64, usize)>,
     pub total_seconds: f64,
     /// Where the strategy's solve last ran ([`Strategy::solved_on`]).
     pub synthetic_solve: Option<&'static str>,
@@ -253,7 +258,10 @@ impl<'a> Solver<'a> {
         // The next iterate's conserved variables, swapped with the state's each iteration
         // (a fresh vector per iteration cost its page faults).
         let mut spare_conserved = state.conserved.clone();
-        let (mut converged, mut interrupted) = (false, false);
+        let (mut converged, mut interrupted, mut stalled) = (false, false, None);
+        // This run's lowest residual and its iteration (a continued run starts its own).
+        let mut lowest = (f64::INFINITY, 0usize);
+        let floor = self.backend.residual_floor();
         let mut last_checkpoint = Instant::now();
         let first = history.len() + 1;
         for iteration in first..first.saturating_add(max_iterations) {
@@ -326,6 +334,12 @@ impl<'a> Solver<'a> {
                 converged = true;
                 break;
             }
+            if r < lowest.0 {
+                lowest = (r, iteration);
+            } else if convergence::stalled(iteration, lowest, floor, p.config.solver.stall_sweeps) {
+                stalled = Some(lowest);
+                break;
+            }
             if self.reduce.is_none() {
                 stop = self.stop.as_ref().map_or(0, |f| f.load(Ordering::SeqCst));
             }
@@ -340,7 +354,7 @@ impl<'a> Solver<'a> {
                 if last_checkpoint.elapsed() >= *every {
                     let seconds = elapsed0 + start.elapsed().as_secs_f64();
                     let saved = self.strategy.saved();
-                    let r = result(state.clone(), out.clone(), history.clone(), [false, false], seconds, saved);
+                    let r = result(state.clone(), out.clone(), history.clone(), [false; 2], seconds, saved);
                     write(&RunResult {
                         synthetic_solve: self.strategy.solved_on(),
                         synthetic_solves: self.strategy.solves().map(|s| s[0]),
@@ -356,7 +370,7 @@ impl<'a> Solver<'a> {
         let seconds = elapsed0 + start.elapsed().as_secs_f64();
         let r = result(state, out, history, [converged, interrupted], seconds, self.strategy.saved());
         let synthetic_solves = self.strategy.solves().map(|s| s[0]);
-        Ok(RunResult { synthetic_solve: self.strategy.solved_on(), synthetic_solves, ..r })
+        Ok(RunResult { synthetic_solve: self.strategy.solved_on(), synthetic_solves, stalled, ..r })
     }
 }
 
@@ -382,6 +396,7 @@ fn result(
         history,
         converged,
         interrupted,
+        stalled: None,
         total_seconds,
         synthetic_solve: None,
         synthetic_solves: None,

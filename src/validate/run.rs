@@ -26,6 +26,9 @@ pub struct PointResult {
     /// `solver.acceleration` of the run.
     pub acceleration: String,
     pub converged: bool,
+    /// The lowest residual of a run stopped at the f32 round-off floor (`solver.stall_sweeps`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stalled_at: Option<f64>,
     pub seconds: f64,
     pub backend: String,
 }
@@ -82,7 +85,12 @@ pub fn run_suite(
     }
     let ran_all = failures.is_empty();
     for (p, n) in points.iter().zip(&index) {
-        if !p.converged {
+        if let Some(lowest) = p.stalled_at {
+            failures.push(format!(
+                "point {n} stalled at the f32 round-off floor (lowest residual {lowest:.2e}) after {} iterations",
+                p.iterations
+            ));
+        } else if !p.converged {
             failures.push(format!("point {n} did not converge in {} iterations", p.iterations));
         }
         if p.pass == Some(false) {
@@ -159,6 +167,7 @@ fn run_point(
         iterations: result.iterations(),
         acceleration: cfg.solver.acceleration.name().into(),
         converged: result.converged,
+        stalled_at: result.stalled.map(|(r, _)| r),
         seconds: result.total_seconds,
         backend: kind,
     };

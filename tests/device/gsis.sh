@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the NVIDIA device machine (the `device` tool), from the repository root:
-#   tests/device/gsis.sh shipped|kn|kn1|wgpu64|cube|device|wgpudev|auto|threshold
+#   tests/device/gsis.sh shipped|kn|kn1|wgpu64|cube|device|wgpudev|auto|threshold|stall
 # (`device`, `wgpudev`: also need carry/knudsen-lib-tests, the stripped `cargo test --release
 # --features cuda --lib --no-run` binary.)
 # Needs carry/knudsen built with `--features cuda` and .gl/*.deb (tests/device/setup.sh).
@@ -44,6 +44,24 @@ PY
 }
 
 case "${1:-shipped}" in
+stall)
+  # The f32 floor at small Kn (docs/model.md, "The f32 floor at small Kn"): the 32^3 cavity
+  # with GSIS at Kn 0.001 (stalls, stopped by solver.stall_sweeps) and 0.01 (converges) on
+  # both GPU backends, then each against the CPU backend's f64 answer to 1e-10.
+  for kn in 0.001 0.01; do
+    cavity cav32-kn$kn 32 32 $kn
+    for be in cuda wgpu; do run cav32-kn$kn-$be-gsis /tmp/cav32-kn$kn.json $be gsis; done
+    timeout 600 $K run /tmp/cav32-kn$kn.json --backend cpu --acceleration gsis --tolerance 1e-10 \
+      --out $R/cav32-kn$kn-cpu-f64 > $R/cav32-kn$kn-cpu-f64.log 2>&1
+    tail -1 $R/cav32-kn$kn-cpu-f64.log
+    for be in cuda wgpu; do
+      echo "== $be against cpu f64, Kn $kn"
+      $K compare $R/cav32-kn$kn-cpu-f64 $R/cav32-kn$kn-$be-gsis
+      python3 -c "import json; s = json.load(open('$R/cav32-kn$kn-$be-gsis/summary.json')); print('iterations', s['iterations'], 'converged', s['converged'], 'stalled', s.get('stalled'), 'total_seconds', s['total_seconds'])"
+    done
+  done
+  cp -r $R/*.log "$OUT/" 2>/dev/null
+  ;;
 shipped)
   for cfg in cavity-quick cube-quick cavity-kn0.01; do
     for be in cuda wgpu; do
