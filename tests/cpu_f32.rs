@@ -180,6 +180,11 @@ fn an_f32_run_at_its_round_off_floor_stops_as_stalled() {
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{stderr}");
     assert!(stderr.contains("stalled at the f32 round-off floor"), "{stderr}");
+    // Said before the first sweep too, by `run` on f32 arithmetic and by `check`.
+    assert!(stderr.contains("amplifies f32 round-off"), "{stderr}");
+    let check = std::process::Command::new(env!("CARGO_BIN_EXE_knudsen")).arg("check").arg(&case).output().unwrap();
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success() && stdout.contains("note: at Kn 1.00e-3 the synthetic correction"), "{stdout}");
     let s: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(s["converged"], false);

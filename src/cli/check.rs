@@ -134,6 +134,9 @@ fn print_gas(cfg: &Config, p: &Problem) {
     for w in cfg.warnings() {
         println!("warning: {w}");
     }
+    if let Some(n) = cfg.f32_floor_note() {
+        println!("note: {n}");
+    }
     let ini = cfg.initial_state();
     let mut temps = vec![ini.temperature];
     for b in &p.bounds.faces {

@@ -344,6 +344,11 @@ fn solve(
 /// The case and the plan, before the first iteration.
 fn log_case(path: &Path, cfg: &Config, problem: &Problem, backend: &dyn Backend) {
     let plan = backend.plan_summary();
+    if backend.residual_floor() > 0.0 {
+        if let Some(n) = cfg.f32_floor_note() {
+            log::warn!(target: LOG, "{n}");
+        }
+    }
     log::info!(target: LOG,
         "{}: {} cells x {} velocities = {:.3e} phase-space points; Kn = {:.4}, delta = {:.4}, Pr = {:.4}",
         path.display(),

@@ -260,6 +260,26 @@ impl Config {
     }
 }
 
+/// Below this Kn the synthetic correction on f32 arithmetic may stall above the 1e-5 stop:
+/// on the 16^3 cavity the CPU's f32 path stalled at 4.5e-5, 1.8e-5 and 1.1e-5 at Kn 0.001,
+/// 0.002 and 0.003 and converged at 0.005, and CUDA and wgpu at 4.8e-5 at Kn 0.001 on 32^3
+/// (`docs/model.md`, "The f32 floor at small Kn").
+pub const F32_FLOOR_KN: f64 = 0.004;
+
+impl Config {
+    /// What to expect of this case on f32 arithmetic (the GPU backends, the CPU's `"f32"`),
+    /// where the synthetic correction raises the round-off floor: a note below
+    /// [`F32_FLOOR_KN`] with an acceleration that makes synthetic solves.
+    pub fn f32_floor_note(&self) -> Option<String> {
+        (self.kn() < F32_FLOOR_KN && self.solver.acceleration.synthetic()).then(|| {
+            format!(
+                "at Kn {:.2e} the synthetic correction amplifies f32 round-off: on f32 arithmetic (the GPU backends, the CPU's \"f32\") the residual may stall above 1e-5, and the run then stops as stalled (solver.stall_sweeps); the CPU backend in f64 converges (docs/configs.md, \"The f32 floor\")",
+                self.kn()
+            )
+        })
+    }
+}
+
 /// A unit box of `cells` with diffuse walls at T = 1 all round, Kn = 1 and `points`^3
 /// velocities: the case the unit tests build on.
 #[cfg(test)]
