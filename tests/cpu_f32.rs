@@ -189,4 +189,26 @@ fn an_f32_run_at_its_round_off_floor_stops_as_stalled() {
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(s["converged"], false);
     assert_eq!(s["stalled"]["at_iteration"], at);
+    let h5 = hdf5::File::open(out.join("fields.h5")).unwrap();
+    assert_eq!(h5.attr("stalled").unwrap().read_scalar::<u8>().unwrap(), 1);
+
+    // Stopped before the rule's sweeps had passed and continued, the run stalls where the
+    // run above did: the rule counts from the lowest residual of the whole history.
+    let cut = dir.path().join("cut");
+    let knudsen = |args: &[&str]| {
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_knudsen"))
+            .args(["run", "--backend", "cpu", "--threads", "2"])
+            .args(args)
+            .arg(&case)
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    };
+    let (c, first) = (cut.to_str().unwrap(), (at + 10).to_string());
+    knudsen(&["--out", c, "--max-iterations", &first]);
+    knudsen(&["--out", c, "--restart", c]);
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(cut.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["stalled"]["at_iteration"], at, "{s}");
+    assert_eq!(s["iterations"], at + cfg.solver.stall_sweeps, "{s}");
 }

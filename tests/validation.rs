@@ -93,7 +93,10 @@ fn a_point_that_cannot_be_measured_fails_its_suite_and_the_others_still_run() {
     let run = validate(&dir.join("out"));
     let (stdout, stderr) = (String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
     assert_eq!(run.status.code(), Some(1), "{stdout}{stderr}");
-    assert!(stdout.contains(") failed: the measure needs a diffuse wall at y_max"), "{stdout}");
+    assert!(
+        stdout.contains("point 0 (") && stdout.contains(") failed: the measure needs a diffuse wall at y_max"),
+        "{stdout}"
+    );
     assert!(stderr.contains("1 of 2 suites failed: unmeasurable"), "{stderr}");
     // The progress line names the settings as keys and values, not as a debug dump.
     assert!(stdout.contains("gas.delta = 0.001") && !stdout.contains("Number("), "{stdout}");

@@ -204,6 +204,10 @@ def finish(fig, ax, suite, path):
 
 
 def convergence_plot(suite, path):
+    # A point whose run failed leaves a gap in `points` (validate runs the others): the
+    # changes would pair grids that are not neighbours, so no plot.
+    if any(") failed:" in f for f in suite.get("failures", [])):
+        return False
     pts = suite["points"]
     key = suite["plot"]["x"]
     xs = [p["set"][key] for p in pts]
@@ -217,6 +221,7 @@ def convergence_plot(suite, path):
     ax.set_xlabel(key)
     ax.set_ylabel("change between successive grids")
     finish(fig, ax, suite, path)
+    return True
 
 
 def main():
@@ -270,8 +275,8 @@ def main():
             )
         png = f"validation-{name}.png"
         if s["kind"] == "convergence":
-            convergence_plot(s, os.path.join(img, png))
-            out.append(f"![{name}](img/{png})\n")
+            if convergence_plot(s, os.path.join(img, png)):
+                out.append(f"![{name}](img/{png})\n")
         elif plot(s, os.path.join(img, png)):
             out.append(f"![{name}](img/{png})\n")
         if s["sources"]:

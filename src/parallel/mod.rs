@@ -55,6 +55,11 @@ pub trait Reduce {
     }
     /// Where the time of the sums went so far.
     fn clock(&self) -> &SumClock;
+    /// The largest `x` over the processes; every process calls it at the same point. The
+    /// solver takes the backends' round-off floors so (`Solver::run_for`): a process whose
+    /// backend fell back to the CPU would otherwise stop by other rules than the rest, and
+    /// wait for them in the next sum.
+    fn largest(&self, x: f64) -> f64;
 }
 
 /// The time of a sum's five phases, and the waiting for the slowest process before them.

@@ -110,6 +110,12 @@ pub struct MpiReduce<'a> {
 }
 
 impl Reduce for MpiReduce<'_> {
+    fn largest(&self, x: f64) -> f64 {
+        let mut out = x;
+        self.world.all_reduce_into(&x, &mut out, mpi::collective::SystemOperation::max());
+        out
+    }
+
     fn reduce(&mut self, out: &mut SweepOutput, stop: usize) -> anyhow::Result<usize> {
         // The barrier separates waiting for the slowest process from the sum itself.
         self.clock.wait(|| self.world.barrier());

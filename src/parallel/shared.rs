@@ -117,6 +117,12 @@ impl<'a> SharedReduce<'a> {
 }
 
 impl Reduce for SharedReduce<'_> {
+    fn largest(&self, x: f64) -> f64 {
+        let mut out = x;
+        self.world.all_reduce_into(&x, &mut out, mpi::collective::SystemOperation::max());
+        out
+    }
+
     fn reduce(&mut self, out: &mut SweepOutput, stop: usize) -> anyhow::Result<usize> {
         // Also keeps a fast process from writing its next output while a slow one still
         // reads the previous results.

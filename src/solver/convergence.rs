@@ -95,7 +95,8 @@ pub const STALL_BELOW: f64 = 1e-3;
 /// iteration `at`), that residual below [`STALL_BELOW`], on a backend with a round-off
 /// `floor` (0 for f64 arithmetic, which is never stopped so); `sweeps` 0 never stalls.
 pub fn stalled(iteration: usize, (lowest, at): (f64, usize), floor: f64, sweeps: usize) -> bool {
-    floor > 0.0 && sweeps > 0 && lowest < STALL_BELOW && iteration >= at + sweeps
+    // `iteration - at`, not `at + sweeps`: a huge `sweeps` (meant as never) must not wrap.
+    floor > 0.0 && sweeps > 0 && lowest < STALL_BELOW && iteration.saturating_sub(at) >= sweeps
 }
 
 /// The tolerance a run stops at: the asked one, or the backend's round-off floor when the
@@ -124,6 +125,7 @@ mod tests {
         assert!(!stalled(1000, (4e-5, 10), 0.0, 30));
         assert!(!stalled(1000, (4e-5, 10), 1e-5, 0));
         assert!(!stalled(1000, (2e-3, 10), 1e-5, 30));
+        assert!(!stalled(1000, (4e-5, 10), 1e-5, usize::MAX), "a huge count is never");
     }
 
     #[test]
