@@ -57,7 +57,8 @@ pub struct SolverConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partner_relaxation: Option<f64>,
     /// Sweeps without a new lowest residual after which a run on f32 arithmetic (the GPU
-    /// backends, the CPU's `"f32"`) stops as stalled at its round-off floor, once that lowest
+    /// backends, the CPU's `"f32"`) with synthetic solves stops as stalled at its round-off
+    /// floor, once that lowest
     /// residual is below `solver::convergence::STALL_BELOW`; 0 never stops so (`docs/configs.md`).
     #[serde(default = "default_stall_sweeps")]
     pub stall_sweeps: usize,

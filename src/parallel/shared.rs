@@ -118,9 +118,7 @@ impl<'a> SharedReduce<'a> {
 
 impl Reduce for SharedReduce<'_> {
     fn largest(&self, x: f64) -> f64 {
-        let mut out = x;
-        self.world.all_reduce_into(&x, &mut out, mpi::collective::SystemOperation::max());
-        out
+        super::mpi::largest_over(self.world, x)
     }
 
     fn reduce(&mut self, out: &mut SweepOutput, stop: usize) -> anyhow::Result<usize> {
