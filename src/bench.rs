@@ -76,7 +76,7 @@ impl Row {
     pub fn config(
         self,
         scheme: Scheme,
-        precision: Precision,
+        precision: Option<Precision>,
         budget_mib: Option<f64>,
         sweeps: usize,
     ) -> anyhow::Result<Config> {
@@ -215,8 +215,9 @@ mod tests {
 
     #[test]
     fn row_cases_are_the_shipped_ones_resized() {
-        let c =
-            Row::Cavity { cells: 8, points: 10 }.config(Scheme::SecondOrder, Precision::F64, Some(64.0), 3).unwrap();
+        let c = Row::Cavity { cells: 8, points: 10 }
+            .config(Scheme::SecondOrder, Some(Precision::F64), Some(64.0), 3)
+            .unwrap();
         assert_eq!(c.cell_counts(), [8, 8, 8]);
         assert_eq!(c.velocity.points, 10);
         assert_eq!(c.solver.acceleration, Acceleration::None);
@@ -224,10 +225,11 @@ mod tests {
             (c.solver.scheme, c.solver.max_iterations, c.solver.memory_budget_mib),
             (Scheme::SecondOrder, 3, Some(64.0))
         );
-        let cube = Row::Cube.config(Scheme::FirstOrder, Precision::F64, None, 2).unwrap();
+        let cube = Row::Cube.config(Scheme::FirstOrder, Some(Precision::F64), None, 2).unwrap();
         assert_eq!(cube.cell_counts(), Config::from_json(CUBE).unwrap().cell_counts());
         // Zero cells is the case's own error, named.
-        let e = Row::Cavity { cells: 0, points: 8 }.config(Scheme::FirstOrder, Precision::F64, None, 1).unwrap_err();
+        let e =
+            Row::Cavity { cells: 0, points: 8 }.config(Scheme::FirstOrder, Some(Precision::F64), None, 1).unwrap_err();
         assert!(format!("{e}").contains("row 0x8") && format!("{e}").contains("grid"), "{e}");
     }
 

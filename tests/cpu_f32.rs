@@ -20,7 +20,7 @@ fn fixed(cfg: &Config, n: usize, precision: Precision) -> Config {
     let mut c = cfg.clone();
     c.solver.max_iterations = n;
     c.solver.tolerance = 1e-30;
-    c.solver.precision = precision;
+    c.solver.precision = Some(precision);
     c
 }
 
@@ -106,7 +106,7 @@ fn f32_results_do_not_depend_on_the_thread_count() {
 #[test]
 fn f32_refuses_the_second_order_scheme_and_bad_values() {
     let mut cfg = load_config("cavity-quick.json");
-    cfg.solver.precision = Precision::F32;
+    cfg.solver.precision = Some(Precision::F32);
     cfg.solver.scheme = Scheme::SecondOrder;
     let e = cfg.validate().unwrap_err().to_string();
     assert!(e.contains("solver.precision") && e.contains("first_order"), "{e}");
@@ -162,7 +162,7 @@ fn an_f32_run_at_its_round_off_floor_stops_as_stalled() {
     assert!(r.stalled.is_none() && !r.converged && r.iterations() == off.solver.max_iterations);
 
     let mut f64_case = cfg.clone();
-    f64_case.solver.precision = Precision::F64;
+    f64_case.solver.precision = Some(Precision::F64);
     let r = run_cpu(&f64_case);
     assert!(r.converged && r.stalled.is_none(), "f64: {} iterations", r.iterations());
 
@@ -211,4 +211,13 @@ fn an_f32_run_at_its_round_off_floor_stops_as_stalled() {
         serde_json::from_str(&std::fs::read_to_string(cut.join("summary.json")).unwrap()).unwrap();
     assert_eq!(s["stalled"]["at_iteration"], at, "{s}");
     assert_eq!(s["iterations"], at + cfg.solver.stall_sweeps, "{s}");
+
+    // The precision changes the round-off, not the fixed point: the stalled run continues
+    // in f64 (a free key for --restart) and converges.
+    let more = dir.path().join("f64");
+    knudsen(&["--out", more.to_str().unwrap(), "--restart", c, "--precision", "f64"]);
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(more.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["converged"], true, "{s}");
+    assert!(s.get("stalled").is_none_or(|x| x.is_null()), "{s}");
 }

@@ -60,7 +60,7 @@ fn cuda_kernels_compile_for_kepler_with_nvrtc_11() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
     assert_compiled(&out, "11.8", "35");
-    assert_eq!(out.matches("(.target sm_35)").count(), 5, "{out}");
+    assert_eq!(out.matches("(.target sm_35)").count(), 7, "{out}");
 }
 
 #[test]
@@ -69,16 +69,17 @@ fn cuda_kernels_compile_with_nvrtc() {
     let o = nvrtc_check(&dir, &[]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(out.matches("bytes of PTX").count(), 5, "{out}");
+    assert_eq!(out.matches("bytes of PTX").count(), 7, "{out}");
     assert_compiled(&out, "13.0", "90");
 }
 
 /// `knudsen nvrtc-check`'s report: both size sets (first order with body walls; second order
-/// with specular faces) and the synthetic solve's three programs compiled by NVRTC `version`
+/// with specular faces), each in f32 and in f64, and the synthetic solve's three programs compiled by NVRTC `version`
 /// to PTX for compute_`sm`, and the three also to machine code for sm_`sm`, the form the
 /// solver loads where NVRTC knows the card.
 fn assert_compiled(out: &str, version: &str, sm: &str) {
-    assert_eq!(out.matches(&format!("NVRTC {version}: compute_{sm}")).count(), 5, "{out}");
+    assert_eq!(out.matches(&format!("NVRTC {version}: compute_{sm}")).count(), 7, "{out}");
+    assert_eq!(out.matches(", f64: ").count(), 2, "{out}");
     for file in ["synthetic.cu", "synthetic_lines.cu", "synthetic_factor.cu"] {
         assert!(out.contains(&format!("compute_{sm}, {file}: ")), "{out}");
         assert!(out.contains(&format!("NVRTC {version}: sm_{sm}, {file}: ")), "{out}");
@@ -118,11 +119,11 @@ fn a_second_compile_of_the_same_kernels_comes_from_the_cache() {
     let log = String::from_utf8_lossy(&first.stderr);
     assert!(first.status.success(), "{log}");
     assert!(!log.contains("kernels loaded from"), "{log}");
-    // The check's two size sets (different -D sizes): two entries.
-    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 2);
+    // The check's four size sets (different -D sizes): four entries.
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 4);
     let second = run();
     let log = String::from_utf8_lossy(&second.stderr);
     assert!(second.status.success(), "{log}");
-    assert_eq!(log.matches("kernels loaded from").count(), 2, "{log}");
+    assert_eq!(log.matches("kernels loaded from").count(), 4, "{log}");
     assert_eq!(first.stdout, second.stdout);
 }

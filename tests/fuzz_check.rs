@@ -24,8 +24,11 @@ const HOST_BYTES_CAP: u64 = 256 << 20;
 fn check_path(text: &str) -> usize {
     let Ok(cfg) = Config::from_json(text) else { return 0 };
     let cells = cfg.cell_counts();
-    if knudsen::plan::host_bytes(cells, cfg.velocity.points, cfg.solver.precision == knudsen::config::Precision::F32)
-        > HOST_BYTES_CAP
+    if knudsen::plan::host_bytes(
+        cells,
+        cfg.velocity.points,
+        cfg.solver.precision == Some(knudsen::config::Precision::F32),
+    ) > HOST_BYTES_CAP
     {
         return 1;
     }
@@ -33,7 +36,7 @@ fn check_path(text: &str) -> usize {
     let v = VelocityGrid::from_config(&cfg.velocity);
     let budget = (cfg.solver.memory_budget_mib.unwrap_or(512.0) * 1048576.0) as u64;
     let _ = knudsen::plan::plan_batches(&v.octant_members(), grid.slice_cells(), CPU_BYTES_PER_VALUE, 1, budget);
-    let _ = schedule(&v.octant_members(), &v.xi, grid.dims(), budget, &GpuLimits::webgpu_default(), None, 1);
+    let _ = schedule(&v.octant_members(), &v.xi, grid.dims(), budget, &GpuLimits::webgpu_default(), None, 1, 4);
     2
 }
 

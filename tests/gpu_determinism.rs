@@ -72,7 +72,7 @@ fn no_two_workgroups_of_a_wall_load_dispatch_write_the_same_face() {
     let cfg = middle_slice_case();
     let p = Problem::new(&cfg);
     let (g, v) = (&p.grid, &p.vgrid);
-    let s = schedule(&v.octant_members(), &v.xi, g.dims(), 64 << 20, &GpuLimits::lavapipe(), None, 1).unwrap();
+    let s = schedule(&v.octant_members(), &v.xi, g.dims(), 64 << 20, &GpuLimits::lavapipe(), None, 1, 4).unwrap();
     let chunk = &s.waves[0].chunks[0];
     assert!(chunk.split > 0 && chunk.split < chunk.velocities.len(), "the chunk holds both z-parts");
     let layout = knudsen::backend::gpu_io::device_tables(&p).unwrap();

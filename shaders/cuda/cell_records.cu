@@ -1,7 +1,7 @@
 // The sweep's per-cell records from the macroscopic fields, on the device: the twin of
 // src/backend/gpu_io.rs::cell_records, which takes them from the host's
 // src/model.rs::EqCoeffs::new_on_grid (same formulas, same order of terms; f64 throughout,
-// rounded to f32 only in the record). Not the same bits in f64: the device's exp and pow
+// rounded to the record's `real` only at the end). Not the same bits in f64: the device's exp and pow
 // and NVRTC's contracted multiply-adds differ from the host's in the last place or two,
 // which the records' f32 rounding hides (tests/device/records.sh: the same fields). One thread per cell. The host used to spend ~0.4 us of
 // one core per cell on the grid sums below, every iteration; here a 64^3 grid takes
@@ -11,7 +11,7 @@
 //   (src/backend/gpu_io.rs::pack_fields, RECORD_FIELDS);
 // vgrid:  the M velocity nodes of one axis, then their M 1D weights;
 // words:  the wall word of each cell (src/grid/solid.rs), read only when HAS_WALLS;
-// cells:  12 floats per cell, the layout of src/backend/wgpu/layout.rs::CellCoeffs:
+// cells:  12 values per cell (f32, or f64 under KN_F64: common.cuh), the layout of src/backend/wgpu/layout.rs::CellCoeffs:
 //   (pref, 1/T, nu, wall word), (U, base), (s, log2(e)/T).
 // Keep in sync with those three.
 
@@ -55,15 +55,15 @@ __device__ void gaussian_moments(const double* __restrict__ nodes, const double*
 
 extern "C" __global__ void cell_records(const double* __restrict__ fields, const double* __restrict__ vgrid,
                                         const unsigned* __restrict__ words, double prandtl, double delta,
-                                        double omega, unsigned ncell, float* __restrict__ cells) {
+                                        double omega, unsigned ncell, real* __restrict__ cells) {
     const unsigned c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= ncell) return;
     const unsigned word = HAS_WALLS ? words[c] : 0u;
-    float* rec = cells + 12u * c;
+    real* rec = cells + 12u * c;
     if ((word & SOLID) != 0u) {
         // Solid cells hold zero coefficients (src/solver/state.rs) and their word.
-        for (unsigned n = 0u; n < 12u; ++n) rec[n] = 0.0f;
-        rec[3] = __uint_as_float(word);
+        for (unsigned n = 0u; n < 12u; ++n) rec[n] = 0.0;
+        rec[3] = R_OF_BITS(word);
         return;
     }
     const double* f = fields + (size_t)CELL_FIELDS * c;
@@ -87,8 +87,8 @@ extern "C" __global__ void cell_records(const double* __restrict__ fields, const
         }
         base = 1.0 - corr / z;
     }
-    rec[0] = (float)pref; rec[1] = (float)inv_t; rec[2] = (float)nu; rec[3] = __uint_as_float(word);
-    rec[4] = (float)u[0]; rec[5] = (float)u[1]; rec[6] = (float)u[2]; rec[7] = (float)base;
-    rec[8] = (float)s[0]; rec[9] = (float)s[1]; rec[10] = (float)s[2];
-    rec[11] = (float)(inv_t * 1.4426950408889634);
+    rec[0] = (real)pref; rec[1] = (real)inv_t; rec[2] = (real)nu; rec[3] = R_OF_BITS(word);
+    rec[4] = (real)u[0]; rec[5] = (real)u[1]; rec[6] = (real)u[2]; rec[7] = (real)base;
+    rec[8] = (real)s[0]; rec[9] = (real)s[1]; rec[10] = (real)s[2];
+    rec[11] = (real)(inv_t * 1.4426950408889634);
 }

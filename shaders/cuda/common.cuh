@@ -3,6 +3,38 @@
 // STEP, PART0..5, EXIT0..5), the CUDA counterpart of the WGSL `override` constants, so index
 // arithmetic folds.
 
+// The slice kernels' arithmetic and storage (sweep_slice, moment_slice, wall_load_slice,
+// upwind2, cell_records): f32 by default; with -DKN_F64=1 (`solver.precision = "f64"` on the
+// CUDA backend) f64, and the program then holds those kernels only (the fused sweep is f32).
+// Keep in sync with src/backend/cuda/real.rs. In f64 the wall word and the velocity index,
+// which the f32 records and tables carry as float bits, are stored as exact values instead.
+#ifndef KN_F64
+#define KN_F64 0
+#endif
+#if KN_F64
+typedef double real;
+struct __align__(16) real4 {
+    double x, y, z, w;
+};
+#define R_EXP(x) exp(x)
+#define R_ABS(x) fabs(x)
+#define R_MIN(a, b) fmin((double)(a), (double)(b))
+#define R_MAX(a, b) fmax((double)(a), (double)(b))
+#define R_DIV(a, b) ((a) / (b))
+#define R_BITS(x) ((unsigned)(x))
+#define R_OF_BITS(u) ((double)(u))
+#else
+typedef float real;
+typedef float4 real4;
+#define R_EXP(x) __expf(x)
+#define R_ABS(x) fabsf(x)
+#define R_MIN(a, b) fminf(a, b)
+#define R_MAX(a, b) fmaxf(a, b)
+#define R_DIV(a, b) __fdividef(a, b)
+#define R_BITS(x) __float_as_uint(x)
+#define R_OF_BITS(u) __uint_as_float(u)
+#endif
+
 // Index of velocity slot v in slice cell s of a chunk's slice storage ([cell][slot], CH
 // slots per cell). 64-bit: a chunk may hold more than 2^32 values (128^3 cells x 128^3
 // velocities puts 2^20 velocities x 16384 cells in one chunk), and CUDA imposes no binding

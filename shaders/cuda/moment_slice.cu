@@ -7,11 +7,20 @@
 #define MWG 128u
 #define NACC 19u
 #define MSTRIDE 16u
+// vidx: the 1D weights, then the chunk's velocity indices (src/backend/gpu_tables.rs::
+// moment_index): a weight is its f32 bits, or under KN_F64 its f64 in two words (low, high).
+#if KN_F64
+#define WEIGHT1(i) __hiloint2double((int)vidx[2u * (i) + 1u], (int)vidx[2u * (i)])
+#define VIDX_AT (2u * M)
+#else
+#define WEIGHT1(i) __uint_as_float(vidx[i])
+#define VIDX_AT M
+#endif
 
 // Record the value velocity g emits at slice cell (i, j) of slice k (along x, y, z in f) for
 // every face that keeps exits and that g leaves through there (moment_slice.wgsl::record_exits).
-__device__ __forceinline__ void record_exits(float* __restrict__ incident, unsigned g, unsigned i, unsigned j,
-                                             unsigned k, const float f[3]) {
+__device__ __forceinline__ void record_exits(real* __restrict__ incident, unsigned g, unsigned i, unsigned j,
+                                             unsigned k, const real f[3]) {
     if (g == GHOST) {
         return;
     }
@@ -43,9 +52,9 @@ __device__ __forceinline__ void record_exits(float* __restrict__ incident, unsig
 }
 
 extern "C" __global__ void moment_slice(unsigned step, unsigned count, unsigned split,
-                                        const unsigned* __restrict__ vidx, const float4* __restrict__ slices,
-                                        float* __restrict__ moments, float* __restrict__ incident) {
-    __shared__ float red[MWG / 32u][NACC];
+                                        const unsigned* __restrict__ vidx, const real4* __restrict__ slices,
+                                        real* __restrict__ moments, real* __restrict__ incident) {
+    __shared__ real red[MWG / 32u][NACC];
     const unsigned s = blockIdx.x + blockIdx.y * gridDim.x;
     if (s >= NX * NY) {
         return;
@@ -64,20 +73,20 @@ extern "C" __global__ void moment_slice(unsigned step, unsigned count, unsigned 
         }
         const unsigned k = part == 1u ? NZ - 1u - step : step;
         const bool on_z = k == 0u || k == NZ - 1u;
-        float acc[NACC];
+        real acc[NACC];
         for (unsigned m = 0u; m < NACC; m++) {
             acc[m] = 0.0f;
         }
         // lo and hi are whole quads (the host pads batches and splits chunks on quads).
         for (unsigned q = lo / 4u + lid; q < hi / 4u; q += MWG) {
-            // float4 q of cell s: slice_at(s, 4q) / 4, in 64 bits.
-            const float4 f4 = slices[slice_at(s, 4u * q) / 4u];
-            const float fl[4] = {f4.x, f4.y, f4.z, f4.w};
+            // real4 q of cell s: slice_at(s, 4q) / 4, in 64 bits.
+            const real4 f4 = slices[slice_at(s, 4u * q) / 4u];
+            const real fl[4] = {f4.x, f4.y, f4.z, f4.w};
             // At the domain boundary, what each velocity carries through the faces: the
             // emitted face values under second order, the cell values under first.
-            float fa[3][4];
+            real fa[3][4];
             for (unsigned d = 0u; d < 3u; d++) {
-                float4 e4 = f4;
+                real4 e4 = f4;
                 if (SLOTS > 1u && (on_x || on_y || on_z)) {
                     e4 = slices[(slot_at(1u + d) + slice_at(s, 4u * q)) / 4u];
                 }
@@ -87,19 +96,18 @@ extern "C" __global__ void moment_slice(unsigned step, unsigned count, unsigned 
                 fa[d][3] = e4.w;
             }
             for (unsigned lane = 0u; lane < 4u; lane++) {
-                const unsigned g = vidx[M + 4u * q + lane];
+                const unsigned g = vidx[VIDX_AT + 4u * q + lane];
                 const unsigned ix = g % M;
                 const unsigned iy = (g / M) % M;
                 const unsigned iz = (g / M / M) % M;
-                const float x = (float)((int)(2u * ix) - (int)(M - 1u)) * STEP;
-                const float y = (float)((int)(2u * iy) - (int)(M - 1u)) * STEP;
-                const float z = (float)((int)(2u * iz) - (int)(M - 1u)) * STEP;
-                const float w = g == GHOST ? 0.0f
-                                           : __uint_as_float(vidx[ix]) * __uint_as_float(vidx[iy]) *
-                                                 __uint_as_float(vidx[iz]);
-                const float wf = w * fl[lane];
-                const float face[3] = {fa[0][lane], fa[1][lane], fa[2][lane]};
-                const float xi2 = x * x + y * y + z * z;
+                const real x = (real)((int)(2u * ix) - (int)(M - 1u)) * STEP;
+                const real y = (real)((int)(2u * iy) - (int)(M - 1u)) * STEP;
+                const real z = (real)((int)(2u * iz) - (int)(M - 1u)) * STEP;
+                const real w = g == GHOST ? 0.0f
+                                           : WEIGHT1(ix) * WEIGHT1(iy) * WEIGHT1(iz);
+                const real wf = w * fl[lane];
+                const real face[3] = {fa[0][lane], fa[1][lane], fa[2][lane]};
+                const real xi2 = x * x + y * y + z * z;
                 acc[0] += wf;
                 acc[1] += wf * x;
                 acc[2] += wf * y;
@@ -114,16 +122,16 @@ extern "C" __global__ void moment_slice(unsigned step, unsigned count, unsigned 
                 acc[11] += wf * y * xi2;
                 acc[12] += wf * z * xi2;
                 if (on_x) {
-                    acc[13] += w * face[0] * fmaxf(-x, 0.0f);
-                    acc[14] += w * face[0] * fmaxf(x, 0.0f);
+                    acc[13] += w * face[0] * R_MAX(-x, 0.0f);
+                    acc[14] += w * face[0] * R_MAX(x, 0.0f);
                 }
                 if (on_y) {
-                    acc[15] += w * face[1] * fmaxf(-y, 0.0f);
-                    acc[16] += w * face[1] * fmaxf(y, 0.0f);
+                    acc[15] += w * face[1] * R_MAX(-y, 0.0f);
+                    acc[16] += w * face[1] * R_MAX(y, 0.0f);
                 }
                 if (on_z) {
-                    acc[17] += w * face[2] * fmaxf(-z, 0.0f);
-                    acc[18] += w * face[2] * fmaxf(z, 0.0f);
+                    acc[17] += w * face[2] * R_MAX(-z, 0.0f);
+                    acc[18] += w * face[2] * R_MAX(z, 0.0f);
                 }
                 if (on_x || on_y || on_z) {
                     record_exits(incident, g, i, j, k, face);
@@ -131,7 +139,7 @@ extern "C" __global__ void moment_slice(unsigned step, unsigned count, unsigned 
             }
         }
         for (unsigned m = 0u; m < NACC; m++) {
-            float x = acc[m];
+            real x = acc[m];
             for (int off = 16; off > 0; off >>= 1) {
                 x += __shfl_down_sync(0xffffffffu, x, off);
             }
@@ -141,7 +149,7 @@ extern "C" __global__ void moment_slice(unsigned step, unsigned count, unsigned 
         }
         __syncthreads();
         if (lid == 0u) {
-            float tot[NACC];
+            real tot[NACC];
             for (unsigned m = 0u; m < NACC; m++) {
                 tot[m] = red[0][m];
                 for (unsigned wq = 1u; wq < MWG / 32u; wq++) {

@@ -9,17 +9,17 @@ __device__ __forceinline__ unsigned wall_base() { return dens() + 2u * (NY * NZ 
 
 // Emission into velocity v of the wall face on side `side` of fluid cell `cell`: its wall
 // density times its body's Maxwellian; the body is read from the solid neighbour's word.
-__device__ float wall_emission(const float4* __restrict__ cells, const float* __restrict__ bnd,
-                               const float4* __restrict__ table, unsigned word, unsigned side,
+__device__ real wall_emission(const real4* __restrict__ cells, const real* __restrict__ bnd,
+                               const real4* __restrict__ table, unsigned word, unsigned side,
                                unsigned cell, unsigned v) {
     const unsigned mask = word & 63u;
     const unsigned w = (word >> 6u) + __popc(mask & ((1u << side) - 1u));
     const unsigned axis = side / 2u;
     const unsigned step = axis == 0u ? 1u : (axis == 1u ? NX : NX * NY);
     const unsigned nb = (side & 1u) == 1u ? cell + step : cell - step;
-    const unsigned body = __float_as_uint(cells[3u * nb].w) & ~SOLID;
-    const float4 row = table[v * (SROW + 1u) + 2u + body / 4u];
-    const float r[4] = {row.x, row.y, row.z, row.w};
+    const unsigned body = R_BITS(cells[3u * nb].w) & ~SOLID;
+    const real4 row = table[v * (SROW + 1u) + 2u + body / 4u];
+    const real r[4] = {row.x, row.y, row.z, row.w};
     return bnd[wall_base() + w] * r[body % 4u];
 }
 
@@ -35,25 +35,31 @@ __device__ __forceinline__ unsigned part_at(unsigned face) {
 }
 
 // The partner inflow of face cell `idx` at slot `sl`, from the face's data at `at` in bnd.
-__device__ __forceinline__ float partner(const float* __restrict__ bnd, unsigned at, unsigned idx, unsigned sl) {
+__device__ __forceinline__ real partner(const real* __restrict__ bnd, unsigned at, unsigned idx, unsigned sl) {
     // A velocity parallel to the face: its upwind coefficient is zero.
     return sl == NONE ? 0.0f : bnd[at + idx * slots() + sl];
 }
 
 // solve_cell(), the second-order cell update: shaders/cuda/upwind2.cu, before this file.
 
+// In f64 twice the registers per value: 8 blocks (128 registers) instead of 18.
+#if KN_F64
+#define SWEEP_MIN_BLOCKS 8
+#else
+#define SWEEP_MIN_BLOCKS 18
+#endif
 // 64 threads (SWEEP_WG) and 18 blocks per SM: 56 registers, 36 warps per SM. Without the cap the
 // second-order update (upwind2.cu::piece_root) takes 69 and 28 warps, and the sweep was 9%
 // slower (docs/performance.md, "The clamped cells' root"); first order needs 40-45.
-extern "C" __global__ void __launch_bounds__(64, 18) sweep_slice(unsigned step, unsigned count, unsigned split,
-                                       const float4* __restrict__ cells, const float* __restrict__ bnd,
-                                       const float4* __restrict__ table, float* __restrict__ slices) {
+extern "C" __global__ void __launch_bounds__(64, SWEEP_MIN_BLOCKS) sweep_slice(unsigned step, unsigned count, unsigned split,
+                                       const real4* __restrict__ cells, const real* __restrict__ bnd,
+                                       const real4* __restrict__ table, real* __restrict__ slices) {
     const unsigned v = blockIdx.x * blockDim.x + threadIdx.x + blockIdx.y * gridDim.x * blockDim.x;
     if (v >= count) {
         return;
     }
-    const float4 vel = table[v * (SROW + 1u)];
-    const float4 shape = table[v * (SROW + 1u) + 1u];
+    const real4 vel = table[v * (SROW + 1u)];
+    const real4 shape = table[v * (SROW + 1u) + 1u];
     const bool neg_x = vel.x < 0.0f;
     const bool neg_y = vel.y < 0.0f;
     const bool neg_z = vel.z < 0.0f;
@@ -62,8 +68,8 @@ extern "C" __global__ void __launch_bounds__(64, 18) sweep_slice(unsigned step, 
     const unsigned x_face = dens() + face_offset(neg_x ? 1u : 0u);
     const unsigned y_face = dens() + face_offset(neg_y ? 3u : 2u);
     const unsigned z_face = dens() + face_offset(neg_z ? 5u : 4u);
-    const float c = fabsf(vel.z) * bnd[NX + NY + k];
-    const unsigned gv = __float_as_uint(shape.w);
+    const real c = R_ABS(vel.z) * bnd[NX + NY + k];
+    const unsigned gv = R_BITS(shape.w);
     const unsigned x_part = part_at(neg_x ? 1u : 0u);
     const unsigned y_part = part_at(neg_y ? 3u : 2u);
     const unsigned z_part = part_at(neg_z ? 5u : 4u);
@@ -79,26 +85,26 @@ extern "C" __global__ void __launch_bounds__(64, 18) sweep_slice(unsigned step, 
     for (unsigned jj = 0u; jj < NY; jj++) {
         const unsigned j = neg_y ? NY - 1u - jj : jj;
         const unsigned jup = neg_y ? j + 1u : j - 1u;
-        const float b = fabsf(vel.y) * bnd[NX + j];
+        const real b = R_ABS(vel.y) * bnd[NX + j];
         // The x-upwind value is the cell just updated; it stays in a register.
-        float fx = x_part != NONE ? partner(bnd, x_part, k * NY + j, x_slot) : bnd[x_face + k * NY + j] * shape.x;
+        real fx = x_part != NONE ? partner(bnd, x_part, k * NY + j, x_slot) : bnd[x_face + k * NY + j] * shape.x;
         // Second order: the previous cell's y and z face values, two of the limiter's
         // neighbour faces (upwind2.cu), unset at the row start and after a solid cell.
-        float west_y = 0.0f, west_z = 0.0f;
+        real west_y = 0.0f, west_z = 0.0f;
         bool west_ok = false;
         for (unsigned ii = 0u; ii < NX; ii++) {
             const unsigned i = neg_x ? NX - 1u - ii : ii;
-            const float a = fabsf(vel.x) * bnd[i];
+            const real a = R_ABS(vel.x) * bnd[i];
             const unsigned s = j * NX + i;
             // Upwind loads first, then the cell's own data (sweep_slice.wgsl says why).
-            float fy = jj == 0u ? (y_part != NONE ? partner(bnd, y_part, k * NX + i, y_slot)
+            real fy = jj == 0u ? (y_part != NONE ? partner(bnd, y_part, k * NX + i, y_slot)
                                                   : bnd[y_face + k * NX + i] * shape.y)
                                 : slices[y_in + slice_at(jup * NX + i, v)];
-            float fz = first ? (z_part != NONE ? partner(bnd, z_part, s, z_slot) : bnd[z_face + s] * shape.z)
+            real fz = first ? (z_part != NONE ? partner(bnd, z_part, s, z_slot) : bnd[z_face + s] * shape.z)
                              : slices[z_in + slice_at(s, v)];
             // Second order: the face values the row before (south: x, z) and the slice before
             // (below: x, y, still in place at s) emitted beside this cell's faces.
-            float south_x = 0.0f, south_z = 0.0f, below_x = 0.0f, below_y = 0.0f;
+            real south_x = 0.0f, south_z = 0.0f, below_x = 0.0f, below_y = 0.0f;
             if (second && jj > 0u) {
                 south_x = slices[slot_at(1u) + slice_at(jup * NX + i, v)];
                 south_z = slices[slot_at(3u) + slice_at(jup * NX + i, v)];
@@ -108,8 +114,8 @@ extern "C" __global__ void __launch_bounds__(64, 18) sweep_slice(unsigned step, 
                 below_y = slices[slot_at(2u) + slice_at(s, v)];
             }
             const unsigned cell = k * NX * NY + s;
-            const float4 e0 = cells[3u * cell];
-            const unsigned word = HAS_WALLS ? __float_as_uint(e0.w) : 0u;
+            const real4 e0 = cells[3u * cell];
+            const unsigned word = HAS_WALLS ? R_BITS(e0.w) : 0u;
             if ((word & SOLID) != 0u) {
                 // No gas inside a body: nothing to add to any moment.
                 for (unsigned o = 0u; o < SLOTS; o++) {
@@ -131,22 +137,22 @@ extern "C" __global__ void __launch_bounds__(64, 18) sweep_slice(unsigned step, 
                     fz = wall_emission(cells, bnd, table, word, zs, cell, v);
                 }
             }
-            const float4 e1 = cells[3u * cell + 1u];
-            const float4 e2 = cells[3u * cell + 2u];
-            const float cx = vel.x - e1.x, cy = vel.y - e1.y, cz = vel.z - e1.z;
-            const float c2 = cx * cx + cy * cy + cz * cz;
-            const float sc = e2.x * cx + e2.y * cy + e2.z * cz;
-            const float fs = e0.x * __expf(-c2 * e0.y) * (e1.w + sc * (2.0f * c2 * e0.y - 5.0f));
+            const real4 e1 = cells[3u * cell + 1u];
+            const real4 e2 = cells[3u * cell + 2u];
+            const real cx = vel.x - e1.x, cy = vel.y - e1.y, cz = vel.z - e1.z;
+            const real c2 = cx * cx + cy * cy + cz * cz;
+            const real sc = e2.x * cx + e2.y * cy + e2.z * cz;
+            const real fs = e0.x * R_EXP(-c2 * e0.y) * (e1.w + sc * (2.0f * c2 * e0.y - 5.0f));
             if (second) {
-                const float av[3] = {a, b, c};
-                const float in[3] = {fx, fy, fz};
+                const real av[3] = {a, b, c};
+                const real in[3] = {fx, fy, fz};
                 // A neighbour counts where it is upwind and fluid; otherwise the cell's own
                 // inflow stands in, which leaves the range as it is.
                 const bool w_ok = west_ok && a > 0.0f;
                 const bool s_ok = jj > 0u && b > 0.0f && ((word >> ys) & 1u) == 0u;
                 const bool b_ok = !first && c > 0.0f && ((word >> zs) & 1u) == 0u;
-                const float side0[3] = {s_ok ? south_x : fx, w_ok ? west_y : fy, w_ok ? west_z : fz};
-                const float side1[3] = {b_ok ? below_x : fx, b_ok ? below_y : fy, s_ok ? south_z : fz};
+                const real side0[3] = {s_ok ? south_x : fx, w_ok ? west_y : fy, w_ok ? west_z : fz};
+                const real side1[3] = {b_ok ? below_x : fx, b_ok ? below_y : fy, s_ok ? south_z : fz};
                 const CellUpdate u = solve_cell(av, in, e0.z, fs, side0, side1);
                 slices[slice_at(s, v)] = u.f;
                 for (unsigned d = 0u; d < 3u; d++) {
@@ -158,7 +164,7 @@ extern "C" __global__ void __launch_bounds__(64, 18) sweep_slice(unsigned step, 
                 west_ok = true;
                 continue;
             }
-            const float f = (a * fx + b * fy + c * fz + e0.z * fs) / (a + b + c + e0.z);
+            const real f = (a * fx + b * fy + c * fz + e0.z * fs) / (a + b + c + e0.z);
             slices[slice_at(s, v)] = f;
             fx = f;
         }

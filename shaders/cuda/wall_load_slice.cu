@@ -7,9 +7,9 @@
 #define NSUM 5u
 
 extern "C" __global__ void wall_load_slice(unsigned step, unsigned count, unsigned split,
-                                           const float4* __restrict__ table, const float* __restrict__ slices,
-                                           const uint4* __restrict__ walls, float* __restrict__ wall_sums) {
-    __shared__ float red[WWG / 32u][NSUM];
+                                           const real4* __restrict__ table, const real* __restrict__ slices,
+                                           const uint4* __restrict__ walls, real* __restrict__ wall_sums) {
+    __shared__ real red[WWG / 32u][NSUM];
     // Part 0: the +z velocities, in slice `step`; part 1: the -z ones, in slice NZ-1-step.
     const unsigned part = blockIdx.z;
     const unsigned lo = part == 1u ? split : 0u;
@@ -30,16 +30,16 @@ extern "C" __global__ void wall_load_slice(unsigned step, unsigned count, unsign
     const unsigned s = face.x;
     const unsigned axis = face.y / 2u;
     // Inward normal of the side as a box face: +1 on a min side, -1 on a max side.
-    const float inward = (face.y & 1u) == 1u ? -1.0f : 1.0f;
+    const real inward = (face.y & 1u) == 1u ? -1.0f : 1.0f;
     const unsigned lid = threadIdx.x;
-    float acc[NSUM] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    real acc[NSUM] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
     for (unsigned v = lo + lid; v < hi_all; v += WWG) {
-        const float4 vel = table[v * (SROW + 1u)];
-        const float comp = axis == 0u ? vel.x : (axis == 1u ? vel.y : vel.z);
-        const float un = comp * inward;
+        const real4 vel = table[v * (SROW + 1u)];
+        const real comp = axis == 0u ? vel.x : (axis == 1u ? vel.y : vel.z);
+        const real un = comp * inward;
         if (un < 0.0f) {
             // Under second order the value emitted along the wall's axis (slot 1 + axis).
-            const float wf = vel.w * (-un) * slices[(SLOTS > 1u ? slot_at(1u + axis) : 0u) + slice_at(s, v)];
+            const real wf = vel.w * (-un) * slices[(SLOTS > 1u ? slot_at(1u + axis) : 0u) + slice_at(s, v)];
             acc[0] += wf;
             acc[1] += wf * vel.x;
             acc[2] += wf * vel.y;
@@ -48,7 +48,7 @@ extern "C" __global__ void wall_load_slice(unsigned step, unsigned count, unsign
         }
     }
     for (unsigned m = 0u; m < NSUM; m++) {
-        float x = acc[m];
+        real x = acc[m];
         for (int off = 16; off > 0; off >>= 1) {
             x += __shfl_down_sync(0xffffffffu, x, off);
         }

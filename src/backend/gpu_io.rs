@@ -144,41 +144,48 @@ pub fn cell_records(p: &Problem, input: &SweepInput) -> Vec<CellCoeffs> {
 
 /// The face densities, the wall densities, then the partner inflows, as uploaded after
 /// `dens_at` in `bnd`.
-pub fn densities(input: &SweepInput) -> Vec<f32> {
+/// `of` rounds each to the kernels' value type.
+pub fn densities<T>(input: &SweepInput, of: impl Fn(f64) -> T + Copy) -> Vec<T> {
     input
         .face_density
         .iter()
-        .flat_map(|f| f.iter().map(|&x| x as f32))
-        .chain(input.wall_density.iter().map(|&x| x as f32))
-        .chain(input.partner.iter().flat_map(|f| f.iter().map(|&x| x as f32)))
+        .flat_map(|f| f.iter().map(move |&x| of(x)))
+        .chain(input.wall_density.iter().map(|&x| of(x)))
+        .chain(input.partner.iter().flat_map(|f| f.iter().map(move |&x| of(x))))
         .collect()
 }
 
 /// Read back: raw moments (MSTRIDE floats per cell), box-face incident fluxes and exits,
 /// wall sums.
-pub fn unpack(out: &mut SweepOutput, moments: &[f32], incident: &[f32], wall_sums: &[f32], t: &DeviceTables) {
+pub fn unpack<T: Copy + Into<f64> + Sync>(
+    out: &mut SweepOutput,
+    moments: &[T],
+    incident: &[T],
+    wall_sums: &[T],
+    t: &DeviceTables,
+) {
     let face_offsets = &t.face_offsets;
     for (f, ex) in out.exits.iter_mut().enumerate() {
         if t.exit_at[f] != NONE {
             let at = t.exit_at[f] as usize;
             let n = ex.len();
-            ex.par_iter_mut().zip(&incident[at..at + n]).for_each(|(d, &s)| *d = s as f64);
+            ex.par_iter_mut().zip(&incident[at..at + n]).for_each(|(d, &s)| *d = s.into());
         }
     }
     out.raw.par_iter_mut().zip(moments.par_chunks(MSTRIDE)).for_each(|(m, d)| {
         for (x, &y) in m.iter_mut().zip(d) {
-            *x = y as f64;
+            *x = y.into();
         }
     });
     for f in 0..6 {
         let src = &incident[face_offsets[f]..face_offsets[f + 1]];
         for (d, &s) in out.incident[f].iter_mut().zip(src) {
-            *d = s as f64;
+            *d = s.into();
         }
     }
     for (d, s) in out.wall.iter_mut().zip(wall_sums.chunks(WALL_SUMS)) {
         for (x, &y) in d.iter_mut().zip(s) {
-            *x = y as f64;
+            *x = y.into();
         }
     }
 }

@@ -200,7 +200,7 @@ pub fn create(
             cuda_available().map_err(|e| anyhow::anyhow!("--backend cuda: {e}"))?;
             #[cfg(feature = "cuda-driver")]
             {
-                Ok((Box::new(cuda::CudaBackend::new(problem, cuda_budget)?), None))
+                Ok((cuda::create(problem, cuda_budget)?, None))
             }
             #[cfg(not(feature = "cuda-driver"))]
             unreachable!("cuda_available() refuses without the feature")
@@ -215,8 +215,8 @@ pub fn create(
             #[cfg(feature = "cuda-driver")]
             if cuda::available().is_ok() {
                 for budget in [cuda_budget, Some(bytes(budget_mib.unwrap_or(wgpu::DEFAULT_BUDGET_MIB)) / 4)] {
-                    match cuda::CudaBackend::new(problem.clone(), budget) {
-                        Ok(b) => return Ok((Box::new(b), fallback_note(&tried, "a smaller CUDA batch"))),
+                    match cuda::create(problem.clone(), budget) {
+                        Ok(b) => return Ok((b, fallback_note(&tried, "a smaller CUDA batch"))),
                         Err(e) => tried.push(format!("CUDA: {e:#}")),
                     }
                 }

@@ -161,7 +161,8 @@ pub struct Overrides {
     /// Overrides solver.scheme.
     #[arg(long, value_enum)]
     pub scheme: Option<knudsen::config::Scheme>,
-    /// Overrides solver.precision (the CPU backend's; the GPU backends always use f32).
+    /// Overrides solver.precision (default: f64 on the CPU, f32 on the GPUs; "f64" on CUDA
+    /// sweeps with the f64 slice kernels, wgpu refuses it).
     #[arg(long, value_enum)]
     pub precision: Option<knudsen::config::Precision>,
     /// Overrides solver.coarse_grids (0: start from the initial state).
@@ -230,7 +231,7 @@ pub struct BenchArgs {
     pub warmup_seconds: f64,
     #[arg(long, value_enum, default_value = "first_order")]
     pub scheme: knudsen::config::Scheme,
-    /// The CPU rows' precision (the GPU backends always use f32).
+    /// The CPU rows' precision (the GPU rows time their default, f32).
     #[arg(long, value_enum, default_value = "f64")]
     pub precision: knudsen::config::Precision,
     /// Distribution-storage budget in MiB (default: 16384 on GPUs, the CPU's own default).

@@ -97,7 +97,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     // Every row's case is checked before anything runs.
     let sweeps = a.warmup + a.iterations;
     for row in &a.rows {
-        row.config(a.scheme, a.precision, a.memory_budget_mib, sweeps)
+        row.config(a.scheme, Some(a.precision), a.memory_budget_mib, sweeps)
             .map_err(|e| Failure::BadInput(format!("{e:#}")))?;
     }
     let list = backends(&a.backends)?;
@@ -115,9 +115,10 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         let mut bandwidth = None;
         for &row in &a.rows {
             let budget = a.memory_budget_mib.or((choice != BackendChoice::Cpu).then_some(GPU_BUDGET_MIB));
-            // The GPU backends store f32 whatever the precision; it selects the CPU's path.
+            // The precision selects the CPU rows' path; the GPU rows time their default, f32.
+            let precision = (choice == BackendChoice::Cpu).then_some(a.precision);
             let cfg =
-                row.config(a.scheme, a.precision, budget, sweeps).map_err(|e| Failure::BadInput(format!("{e:#}")))?;
+                row.config(a.scheme, precision, budget, sweeps).map_err(|e| Failure::BadInput(format!("{e:#}")))?;
             let points = cfg.cell_counts().iter().product::<usize>() as f64 * (cfg.velocity.points as f64).powi(3);
             let outcome = if slow && points > a.cpu_max_points {
                 Outcome::Skipped(format!("{points:.2e} points > --cpu-max-points {:.2e}", a.cpu_max_points))

@@ -64,9 +64,13 @@ fn print_cuda_plan(cfg: &Config, p: &Problem, total_mib: f64) -> Result<(), Fail
     let (g, v) = (&p.grid, &p.vgrid);
     let slots = cfg.solver.scheme.slices();
     let tables = knudsen::backend::gpu_io::device_tables(p).map_err(Failure::Run)?;
-    let table_bytes = 4 * (tables.bnd.len() + tables.incident_len) as u64 + 16 * tables.walls.len() as u64;
-    let head = format!("cuda (f32) on a {total_mib} MiB device, budget {} MiB", budget >> 20);
-    match schedule(&v.octant_members(), &v.xi, g.dims(), budget, &GpuLimits::cuda(total), None, slots) {
+    let f64 = cfg.solver.precision == Some(knudsen::config::Precision::F64);
+    let value_bytes = if f64 { 8 } else { backend::GPU_BYTES_PER_VALUE };
+    let table_bytes =
+        value_bytes as u64 * (tables.bnd.len() + tables.incident_len) as u64 + 16 * tables.walls.len() as u64;
+    let precision = if f64 { "f64" } else { "f32" };
+    let head = format!("cuda ({precision}) on a {total_mib} MiB device, budget {} MiB", budget >> 20);
+    match schedule(&v.octant_members(), &v.xi, g.dims(), budget, &GpuLimits::cuda(total), None, slots, value_bytes) {
         Ok(s) => {
             let need = s.distribution_bytes + s.field_bytes + table_bytes;
             println!(
@@ -87,7 +91,10 @@ fn print_cuda_plan(cfg: &Config, p: &Problem, total_mib: f64) -> Result<(), Fail
     // As the backend plans it (cuda/fused.rs::choose), without a device: what the device
     // must offer for it is printed beside it, since the backend falls back where it does not.
     let tile = knudsen::backend::fused::cuda_tile(p).map_err(|e| Failure::BadInput(e.0))?;
-    let plan = knudsen::backend::fused::cuda_plan(p, budget, tile, None, None);
+    let plan = match f64 {
+        true => Err("solver.precision \"f64\": the f64 slice kernels".to_string()),
+        false => knudsen::backend::fused::cuda_plan(p, budget, tile, None, None),
+    };
     let sweep = knudsen::backend::fused::describe_choice(plan.as_ref().map_err(String::as_str));
     println!("cuda sweep kernel: {sweep}");
     if let Ok(f) = &plan {
@@ -271,8 +278,8 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
             }
             println!(
             "cpu ({}{}), budget {cpu_budget} MiB: batch {} velocities in {} batches, {} slices per velocity{}; distribution storage {:.1} MiB",
-            cfg.solver.precision.name(),
-            if cfg.solver.precision == knudsen::config::Precision::F32 { ", vectorised over 8 velocities" } else { "" },
+            knudsen::config::Precision::on_cpu(cfg.solver.precision).name(),
+            if cfg.solver.precision == Some(knudsen::config::Precision::F32) { ", vectorised over 8 velocities" } else { "" },
             pl.max_batch,
             pl.batches.len(),
             knudsen::backend::cpu::cpu_slices(cfg.solver.scheme),
@@ -306,7 +313,11 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     };
     let gpu_budget = cfg.solver.memory_budget_mib.unwrap_or(adapter_budget);
     let limits = GpuLimits::from_wgpu(&wlimits);
-    match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits, knudsen::backend::wgpu::schedule::slice_binding_cap_from_env(), slots) {
+    if cfg.solver.precision == Some(knudsen::config::Precision::F64) {
+        println!("wgpu: refuses solver.precision \"f64\" (it sweeps in f32 only; `--backend auto` takes CUDA or the CPU instead)");
+        return Ok(());
+    }
+    match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits, knudsen::backend::wgpu::schedule::slice_binding_cap_from_env(), slots, backend::GPU_BYTES_PER_VALUE) {
         Ok(s) => println!(
             "wgpu (f32) on {name}, budget {gpu_budget} MiB: {} velocities in flight in {} waves, {} bindings of {} velocities swept by {} dispatch(es) per z-step of each wave; distribution storage {:.1} MiB; GPU fields {:.1} MiB",
             s.in_flight(),

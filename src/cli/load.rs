@@ -16,7 +16,7 @@ pub fn load(path: &Path, o: Overrides) -> Result<Config, Failure> {
     cfg.solver.acceleration = o.acceleration.unwrap_or(cfg.solver.acceleration);
     cfg.solver.scheme = o.scheme.unwrap_or(cfg.solver.scheme);
     cfg.solver.coarse_grids = o.coarse_grids.unwrap_or(cfg.solver.coarse_grids);
-    cfg.solver.precision = o.precision.unwrap_or(cfg.solver.precision);
+    cfg.solver.precision = o.precision.or(cfg.solver.precision);
     cfg.validate().map_err(|mut e| {
         // Name the option when the bad value came from the command line.
         let flag = match e.key.as_str() {
@@ -37,7 +37,7 @@ pub fn load(path: &Path, o: Overrides) -> Result<Config, Failure> {
 
 /// Host bytes the case needs: its fields, and the synthetic solve's where `synthetic`.
 fn host_need(cfg: &Config, gpu_solve: bool, synthetic: bool) -> u64 {
-    let f32_tables = cfg.solver.precision == knudsen::config::Precision::F32;
+    let f32_tables = cfg.solver.precision == Some(knudsen::config::Precision::F32);
     let mut need = knudsen::plan::host_bytes(cfg.cell_counts(), cfg.velocity.points, f32_tables);
     if gpu_solve {
         need += knudsen::plan::gpu_host_buffer_bytes(cfg.cell_counts());

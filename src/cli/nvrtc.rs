@@ -9,27 +9,31 @@ pub fn nvrtc_check(source: Option<&Path>, arch: String) -> Result<(), Failure> {
     use knudsen::backend::cuda::kernels;
     // NVRTC's options are 'static; this command compiles once and exits.
     let arch: &'static str = Box::leak(arch.into_boxed_str());
-    let src = match source {
-        Some(p) => std::fs::read_to_string(p).map_err(|e| Failure::BadInput(format!("{}: {e}", p.display())))?,
-        None => kernels::program(),
+    let given = match source {
+        Some(p) => Some(std::fs::read_to_string(p).map_err(|e| Failure::BadInput(format!("{}: {e}", p.display())))?),
+        None => None,
     };
     for sizes in kernels::check_sizes() {
+        let src = given.clone().unwrap_or_else(|| kernels::program_for(&sizes));
+        let tag = if sizes.f64 { ", f64" } else { "" };
         let ptx = kernels::compile_ptx(&src, &sizes, Some(arch))
-            .map_err(|e| Failure::Run(anyhow::anyhow!("NVRTC, {arch}, NX = {}: {e}", sizes.nx)))?;
+            .map_err(|e| Failure::Run(anyhow::anyhow!("NVRTC, {arch}, NX = {}{tag}: {e}", sizes.nx)))?;
         let text = ptx.to_src();
         // For reading the PTX (e.g. whether an array went to local memory).
         if let Ok(dir) = std::env::var("KNUDSEN_PTX_DUMP") {
-            let path = Path::new(&dir).join(format!("knudsen-{arch}-nx{}.ptx", sizes.nx));
+            let f64 = if sizes.f64 { "-f64" } else { "" };
+            let path = Path::new(&dir).join(format!("knudsen-{arch}-nx{}{f64}.ptx", sizes.nx));
             std::fs::write(&path, &text).map_err(|e| Failure::Run(anyhow::anyhow!("{}: {e}", path.display())))?;
         }
-        for k in ["sweep_slice", "moment_slice", "wall_load_slice", "sweep_fused", "fused_moments", "cell_records"] {
+        let fused: &[&str] = if sizes.f64 { &[] } else { &["sweep_fused", "fused_moments"] };
+        for k in ["sweep_slice", "moment_slice", "wall_load_slice", "cell_records"].iter().chain(fused) {
             if source.is_none() && !text.contains(&format!(".entry {k}")) {
                 return Err(Failure::Run(anyhow::anyhow!("NVRTC output has no entry {k}")));
             }
         }
         let target = text.lines().find(|l| l.starts_with(".target")).unwrap_or(".target ?");
         println!(
-            "NVRTC {}: {arch}, NX = {}: {} bytes of PTX ({target})",
+            "NVRTC {}: {arch}, NX = {}{tag}: {} bytes of PTX ({target})",
             kernels::nvrtc_version(),
             sizes.nx,
             text.len()

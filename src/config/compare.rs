@@ -9,7 +9,7 @@ use super::Config;
 use serde_json::Value;
 
 /// Keys a continued run may change (dotted, as in error messages).
-const FREE_KEYS: [&str; 10] = [
+const FREE_KEYS: [&str; 11] = [
     "name",
     "output",
     "solver.tolerance",
@@ -23,6 +23,9 @@ const FREE_KEYS: [&str; 10] = [
     "solver.partner_relaxation",
     // The coarse start changes only a run's first state, and a continued run makes none.
     "solver.coarse_grids",
+    // The arithmetic changes the round-off, not the fixed point: a run stalled at the f32
+    // floor continues in f64 (docs/configs.md, "The f32 floor").
+    "solver.precision",
 ];
 
 impl Config {
@@ -110,6 +113,7 @@ mod tests {
         b.solver.partner_relaxation = Some(0.5);
         b.solver.coarse_grids = 0;
         b.solver.stall_sweeps = 0;
+        b.solver.precision = Some(crate::config::Precision::F64);
         assert_eq!(a.state_hash(), b.state_hash());
         assert!(a.state_changes(&serde_json::to_value(&b).unwrap()).is_empty());
     }

@@ -273,7 +273,7 @@ impl Config {
     pub fn f32_floor_note(&self) -> Option<String> {
         (self.kn() < F32_FLOOR_KN && self.solver.acceleration.synthetic()).then(|| {
             format!(
-                "at Kn {:.2e} the synthetic correction amplifies f32 round-off: on f32 arithmetic (the GPU backends, the CPU's \"f32\") the residual may stall above 1e-5, and the run then stops as stalled (solver.stall_sweeps); the CPU backend in f64 (--backend cpu --precision f64) converges (docs/configs.md, \"The f32 floor\")",
+                "at Kn {:.2e} the synthetic correction amplifies f32 round-off: on f32 arithmetic (the GPU backends, the CPU's \"f32\") the residual may stall above 1e-5, and the run then stops as stalled (solver.stall_sweeps); f64 converges: --precision f64 with --backend cuda (the f64 slice kernels) or --backend cpu (docs/configs.md, \"The f32 floor\")",
                 self.kn()
             )
         })

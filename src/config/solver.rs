@@ -40,11 +40,12 @@ pub struct SolverConfig {
     /// velocity (the cell values and the face values it emits along x, y and z).
     #[serde(default)]
     pub scheme: Scheme,
-    /// The CPU backend's arithmetic and distribution storage (`docs/configs.md`): f64, the
-    /// reference, or f32 with the sweep vectorised over velocities (first order). The GPU
-    /// backends always store and sweep in f32 and ignore it.
-    #[serde(default)]
-    pub precision: Precision,
+    /// The sweep's arithmetic and distribution storage (`docs/configs.md`); None: each
+    /// backend's own, f64 on the CPU (the reference) and f32 on the GPUs. "f32" on the CPU
+    /// vectorises the first-order sweep over velocities; "f64" on CUDA sweeps with the f64
+    /// slice kernels; wgpu sweeps in f32 only and refuses "f64".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<Precision>,
     /// Coarser grids the run starts on (`knudsen run`; `docs/model.md`, "Coarse start"):
     /// the case is first converged to 1e-2 on grids with every second face (and, where fine
     /// enough, half the velocity points), each starting the next. 0 starts from the initial
@@ -65,17 +66,21 @@ pub struct SolverConfig {
 }
 
 /// `solver.precision`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum Precision {
     /// f64 storage and arithmetic: the reference.
-    #[default]
     F64,
-    /// f32 storage and sweep, vectorised over velocities; moments summed in f64.
+    /// f32 storage and sweep (on the CPU vectorised over velocities, moments summed in f64).
     F32,
 }
 
 impl Precision {
+    /// The CPU backend's: `precision` where given, else f64.
+    pub fn on_cpu(precision: Option<Precision>) -> Precision {
+        precision.unwrap_or(Precision::F64)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Precision::F64 => "f64",
@@ -159,7 +164,7 @@ impl Default for SolverConfig {
             checkpoint_minutes: default_checkpoint_minutes(),
             acceleration: Acceleration::default(),
             scheme: Scheme::default(),
-            precision: Precision::default(),
+            precision: None,
             coarse_grids: default_coarse_grids(),
             partner_relaxation: None,
             stall_sweeps: default_stall_sweeps(),
@@ -205,10 +210,10 @@ impl SolverConfig {
         if let Some(b) = self.memory_budget_mib {
             positive_finite("solver.memory_budget_mib", b)?;
         }
-        if self.precision == Precision::F32 && self.scheme != Scheme::FirstOrder {
+        if self.precision == Some(Precision::F32) && self.scheme != Scheme::FirstOrder {
             return Err(ConfigError::new(
                 "solver.precision",
-                "\"f32\" supports scheme \"first_order\" only; use \"f64\" with the second-order scheme",
+                "\"f32\" supports scheme \"first_order\" only; leave it out with the second-order scheme (the GPUs sweep it in f32, the CPU in f64)",
             ));
         }
         let most = MAX_COARSE_GRIDS;

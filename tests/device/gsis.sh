@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the NVIDIA device machine (the `device` tool), from the repository root:
-#   tests/device/gsis.sh shipped|kn|kn1|wgpu64|cube|device|wgpudev|auto|threshold|stall
+#   tests/device/gsis.sh shipped|kn|kn1|wgpu64|cube|device|wgpudev|auto|threshold|stall|f64|f64si
 # (`device`, `wgpudev`: also need carry/knudsen-lib-tests, the stripped `cargo test --release
 # --features cuda --lib --no-run` binary.)
 # Needs carry/knudsen built with `--features cuda` and .gl/*.deb (tests/device/setup.sh).
@@ -60,6 +60,54 @@ stall)
       python3 -c "import json; s = json.load(open('$R/cav32-kn$kn-$be-gsis/summary.json')); print('iterations', s['iterations'], 'converged', s['converged'], 'stalled', s.get('stalled'), 'total_seconds', s['total_seconds'])"
     done
   done
+  cp -r $R/*.log "$OUT/" 2>/dev/null
+  ;;
+f64)
+  # The CUDA backend's f64 slice kernels (solver.precision "f64") where f32 stalls: the 32^3
+  # cavity at Kn 0.001 with GSIS to 1e-8 and 1e-10, against the CPU's f64 answer to 1e-10,
+  # then the cost of an f64 sweep (3 sweeps of source iteration, 32^3 and 64^3 cells) against
+  # the f32 one. With carry/cuda_f64-test (the stripped `cargo test --release --features cuda
+  # --test cuda_f64 --no-run` binary) its tests run first.
+  if [ -x carry/cuda_f64-test ]; then carry/cuda_f64-test cuda_in_f64 --test-threads 1 --nocapture 2>&1 | grep -E "CUDA|Kn 0.001|test |result"; fi
+  cavity cav32-kn0.001 32 32 0.001
+  for tol in 1e-8 1e-10; do
+    name=cav32-kn0.001-cuda-f64-$tol
+    t0=$(date +%s.%N)
+    RUST_LOG=knudsen=debug,info timeout 300 $K run /tmp/cav32-kn0.001.json --backend cuda --precision f64 \
+      --acceleration gsis --tolerance $tol --out $R/$name > $R/$name.log 2>&1
+    echo "$name rc=$? wall $(python3 -c "print(f'{$(date +%s.%N) - $t0:.1f}')") s"
+    grep -E "sweep kernel|converged|stalled" $R/$name.log | sed 's/.*knudsen\] //' | tail -2
+    python3 -c "import json; s = json.load(open('$R/$name/summary.json')); print('iterations', s['iterations'], 'converged', s['converged'], 'stalled', s.get('stalled'), 'total_seconds', s['total_seconds'], 'device', s.get('device'))"
+  done
+  timeout 600 $K run /tmp/cav32-kn0.001.json --backend cpu --acceleration gsis --tolerance 1e-10 \
+    --out $R/cav32-kn0.001-cpu-f64 > $R/cav32-kn0.001-cpu-f64.log 2>&1
+  tail -1 $R/cav32-kn0.001-cpu-f64.log
+  for tol in 1e-8 1e-10; do
+    echo "== cuda f64 to $tol against cpu f64 to 1e-10"
+    $K compare $R/cav32-kn0.001-cpu-f64 $R/cav32-kn0.001-cuda-f64-$tol
+  done
+  for n in 32 64; do
+    cavity cav$n-kn1 $n 32 1
+    for p in f64 f32; do
+      name=cav$n-cuda-$p-3
+      RUST_LOG=knudsen=debug timeout 300 $K run /tmp/cav$n-kn1.json --backend cuda --precision $p --acceleration none \
+        --coarse-grids 0 --max-iterations 3 --out $R/$name > $R/$name.log 2>&1
+      echo "$name rc=$? $(grep -oE 'cuda sweep: [0-9.]+ s' $R/$name.log | tr '\n' ' ')"
+      grep -E "sweep kernel" $R/$name.log | sed 's/.*knudsen[^]]*\] //' | head -1
+    done
+  done
+  cp -r $R/*.log "$OUT/" 2>/dev/null
+  ;;
+f64si)
+  # Source iteration at Kn 0.001 on the 32^3 cavity, in f64 on CUDA (f32 stopped at 2.1e-5
+  # after 4000 sweeps): sweeps and time to the GPU tables' 1e-5 stop, for docs/validation.md.
+  cavity cav32-kn0.001 32 32 0.001
+  name=cav32-kn0.001-cuda-f64-none
+  RUST_LOG=info timeout 580 $K run /tmp/cav32-kn0.001.json --backend cuda --precision f64 --acceleration none \
+    --tolerance 1e-5 --max-iterations 20000 --out $R/$name > $R/$name.log 2>&1
+  echo "$name rc=$?"
+  grep -E "converged|error" $R/$name.log | sed 's/.*knudsen\] //' | tail -1
+  python3 -c "import json; s = json.load(open('$R/$name/summary.json')); print('iterations', s['iterations'], 'converged', s['converged'], 'total_seconds', s['total_seconds'])"
   cp -r $R/*.log "$OUT/" 2>/dev/null
   ;;
 shipped)

@@ -63,7 +63,7 @@ impl CpuBackend {
     /// Replace the plan (tests use it to compare batchings); storage is resized to fit.
     pub fn with_plan(problem: Arc<Problem>, plan: BatchPlan) -> Self {
         let slots = cpu_slices(problem.config.solver.scheme);
-        let f32 = problem.config.solver.precision == Precision::F32;
+        let f32 = Precision::on_cpu(problem.config.solver.precision) == Precision::F32;
         let nxy = problem.grid.slice_cells();
         let (slices, slices32) = if f32 {
             (Vec::new(), vec![0.0; slots * plan.max_batch.div_ceil(lanes::L) * lanes::L * nxy])
@@ -103,7 +103,7 @@ pub fn cpu_plan(p: &Problem, budget_bytes: u64) -> Result<BatchPlan, crate::plan
 
 /// Bytes per stored distribution value on the CPU: 8, or 4 in the f32 mode.
 pub fn value_bytes(p: &Problem) -> usize {
-    match p.config.solver.precision {
+    match Precision::on_cpu(p.config.solver.precision) {
         Precision::F64 => CPU_BYTES_PER_VALUE,
         Precision::F32 => 4,
     }

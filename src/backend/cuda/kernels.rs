@@ -98,7 +98,11 @@ pub struct Sizes {
     pub srow: u32,
     pub has_walls: bool,
     pub m: u32,
-    pub step: f32,
+    /// The velocity grid's spacing over two (moment_slice.cu's STEP), rounded to the
+    /// kernels' `real`.
+    pub step: f64,
+    /// The slice kernels in f64 (`KN_F64`, common.cuh): [`program_f64`].
+    pub f64: bool,
     /// Partner inflow starts in `bnd` and exit starts in `incident` (gpu_io::NONE: none).
     pub part_at: [u32; 6],
     pub exit_at: [u32; 6],
@@ -122,7 +126,8 @@ impl Sizes {
             srow: crate::backend::gpu_tables::shape_rows(p) as u32,
             has_walls: p.bodies.solids.any(),
             m: p.vgrid.m as u32,
-            step: (p.vgrid.half_width / (p.vgrid.m - 1) as f64) as f32,
+            step: p.vgrid.half_width / (p.vgrid.m - 1) as f64,
+            f64: super::wants_f64(p),
             part_at: t.part_at,
             exit_at: t.exit_at,
             slots: p.config.solver.scheme.slices() as u32,
@@ -142,8 +147,12 @@ impl Sizes {
             format!("-DSROW={}u", self.srow),
             format!("-DHAS_WALLS={}", if self.has_walls { "true" } else { "false" }),
             format!("-DM={}u", self.m),
-            // `{:?}` prints the shortest decimal that reads back as the same f32.
-            format!("-DSTEP={:?}f", self.step),
+            // `{:?}` prints the shortest decimal that reads back as the same f32 (f64).
+            match self.f64 {
+                false => format!("-DSTEP={:?}f", self.step as f32),
+                true => format!("-DSTEP={:?}", self.step),
+            },
+            format!("-DKN_F64={}", self.f64 as u32),
             format!("-DTX={}u", self.tile[0]),
             format!("-DTY={}u", self.tile[1]),
             format!("-DBV={}u", crate::backend::fused::BLOCK_VELOCITIES),
@@ -167,7 +176,23 @@ pub fn program() -> String {
     )
 }
 
-/// Compile `source` (normally [`program`]) to PTX. `arch`: e.g. "compute_90"; None lets
+/// The f64 program (`solver.precision = "f64"`): the shared header, the second-order cell
+/// update, the slice kernels and the cell records, compiled with `KN_F64=1`; the fused sweep
+/// is f32 only and not part of it.
+pub fn program_f64() -> String {
+    format!("{COMMON}\n{UPWIND2}\n{SWEEP}\n{MOMENT}\n{WALL_LOAD}\n{CELL_RECORDS}")
+}
+
+/// The program for `sizes`: [`program_f64`] where they ask for f64, else [`program`].
+pub fn program_for(sizes: &Sizes) -> String {
+    if sizes.f64 {
+        program_f64()
+    } else {
+        program()
+    }
+}
+
+/// Compile `source` (normally [`program_for`] the sizes) to PTX. `arch`: e.g. "compute_90"; None lets
 /// NVRTC choose its default.
 pub fn compile_ptx(source: &str, sizes: &Sizes, arch: Option<&'static str>) -> Result<Ptx, String> {
     nvrtc(source, sizes.defines(), arch)
@@ -223,7 +248,7 @@ fn arch_of(ctx: &Arc<CudaContext>) -> anyhow::Result<Option<&'static str>> {
 /// Compile for `ctx`'s device and load the module.
 pub fn compile(ctx: &Arc<CudaContext>, sizes: &Sizes) -> anyhow::Result<Arc<CudaModule>> {
     let t0 = std::time::Instant::now();
-    let ptx = compile_ptx(&program(), sizes, arch_of(ctx)?).map_err(|e| anyhow::anyhow!(e))?;
+    let ptx = compile_ptx(&program_for(sizes), sizes, arch_of(ctx)?).map_err(|e| anyhow::anyhow!(e))?;
     let t1 = t0.elapsed().as_secs_f64();
     let module = ctx.load_module(ptx)?;
     log::debug!(
@@ -314,9 +339,9 @@ fn nvrtc_cubin(source: &str, options: &[String]) -> Result<Vec<u8>, String> {
 }
 
 /// Representative constants for compile checks: the paper's cube (large indices, one body)
-/// and a small box without bodies.
+/// and a small box without bodies, each in f32 and in f64 ([`program_f64`]).
 pub fn check_sizes() -> Vec<Sizes> {
-    vec![
+    let f32 = vec![
         Sizes {
             nx: 191,
             ny: 181,
@@ -326,6 +351,7 @@ pub fn check_sizes() -> Vec<Sizes> {
             has_walls: true,
             m: 48,
             step: 4.0 / 47.0,
+            f64: false,
             part_at: [u32::MAX; 6],
             exit_at: [u32::MAX; 6],
             slots: 1,
@@ -343,6 +369,7 @@ pub fn check_sizes() -> Vec<Sizes> {
             has_walls: false,
             m: 12,
             step: 4.0 / 11.0,
+            f64: false,
             part_at: [u32::MAX, u32::MAX, 500, u32::MAX, 30000, u32::MAX],
             exit_at: [u32::MAX, u32::MAX, 200, u32::MAX, 30000, u32::MAX],
             // The second-order scheme's four slots.
@@ -352,7 +379,9 @@ pub fn check_sizes() -> Vec<Sizes> {
             fused_stride: 128,
             fused_min_blocks: 1,
         },
-    ]
+    ];
+    let f64 = f32.iter().map(|s| Sizes { f64: true, ..s.clone() }).collect::<Vec<_>>();
+    f32.into_iter().chain(f64).collect()
 }
 
 #[cfg(test)]

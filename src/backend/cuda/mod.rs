@@ -14,12 +14,15 @@ mod fused;
 mod kernel_cache;
 pub mod kernels;
 pub mod plan;
+mod real;
 mod records;
+pub use real::wants_f64;
+use real::{Buffers, Real};
 /// Page-locked host buffers, also for the synthetic solve's transfers.
 pub(crate) use records::Pinned;
 
-use super::gpu_tables::{moment_index, velocity_table};
-use super::wgpu::layout::{CellCoeffs, MSTRIDE};
+use super::gpu_tables::{moment_index_as, velocity_table_as};
+use super::wgpu::layout::MSTRIDE;
 use super::wgpu::schedule::{grid_2d, GpuSchedule};
 use super::{gpu_io, Backend, PlanSummary, SweepInput, SweepOutput};
 use crate::body::WALL_SUMS;
@@ -57,7 +60,17 @@ pub fn describe_devices() -> Result<Vec<String>, String> {
         .collect()
 }
 
-pub struct CudaBackend {
+/// The CUDA backend for `problem`: f64 slice kernels where `solver.precision` is "f64"
+/// ([`wants_f64`]), else f32 (the fused sweep where the case allows it).
+pub fn create(problem: Arc<Problem>, budget_bytes: Option<u64>) -> anyhow::Result<Box<dyn Backend>> {
+    Ok(match wants_f64(&problem) {
+        true => Box::new(CudaBackend::<f64>::new(problem, budget_bytes)?),
+        false => Box::new(CudaBackend::<f32>::new(problem, budget_bytes)?),
+    })
+}
+
+/// `T`: the slice path's value type (real.rs).
+pub struct CudaBackend<T: Real = f32> {
     problem: Arc<Problem>,
     name: String,
     stream: Arc<CudaStream>,
@@ -65,16 +78,12 @@ pub struct CudaBackend {
     sweep: CudaFunction,
     moment: CudaFunction,
     wall_load: CudaFunction,
-    cells: CudaSlice<f32>,
-    bnd: CudaSlice<f32>,
+    bufs: Buffers<T>,
     dens_at: usize,
-    moments: CudaSlice<f32>,
-    incident: CudaSlice<f32>,
-    wall_sums: CudaSlice<f32>,
     walls: CudaSlice<u32>,
-    slices: Vec<CudaSlice<f32>>,
+    slices: Vec<CudaSlice<T>>,
     /// Per wave, per chunk: sweep_slice's velocity table and moment_slice's index buffer.
-    tables: Vec<Vec<CudaSlice<f32>>>,
+    tables: Vec<Vec<CudaSlice<T>>>,
     vidx: Vec<Vec<CudaSlice<u32>>>,
     slice_walls: Vec<usize>,
     /// Face, partner and exit layout (gpu_io).
@@ -87,7 +96,7 @@ pub struct CudaBackend {
     records: Option<records::CellRecords>,
     /// Read-back buffers in page-locked host memory, kept across iterations: a copy into
     /// fresh pageable memory pays its page faults and a staging copy each time.
-    host: [records::Pinned<f32>; 3],
+    host: real::ReadBack<T>,
 }
 
 /// Threads per block: the WGSL workgroup sizes (layout.rs).
@@ -95,7 +104,7 @@ const SWEEP_BLOCK: u32 = super::wgpu::layout::SWEEP_WG;
 const MOMENT_BLOCK: u32 = super::wgpu::layout::MOMENT_WG;
 const WALL_BLOCK: u32 = 64;
 
-impl CudaBackend {
+impl<T: Real> CudaBackend<T> {
     /// Device [`super::device_slot`] modulo the devices present, the plan for `budget_bytes` of slices (default: half the device memory),
     /// the kernels compiled for this problem's sizes.
     pub fn new(problem: Arc<Problem>, budget_bytes: Option<u64>) -> anyhow::Result<Self> {
@@ -103,6 +112,7 @@ impl CudaBackend {
         let ctx = plan::context()?;
         let p = &*problem;
         let plan::Planned { name, sched, fused_plan, records_on_device } = plan::plan(&ctx, p, budget_bytes)?;
+        debug_assert!(!(T::F64 && fused_plan.is_ok()), "plan::plan refuses the fused sweep in f64");
         let t = gpu_io::device_tables(p)?;
         let mut sizes = kernels::Sizes::of(p, sched.chunk_stride, &t);
         if let Ok(f) = &fused_plan {
@@ -130,7 +140,7 @@ impl CudaBackend {
         // One element at least: cudarc does not allocate empty buffers.
         let mut walls: Vec<u32> = t.walls.iter().flatten().copied().collect();
         walls.resize(walls.len().max(4), 0);
-        let alloc = |n: usize| stream.alloc_zeros::<f32>(n.max(1));
+        let alloc = |n: usize| stream.alloc_zeros::<T>(n.max(1));
         // The fused sweep keeps no slices.
         let slice_len = sched.chunk_stride * sched.slice_cells * sched.slots;
         let slice_buffers = if fused_plan.is_ok() { 0 } else { sched.slice_buffers };
@@ -140,21 +150,27 @@ impl CudaBackend {
             let mut t = Vec::new();
             let mut v = Vec::new();
             for chunk in &wave.chunks {
-                let table: Vec<f32> = velocity_table(p, &chunk.velocities).into_iter().flatten().collect();
+                let table: Vec<T> =
+                    velocity_table_as(p, &chunk.velocities, T::of, T::of_bits).into_iter().flatten().collect();
                 t.push(stream.clone_htod(&table)?);
-                v.push(stream.clone_htod(&moment_index(p, &chunk.velocities))?);
+                v.push(stream.clone_htod(&moment_index_as(p, &chunk.velocities, T::weight_words))?);
             }
             tables.push(t);
             vidx.push(v);
         }
         let incident_len = t.incident_len;
+        // gpu_io::device_tables's `bnd` in T: the inverse widths, unrounded in f64.
+        let mut bnd: Vec<T> = (0..3).flat_map(|a| p.sweep_inv_widths(a)).map(T::of).collect();
+        bnd.resize(t.bnd.len(), T::default());
         let backend = Self {
-            cells: alloc(g.cells() * 12).context("allocating the cell coefficients")?,
-            bnd: stream.clone_htod(&t.bnd)?,
+            bufs: Buffers {
+                cells: alloc(g.cells() * 12).context("allocating the cell coefficients")?,
+                bnd: stream.clone_htod(&bnd)?,
+                moments: alloc(g.cells() * MSTRIDE).context("allocating the moment sums")?,
+                incident: alloc(t.incident_len)?,
+                wall_sums: alloc(nwalls * WALL_SUMS)?,
+            },
             dens_at: t.dens_at,
-            moments: alloc(g.cells() * MSTRIDE).context("allocating the moment sums")?,
-            incident: alloc(t.incident_len)?,
-            wall_sums: alloc(nwalls * WALL_SUMS)?,
             walls: stream.clone_htod(&walls)?,
             slices: (0..slice_buffers)
                 .map(|_| alloc(slice_len))
@@ -182,7 +198,7 @@ impl CudaBackend {
             moment,
             wall_load,
         };
-        log::info!("cuda sweep kernel: {}", backend.sweep_kernel());
+        log::info!("cuda sweep kernel: {}{}", backend.sweep_kernel(), if T::F64 { ", in f64" } else { "" });
         Ok(backend)
     }
 
@@ -208,7 +224,12 @@ impl CudaBackend {
                     let cfg =
                         LaunchConfig { grid_dim: (gx, gy, 1), block_dim: (SWEEP_BLOCK, 1, 1), shared_mem_bytes: 0 };
                     let mut l = stream.launch_builder(&self.sweep);
-                    l.arg(&step).arg(&count).arg(&split).arg(&self.cells).arg(&self.bnd).arg(&self.tables[w][c]);
+                    l.arg(&step)
+                        .arg(&count)
+                        .arg(&split)
+                        .arg(&self.bufs.cells)
+                        .arg(&self.bufs.bnd)
+                        .arg(&self.tables[w][c]);
                     l.arg(&mut self.slices[c]);
                     // SAFETY: the argument list matches sweep_slice.cu's signature.
                     unsafe { l.launch(cfg) }.context("launching sweep_slice")?;
@@ -222,7 +243,7 @@ impl CudaBackend {
                     };
                     let mut l = stream.launch_builder(&self.moment);
                     l.arg(&step).arg(&count).arg(&split).arg(&self.vidx[w][c]).arg(&self.slices[c]);
-                    l.arg(&mut self.moments).arg(&mut self.incident);
+                    l.arg(&mut self.bufs.moments).arg(&mut self.bufs.incident);
                     // SAFETY: the argument list matches moment_slice.cu's signature.
                     unsafe { l.launch(cfg) }.context("launching moment_slice")?;
                     let faces = self.slice_walls[step as usize].max(self.slice_walls[nz - 1 - step as usize]);
@@ -232,7 +253,7 @@ impl CudaBackend {
                             LaunchConfig { grid_dim: (gx, gy, 2), block_dim: (WALL_BLOCK, 1, 1), shared_mem_bytes: 0 };
                         let mut l = stream.launch_builder(&self.wall_load);
                         l.arg(&step).arg(&count).arg(&split).arg(&self.tables[w][c]).arg(&self.slices[c]);
-                        l.arg(&self.walls).arg(&mut self.wall_sums);
+                        l.arg(&self.walls).arg(&mut self.bufs.wall_sums);
                         // SAFETY: the argument list matches wall_load_slice.cu's signature.
                         unsafe { l.launch(cfg) }.context("launching wall_load_slice")?;
                     }
@@ -243,13 +264,13 @@ impl CudaBackend {
     }
 }
 
-impl Backend for CudaBackend {
+impl<T: Real> Backend for CudaBackend<T> {
     fn kind(&self) -> &'static str {
         "cuda"
     }
 
     fn device(&self) -> String {
-        format!("{} (CUDA)", self.name)
+        format!("{} (CUDA{})", self.name, if T::F64 { ", f64" } else { "" })
     }
 
     fn plan_summary(&self) -> PlanSummary {
@@ -263,9 +284,8 @@ impl Backend for CudaBackend {
     }
 
     fn device_bytes(&self) -> Option<u64> {
-        let f32s = [&self.cells, &self.bnd, &self.moments, &self.incident, &self.wall_sums];
-        let fixed: usize =
-            f32s.into_iter().chain(&self.slices).chain(self.tables.iter().flatten()).map(|b| b.num_bytes()).sum();
+        let fixed: usize = self.bufs.bytes()
+            + self.slices.iter().chain(self.tables.iter().flatten()).map(|b| b.num_bytes()).sum::<usize>();
         let ints: usize = std::iter::once(&self.walls).chain(self.vidx.iter().flatten()).map(|b| b.num_bytes()).sum();
         let records = self.records.as_ref().map_or(0, |r| r.device_bytes());
         Some((fixed + ints + records + self.fused.as_ref().map_or(0, |f| f.device_bytes())) as u64)
@@ -280,8 +300,13 @@ impl Backend for CudaBackend {
     }
 
     fn residual_floor(&self) -> f64 {
-        // f32 storage and sums, as on wgpu (wgpu/mod.rs gives the measurement).
-        1e-5
+        // f32 storage and sums, as on wgpu (wgpu/mod.rs gives the measurement); none in f64,
+        // as on the CPU.
+        if T::F64 {
+            0.0
+        } else {
+            1e-5
+        }
     }
 
     fn sweep(&mut self, input: &SweepInput, out: &mut SweepOutput) -> anyhow::Result<()> {
@@ -290,35 +315,30 @@ impl Backend for CudaBackend {
         // A caller that gives no fields gets the host's records.
         match &mut self.records {
             Some(r) if input.fields.len() == self.problem.grid.cells() => {
-                r.launch(&stream, input.fields, &mut self.cells)?
+                r.launch(&stream, input.fields, &mut self.bufs.cells)?
             }
             _ => {
-                let cells = gpu_io::cell_records(&self.problem, input);
-                stream.memcpy_htod(bytemuck::cast_slice::<CellCoeffs, f32>(&cells), &mut self.cells)?;
+                let cells = T::host_records(&self.problem, input);
+                stream.memcpy_htod(&cells, &mut self.bufs.cells)?;
             }
         }
-        let dens = gpu_io::densities(input);
-        let mut tail = self.bnd.slice_mut(self.dens_at..);
+        let dens = gpu_io::densities(input, T::of);
+        let mut tail = self.bufs.bnd.slice_mut(self.dens_at..);
         stream.memcpy_htod(&dens, &mut tail)?;
-        stream.memset_zeros(&mut self.moments)?;
-        stream.memset_zeros(&mut self.incident)?;
-        stream.memset_zeros(&mut self.wall_sums)?;
+        stream.memset_zeros(&mut self.bufs.moments)?;
+        stream.memset_zeros(&mut self.bufs.incident)?;
+        stream.memset_zeros(&mut self.bufs.wall_sums)?;
         let t_prep = t0.elapsed().as_secs_f64();
-        match &mut self.fused {
-            Ok(f) => f.launch_all(
-                &stream,
-                &self.cells,
-                &self.bnd,
-                &mut self.moments,
-                &mut self.incident,
-                &mut self.wall_sums,
-            )?,
-            Err(_) => self.launch_all()?,
+        match (&mut self.fused, T::as_f32(&mut self.bufs)) {
+            (Ok(f), Some(b)) => {
+                f.launch_all(&stream, &b.cells, &b.bnd, &mut b.moments, &mut b.incident, &mut b.wall_sums)?
+            }
+            _ => self.launch_all()?,
         }
         let [moments, incident, wall_sums] = &mut self.host;
-        moments.read(&self.moments)?;
-        incident.read(&self.incident)?;
-        wall_sums.read(&self.wall_sums)?;
+        moments.read(&self.bufs.moments)?;
+        incident.read(&self.bufs.incident)?;
+        wall_sums.read(&self.bufs.wall_sums)?;
         stream.synchronize().context("waiting for the GPU")?;
         let t_gpu = t0.elapsed().as_secs_f64();
         gpu_io::unpack(out, moments.get()?, incident.get()?, wall_sums.get()?, &self.layout);

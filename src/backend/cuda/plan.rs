@@ -74,6 +74,8 @@ pub fn plan(ctx: &CudaContext, p: &Problem, budget_bytes: Option<u64>) -> anyhow
     let name = ctx.name().unwrap_or_else(|_| "CUDA device".into());
     let total = ctx.total_mem().context("querying device memory")? as u64;
     let budget = budget_bytes.unwrap_or(total / 2);
+    let f64 = super::wants_f64(p);
+    let value_bytes = if f64 { 8 } else { crate::backend::GPU_BYTES_PER_VALUE };
     let sched = schedule::schedule(
         &p.vgrid.octant_members(),
         &p.vgrid.xi,
@@ -82,6 +84,7 @@ pub fn plan(ctx: &CudaContext, p: &Problem, budget_bytes: Option<u64>) -> anyhow
         &GpuLimits::cuda(total),
         schedule::slice_binding_cap_from_env(),
         p.config.solver.scheme.slices(),
+        value_bytes,
     )
     .map_err(|e| anyhow!("{name} cannot run this case: {e}"))?;
     let layout = gpu_io::table_layout(p)?;
@@ -104,7 +107,11 @@ pub fn plan(ctx: &CudaContext, p: &Problem, budget_bytes: Option<u64>) -> anyhow
         .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
         .ok()
         .map(|b| b as u32);
-    let fused_plan = fused::choose(p, budget, ctx.compute_capability()?, block_shared)?;
+    let fused_plan = match f64 {
+        // The slice kernels sweep in f64; the fused sweep is f32 only.
+        true => Err("solver.precision \"f64\": the f64 slice kernels".to_string()),
+        false => fused::choose(p, budget, ctx.compute_capability()?, block_shared)?,
+    };
     let distribution = fused_plan.as_ref().map_or(sched.distribution_bytes, |f| f.bytes());
     // Refuse a plan that cannot fit before allocating any of it; what a backend dropped
     // before this one freed is returned to the device at a synchronisation.
@@ -113,13 +120,19 @@ pub fn plan(ctx: &CudaContext, p: &Problem, budget_bytes: Option<u64>) -> anyhow
     let records_on_device = match gpu_io::records_from_env(gpu_io::RecordsAt::Device)? {
         gpu_io::RecordsAt::Device => true,
         gpu_io::RecordsAt::Host => false,
+        gpu_io::RecordsAt::DeviceF32 if f64 => {
+            anyhow::bail!("KNUDSEN_CELL_RECORDS=device-f32: the f64 sweep (solver.precision \"f64\") takes f64 records")
+        }
         gpu_io::RecordsAt::DeviceF32 => {
             anyhow::bail!("KNUDSEN_CELL_RECORDS=device-f32: the CUDA backend's records are f64 (device) or host")
         }
     };
     // The fields the cell records are computed from (records.rs), beside the records.
     let record_fields = if records_on_device { (cells * gpu_io::RECORD_FIELDS * 8) as u64 } else { 0 };
-    let need = distribution + sched.field_bytes + record_fields + 4 * (layout.bnd_len + layout.incident_len) as u64;
+    let need = distribution
+        + sched.field_bytes
+        + record_fields
+        + value_bytes as u64 * (layout.bnd_len + layout.incident_len) as u64;
     anyhow::ensure!(
         need <= free as u64,
         "{name}: the plan needs {} MiB of device memory ({} MiB of distribution storage); {} MiB are free; lower --memory-budget-mib",

@@ -53,12 +53,13 @@ impl CellRecords {
         self.fields.num_bytes() + self.vgrid.num_bytes() + self.words.num_bytes()
     }
 
-    /// Upload `fields` and write the records of every cell into `cells` (12 f32 per cell).
-    pub fn launch(
+    /// Upload `fields` and write the records of every cell into `cells` (12 values per cell,
+    /// of the type the module was compiled for: real.rs).
+    pub fn launch<T: DeviceRepr>(
         &mut self,
         stream: &Arc<CudaStream>,
         fields: &[Macro],
-        cells: &mut CudaSlice<f32>,
+        cells: &mut CudaSlice<T>,
     ) -> anyhow::Result<()> {
         anyhow::ensure!(fields.len() == self.ncell as usize, "{} fields for {} cells", fields.len(), self.ncell);
         pack_fields(fields, self.host.get_mut()?, |x| x);
@@ -73,7 +74,8 @@ impl CellRecords {
         l.arg(&self.fields).arg(&self.vgrid).arg(&self.words).arg(&prandtl).arg(&delta).arg(&omega).arg(&self.ncell);
         l.arg(cells);
         // SAFETY: the argument list matches cell_records.cu's signature; `cells` holds 12
-        // floats per cell (CudaBackend::new allocates it so).
+        // values per cell of the module's `real` (CudaBackend::<T>::new compiles and
+        // allocates it so).
         unsafe { l.launch(cfg) }.context("launching cell_records")?;
         Ok(())
     }

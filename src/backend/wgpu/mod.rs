@@ -214,6 +214,10 @@ impl WgpuBackend {
         info: &wgpu::AdapterInfo,
         requested: &wgpu::Limits,
     ) -> anyhow::Result<(GpuSchedule, Result<crate::backend::fused::FusedPlan, String>)> {
+        anyhow::ensure!(
+            p.config.solver.precision != Some(crate::config::Precision::F64),
+            "solver.precision \"f64\": the wgpu backend sweeps in f32 only; use --backend cuda (an NVIDIA GPU) or --backend cpu for f64, or leave the precision out for f32"
+        );
         let limits = GpuLimits::from_wgpu(requested);
         let sched = schedule::schedule(
             &p.vgrid.octant_members(),
@@ -223,6 +227,7 @@ impl WgpuBackend {
             &limits,
             opts.max_slice_binding.or_else(schedule::slice_binding_cap_from_env),
             p.config.solver.scheme.slices(),
+            crate::backend::GPU_BYTES_PER_VALUE,
         )
         .map_err(|e| anyhow!("{} cannot run this case: {e}", info.name))?;
         let layout = super::gpu_io::table_layout(p)?;
@@ -252,7 +257,7 @@ impl WgpuBackend {
     /// Upload the cell coefficients and face densities, and start a command encoder whose
     /// first commands clear the moment and incident sums.
     fn begin_iteration(&mut self, input: &SweepInput) -> wgpu::CommandEncoder {
-        let dens = super::gpu_io::densities(input);
+        let dens = super::gpu_io::densities(input, |x| x as f32);
         self.queue.write_buffer(&self.bnd, (self.dens_at * 4) as u64, bytemuck::cast_slice(&dens));
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("iteration") });
         // A caller that gives no fields (the stage checks) gets the host's records.

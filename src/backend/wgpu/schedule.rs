@@ -76,8 +76,6 @@ pub fn grid_2d(n: usize, max: u32) -> Option<(u32, u32)> {
     (y <= max as usize).then_some((x as u32, y as u32))
 }
 
-/// Plan a run. Refuses, with the reason, anything the adapter cannot hold, before any
-/// allocation.
 /// `KNUDSEN_MAX_SLICE_BINDING_MIB`, a diagnostic: cap every slice binding (chunk) of either
 /// GPU backend at this many MiB, to time the same case split into more chunks
 /// (docs/performance.md, "Why wgpu trails CUDA on large rows").
@@ -92,6 +90,12 @@ pub fn slice_binding_cap_from_env() -> Option<u64> {
     }
 }
 
+/// Plan a run. Refuses, with the reason, anything the adapter cannot hold, before any
+/// allocation. `slots` slices per velocity of `value_bytes` per value (4; 8 for the CUDA
+/// backend's f64 slice kernels).
+// Each argument is one the callers already hold; a struct for two of them would only move
+// the list.
+#[allow(clippy::too_many_arguments)]
 pub fn schedule(
     octants: &[Vec<u32>; 8],
     xi: &[[f64; 3]],
@@ -100,6 +104,7 @@ pub fn schedule(
     limits: &GpuLimits,
     max_slice_binding: Option<u64>,
     slots: usize,
+    value_bytes: usize,
 ) -> Result<GpuSchedule, PlanError> {
     let [nx, ny, nz] = dims;
     let nxy = nx * ny;
@@ -114,8 +119,9 @@ pub fn schedule(
             Ok(())
         }
     };
-    need("the cell coefficients", cells * 48)?;
-    need("the moment sums", cells * 4 * super::layout::MSTRIDE as u64)?;
+    let vb = value_bytes as u64;
+    need("the cell coefficients", cells * 12 * vb)?;
+    need("the moment sums", cells * vb * super::layout::MSTRIDE as u64)?;
     if limits.max_storage_buffers_per_stage < KERNEL_STORAGE_BUFFERS {
         return Err(PlanError(format!(
             "the kernels need {KERNEL_STORAGE_BUFFERS} storage buffers per stage; the adapter allows {}",
@@ -133,7 +139,7 @@ pub fn schedule(
     let moment_grid = grid_2d(nxy, limits.max_workgroups_per_dim)
         .ok_or_else(|| PlanError(format!("a slice of {nxy} cells exceeds the adapter's workgroup grid")))?;
 
-    let bytes_per_velocity = (nxy * crate::backend::GPU_BYTES_PER_VALUE * slots) as u64;
+    let bytes_per_velocity = (nxy * value_bytes * slots) as u64;
     let slice_binding = max_slice_binding.map_or(binding, |cap| cap.min(binding));
     // Chunks hold whole quads (LANES velocities of one octant, one vec4 of slice storage).
     let per_binding = (slice_binding / bytes_per_velocity) as usize / LANES * LANES;
@@ -152,7 +158,7 @@ pub fn schedule(
     }
     // Batches as large as the budget allows (never more than an octant), then packed into
     // waves of at most `in_flight` velocities.
-    let plan = plan_batches(octants, nxy, crate::backend::GPU_BYTES_PER_VALUE, slots, budget_bytes)?;
+    let plan = plan_batches(octants, nxy, value_bytes, slots, budget_bytes)?;
     let mut waves: Vec<Vec<Batch>> = Vec::new();
     let mut filled = 0;
     for b in plan.batches {
@@ -226,7 +232,7 @@ pub fn schedule(
         slice_cells: nxy,
         slots,
         distribution_bytes: slice_buffers as u64 * chunk_stride as u64 * bytes_per_velocity,
-        field_bytes: cells * (48 + 4 * super::layout::MSTRIDE as u64) + faces * 8 + nz as u64 * 4,
+        field_bytes: cells * vb * (12 + super::layout::MSTRIDE as u64) + faces * 8 + nz as u64 * 4,
         moment_grid,
     })
 }
@@ -239,7 +245,7 @@ mod tests {
 
     fn plan(m: usize, n: usize, budget_mib: u64, limits: GpuLimits) -> Result<GpuSchedule, PlanError> {
         let v = VelocityGrid::new(m, 4.0, Quadrature::Trapezoid);
-        schedule(&v.octant_members(), &v.xi, [n, n, n], budget_mib << 20, &limits, None, 1)
+        schedule(&v.octant_members(), &v.xi, [n, n, n], budget_mib << 20, &limits, None, 1, 4)
     }
 
     /// 128^3 cells x 128^3 velocities on an 80 GB device with a 70000 MiB budget: 2^20
@@ -281,7 +287,7 @@ mod tests {
             check_invariants(&s, 128, &limits);
             // The second-order scheme's four slots share each binding: still in range.
             let v = VelocityGrid::new(128, 4.0, Quadrature::Trapezoid);
-            let s4 = schedule(&v.octant_members(), &v.xi, [128; 3], 70000 << 20, &limits, None, 4).unwrap();
+            let s4 = schedule(&v.octant_members(), &v.xi, [128; 3], 70000 << 20, &limits, None, 4, 4).unwrap();
             let elements = (s4.chunk_stride * s4.slice_cells * s4.slots) as u64;
             if name == "wgpu" {
                 assert!(elements * 4 <= MAX_INDEXED_BINDING && elements - 1 < 1 << 30, "{elements} values");

@@ -1,0 +1,153 @@
+//! `solver.precision = "f64"` on the GPU backends: CUDA sweeps with its slice kernels compiled
+//! in f64 (`KN_F64`, src/backend/cuda/real.rs) and is compared with the CPU's f64 reference;
+//! wgpu, which sweeps in f32 only, refuses it. The CUDA tests run where a CUDA device answers
+//! (the device machine); elsewhere they say so on stderr (CI has no NVIDIA GPU and compiles
+//! the f64 kernels instead, tests/cuda_nvrtc.rs).
+//!
+//! Tolerance, sweep for sweep: both paths are f64 throughout and differ only in the order of
+//! their sums (warp trees against the CPU's batch order) and in the last place of exp and
+//! the divisions, about 1e-16 relative per operation; a few sweeps of a few hundred terms
+//! per sum stay near 1e-14. 1e-11 keeps a margin of a thousand and is still five orders
+//! below the f32 sweep's difference from f64 (1e-6 to 1e-5, tests/gpu.rs), which the tests
+//! check the same comparison tells apart.
+
+mod common;
+use common::*;
+use knudsen::backend::BackendChoice;
+use knudsen::config::{Acceleration, Config, Precision, Scheme};
+
+fn cuda_here() -> bool {
+    match knudsen::backend::cuda_available() {
+        Ok(()) => true,
+        Err(why) => {
+            eprintln!("NOTE: CUDA f64 test not run: {why}");
+            false
+        }
+    }
+}
+
+fn fixed(v: &serde_json::Value, sweeps: usize, scheme: Scheme, precision: Option<Precision>) -> Config {
+    let mut c = config(v);
+    c.solver.max_iterations = sweeps;
+    c.solver.tolerance = 1e-30;
+    c.solver.scheme = scheme;
+    c.solver.precision = precision;
+    c.solver.coarse_grids = 0;
+    c
+}
+
+/// A body (solid cells, wall emission and loads), specular faces (partner data and exits)
+/// and a stretched axis: every path of the slice kernels (tests/cpu_f32.rs has its twin).
+fn body_case() -> serde_json::Value {
+    let mut v = cavity_json(6, 10, 4.0, 0.1);
+    v["boundaries"]["y_min"] = serde_json::json!({"type": "specular"});
+    v["boundaries"]["z_min"] = serde_json::json!({"type": "specular"});
+    v["grid"]["x"] = serde_json::json!({"faces": [0.0, 0.1, 0.25, 0.45, 0.7, 1.0]});
+    v["bodies"] = serde_json::json!([{"min": [0.25, 0.0, 2.0 / 6.0], "max": [0.7, 1.0, 4.0 / 6.0], "temperature": 1.3,
+        "velocity": [0.0, 0.1, 0.0]}]);
+    v
+}
+
+#[test]
+fn cuda_in_f64_matches_the_cpu_sweep_for_sweep() {
+    if !cuda_here() {
+        return;
+    }
+    let mut shakhov = cavity_json(8, 10, 4.0, 0.2);
+    shakhov["gas"]["prandtl"] = (2.0 / 3.0).into();
+    let cases = [
+        ("lid cavity, Shakhov", shakhov, Scheme::FirstOrder),
+        ("body, specular faces, stretched x", body_case(), Scheme::FirstOrder),
+        ("body, specular faces, stretched x, second order", body_case(), Scheme::SecondOrder),
+        ("open box: periodic, specular, free stream, second order", open_box_json([4, 5, 3]), Scheme::SecondOrder),
+    ];
+    for (what, v, scheme) in cases {
+        let (p, cpu) = run(&fixed(&v, 4, scheme, None), BackendChoice::Cpu, 2);
+        let f64 = run(&fixed(&v, 4, scheme, Some(Precision::F64)), BackendChoice::Cuda, 2).1;
+        let f32 = run(&fixed(&v, 4, scheme, None), BackendChoice::Cuda, 2).1;
+        // Solid cells hold no gas (their velocity is 0/0): the fluid ones are compared.
+        let fluid = |r: &knudsen::solver::RunResult| -> Vec<knudsen::model::Macro> {
+            (0..p.grid.cells()).filter(|&c| !p.bodies.solids.is_solid(c)).map(|c| r.fields[c]).collect()
+        };
+        let (cpu_f, f64_f, f32_f) = (fluid(&cpu), fluid(&f64), fluid(&f32));
+        let mut f32_apart = 0.0f64;
+        for ((name, d), (_, d32)) in
+            field_differences(&f64_f, &cpu_f).into_iter().zip(field_differences(&f32_f, &cpu_f))
+        {
+            eprintln!("{what}: {name} CUDA f64 {d:.2e}, CUDA f32 {d32:.2e} from the CPU's f64");
+            assert!(d < 1e-11, "{what}: {name} differs by {d:e}");
+            f32_apart = f32_apart.max(d32);
+        }
+        // The comparison has teeth: the f32 sweep of the same case is told apart.
+        assert!(f32_apart > 1e-8, "{what}: f32 within {f32_apart:e}");
+        // The body's incident sums (wall_load_slice), where it has one.
+        let flat = |r: &knudsen::solver::RunResult| r.wall.iter().flatten().copied().collect::<Vec<f64>>();
+        let (a, b) = (flat(&f64), flat(&cpu));
+        if b.iter().any(|&x| x != 0.0) {
+            let d = rel_l2(a.into_iter(), b.into_iter());
+            eprintln!("{what}: wall sums CUDA f64 {d:.2e} from the CPU's f64");
+            assert!(d < 1e-11, "{what}: wall sums differ by {d:e}");
+        }
+    }
+}
+
+/// The slip-regime cavity of tests/cpu_f32.rs's stall test: at Kn 0.001 the synthetic
+/// correction amplifies f32 round-off past the 1e-5 stop, and an f32 run stalls; in f64 the
+/// CUDA backend converges far below it, to the CPU's answer.
+#[test]
+fn cuda_in_f64_converges_at_kn_0_001_where_f32_stalls() {
+    if !cuda_here() {
+        return;
+    }
+    let mut v = cavity_json(8, 12, 4.0, 0.1);
+    v["gas"]["kn"] = 0.001.into();
+    let mut cfg = config(&v);
+    cfg.solver.coarse_grids = 0;
+    let f32 = run(&with(cfg.clone(), Acceleration::Gsis, 1e-5, 400), BackendChoice::Cuda, 2).1;
+    assert!(f32.stalled.is_some() && !f32.converged, "f32: {} sweeps", f32.iterations());
+
+    cfg.solver.precision = Some(Precision::F64);
+    let cfg = with(cfg, Acceleration::Gsis, 1e-10, 200);
+    let gpu = run(&cfg, BackendChoice::Cuda, 2).1;
+    let cpu = run(&cfg, BackendChoice::Cpu, 2).1;
+    assert!(gpu.converged && gpu.stalled.is_none(), "CUDA f64: {} sweeps", gpu.iterations());
+    assert!(cpu.converged, "CPU: {} sweeps", cpu.iterations());
+    eprintln!("Kn 0.001: CUDA f64 {} sweeps, CPU f64 {} sweeps to 1e-10", gpu.iterations(), cpu.iterations());
+    // Both stopped at residual 1e-10 on the same fixed point; the GSIS contraction (0.2-0.4
+    // a sweep) leaves each within a few 1e-10 of it, so 1e-8 is a bound with room and far
+    // below the f32 run's 1e-4.
+    for (name, d) in field_differences(&gpu.fields, &cpu.fields) {
+        eprintln!("Kn 0.001: {name} CUDA f64 against CPU f64 {d:.2e}");
+        assert!(d < 1e-8, "{name}: {d:e}");
+    }
+}
+
+/// wgpu sweeps in f32 only: "f64" is refused before anything is written, naming the key;
+/// `check` says what each GPU backend would do. Left out, the precision is each backend's
+/// own and is not written into the case's JSON.
+#[test]
+fn wgpu_refuses_f64_and_check_says_what_each_backend_does() {
+    let cfg = config(&cavity_json(4, 10, 4.0, 0.1));
+    assert!(!serde_json::to_string(&cfg).unwrap().contains("precision"));
+    let dir = tempfile::tempdir().unwrap();
+    let case = dir.path().join("case.json");
+    std::fs::write(&case, pinned(&cavity_json(4, 10, 4.0, 0.1)).to_string()).unwrap();
+    let knudsen =
+        |args: &[&str]| std::process::Command::new(env!("CARGO_BIN_EXE_knudsen")).args(args).output().unwrap();
+    let c = case.to_str().unwrap();
+    let o = knudsen(&["check", "--precision", "f64", "--device-memory-mib", "12288", c]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{stdout}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout.contains("cuda (f64) on a 12288 MiB device"), "{stdout}");
+    assert!(stdout.contains("the f64 slice kernels"), "{stdout}");
+    assert!(stdout.contains("wgpu: refuses solver.precision \"f64\""), "{stdout}");
+    if gpu_adapter().is_none() {
+        return;
+    }
+    let out = dir.path().join("out");
+    let o = knudsen(&["run", "--backend", "wgpu", "--precision", "f64", "--out", out.to_str().unwrap(), c]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{stderr}");
+    assert!(stderr.contains("solver.precision \"f64\": the wgpu backend sweeps in f32 only"), "{stderr}");
+    assert!(!out.join("summary.json").exists() && !out.join("fields.h5").exists());
+}
