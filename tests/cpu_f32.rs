@@ -44,18 +44,6 @@ fn body_case() -> Config {
     config(&body_case_json())
 }
 
-fn body_case_json() -> serde_json::Value {
-    let mut v = cavity_json(6, 10, 4.0, 0.1);
-    v["boundaries"]["y_min"] = serde_json::json!({"type": "specular"});
-    v["boundaries"]["z_min"] = serde_json::json!({"type": "specular"});
-    v["grid"]["x"] = serde_json::json!({"faces": [0.0, 0.1, 0.25, 0.45, 0.7, 1.0]});
-    // A rod across y (cut by the specular y_min), moving along itself: a wall velocity in
-    // the emission, tangential to every face that meets gas.
-    v["bodies"] = serde_json::json!([{"min": [0.25, 0.0, 2.0 / 6.0], "max": [0.7, 1.0, 4.0 / 6.0], "temperature": 1.3,
-        "velocity": [0.0, 0.1, 0.0]}]);
-    v
-}
-
 #[test]
 fn f32_matches_f64_after_the_same_iterations() {
     let cfg = load_config("cavity-quick.json");

@@ -36,18 +36,6 @@ fn fixed(v: &serde_json::Value, sweeps: usize, scheme: Scheme, precision: Option
     c
 }
 
-/// A body (solid cells, wall emission and loads), specular faces (partner data and exits)
-/// and a stretched axis: every path of the slice kernels (tests/cpu_f32.rs has its twin).
-fn body_case() -> serde_json::Value {
-    let mut v = cavity_json(6, 10, 4.0, 0.1);
-    v["boundaries"]["y_min"] = serde_json::json!({"type": "specular"});
-    v["boundaries"]["z_min"] = serde_json::json!({"type": "specular"});
-    v["grid"]["x"] = serde_json::json!({"faces": [0.0, 0.1, 0.25, 0.45, 0.7, 1.0]});
-    v["bodies"] = serde_json::json!([{"min": [0.25, 0.0, 2.0 / 6.0], "max": [0.7, 1.0, 4.0 / 6.0], "temperature": 1.3,
-        "velocity": [0.0, 0.1, 0.0]}]);
-    v
-}
-
 #[test]
 fn cuda_in_f64_matches_the_cpu_sweep_for_sweep() {
     if !cuda_here() {
@@ -57,8 +45,8 @@ fn cuda_in_f64_matches_the_cpu_sweep_for_sweep() {
     shakhov["gas"]["prandtl"] = (2.0 / 3.0).into();
     let cases = [
         ("lid cavity, Shakhov", shakhov, Scheme::FirstOrder),
-        ("body, specular faces, stretched x", body_case(), Scheme::FirstOrder),
-        ("body, specular faces, stretched x, second order", body_case(), Scheme::SecondOrder),
+        ("body, specular faces, stretched x", body_case_json(), Scheme::FirstOrder),
+        ("body, specular faces, stretched x, second order", body_case_json(), Scheme::SecondOrder),
         ("open box: periodic, specular, free stream, second order", open_box_json([4, 5, 3]), Scheme::SecondOrder),
     ];
     for (what, v, scheme) in cases {
