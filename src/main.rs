@@ -21,8 +21,8 @@ fn main() -> ExitCode {
         }
         Command::Bench { args } => cli::bench::bench(args),
         Command::Info => cli::info::info(),
-        Command::Validate { files, fast, backend, acceleration, out } => {
-            cli::validate::validate(files, fast, backend, acceleration, &out)
+        Command::Validate { files, fast, backend, acceleration, precision, out } => {
+            cli::validate::validate(files, fast, backend, (acceleration, precision), &out)
         }
         Command::NvrtcCheck { source, arch } => cli::nvrtc::nvrtc_check(source.as_deref(), arch),
         Command::VkStats { row, tiles, scheme, ir } => {

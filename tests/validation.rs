@@ -115,3 +115,34 @@ fn a_point_that_cannot_be_measured_fails_its_suite_and_the_others_still_run() {
     assert_eq!(run.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("not a directory") && stdout.is_empty(), "{stdout}{stderr}");
 }
+
+/// `--precision` sets the points' `solver.precision` (here the CPU's f32, on one Couette
+/// point) and the results record it; a point's own setting would win.
+#[test]
+fn the_given_precision_runs_and_is_recorded() {
+    let src =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/validation/couette-bgk.json")).unwrap();
+    let mut suite: serde_json::Value = serde_json::from_str(&src).unwrap();
+    suite["points"].as_array_mut().unwrap().retain(|p| p["set"]["gas.delta"] == 0.001);
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("one.json");
+    std::fs::write(&file, suite.to_string()).unwrap();
+    let run = |precision: Option<&str>| {
+        let out = tmp.path().join(precision.unwrap_or("default"));
+        let mut c = Command::new(env!("CARGO_BIN_EXE_knudsen"));
+        c.args(["validate", "--fast", "--out"]).arg(&out).arg(&file).env("RUST_LOG", "warn");
+        if let Some(p) = precision {
+            c.args(["--precision", p]);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("results-fast.json")).unwrap()).unwrap();
+        doc["suites"][0]["points"][0].clone()
+    };
+    let (f32, own) = (run(Some("f32")), run(None));
+    assert_eq!(f32["precision"], "f32", "{f32}");
+    assert!(own.get("precision").is_none(), "{own}");
+    // The f32 run is a run of its own: its value differs from f64's in the last digits.
+    assert_ne!(f32["measured"], own["measured"]);
+}

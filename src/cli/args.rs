@@ -118,6 +118,10 @@ pub enum Command {
         /// solver.acceleration of every point that does not set its own.
         #[arg(long, value_enum, default_value = "gsis")]
         acceleration: knudsen::config::Acceleration,
+        /// solver.precision of every point that does not set its own (default: the backend's
+        /// own; "f64" with `--backend cuda` runs the suite on the f64 slice kernels).
+        #[arg(long, value_enum)]
+        precision: Option<knudsen::config::Precision>,
         #[arg(long, default_value = "out/validation")]
         out: PathBuf,
     },

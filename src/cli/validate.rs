@@ -2,7 +2,7 @@
 
 use super::failure::Failure;
 use knudsen::backend::BackendChoice;
-use knudsen::config::Acceleration;
+use knudsen::config::{Acceleration, Precision};
 use knudsen::validate::{run_suite, Suite, SuiteResult};
 use std::path::{Path, PathBuf};
 
@@ -10,7 +10,7 @@ pub fn validate(
     files: Vec<PathBuf>,
     fast: bool,
     backend: BackendChoice,
-    acceleration: Acceleration,
+    given: (Acceleration, Option<Precision>),
     out: &Path,
 ) -> Result<(), Failure> {
     let files = if files.is_empty() { default_suites()? } else { files };
@@ -34,7 +34,7 @@ pub fn validate(
     let mut results = Vec::new();
     for s in &suites {
         println!("{} [{}]", s.title, s.name);
-        let r = run_suite(s, subset, backend, acceleration, &mut |line| println!("{line}"));
+        let r = run_suite(s, subset, backend, given, &mut |line| println!("{line}"));
         print_verdict(&r);
         results.push(r);
     }

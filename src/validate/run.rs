@@ -3,7 +3,7 @@
 
 use super::{measure, Kind, Measure, PlotSpec, Point, Suite};
 use crate::backend::BackendChoice;
-use crate::config::Acceleration;
+use crate::config::{Acceleration, Precision};
 use crate::problem::Problem;
 use crate::solver::Solver;
 use serde::Serialize;
@@ -25,6 +25,10 @@ pub struct PointResult {
     pub iterations: usize,
     /// `solver.acceleration` of the run.
     pub acceleration: String,
+    /// `solver.precision` of the run, where given (else the backend's own: f64 on the CPU,
+    /// f32 on the GPUs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision: Option<String>,
     pub converged: bool,
     /// The lowest residual of a run stopped at the f32 round-off floor (`solver.stall_sweeps`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -54,8 +58,9 @@ pub struct SuiteResult {
     pub failures: Vec<String>,
 }
 
-/// Run the points of `subset` ("fast" or "full") on `backend` with `acceleration` (unless a
-/// point sets its own `solver.acceleration`); `log` sees a line per point. A point whose run
+/// Run the points of `subset` ("fast" or "full") on `backend` with `given` acceleration and
+/// precision (unless a point sets its own `solver.acceleration` or `solver.precision`; no
+/// precision: the backend's own); `log` sees a line per point. A point whose run
 /// fails (no backend, a non-physical state) fails the suite with its error; the suite's
 /// other points still run and are reported (each is a run of its own), but a convergence or
 /// agreement verdict needs them all and is not judged.
@@ -63,7 +68,7 @@ pub fn run_suite(
     suite: &Suite,
     subset: &str,
     backend: BackendChoice,
-    acceleration: Acceleration,
+    given: (Acceleration, Option<Precision>),
     log: &mut dyn FnMut(&str),
 ) -> SuiteResult {
     let mut points = Vec::new();
@@ -71,7 +76,7 @@ pub fn run_suite(
     let mut index = Vec::new();
     let mut failures = Vec::new();
     for (n, p) in suite.points_in(subset).into_iter().enumerate() {
-        match run_point(suite, p, backend, acceleration, log) {
+        match run_point(suite, p, backend, given, log) {
             Ok(r) => {
                 points.push(r);
                 index.push(n);
@@ -141,12 +146,16 @@ fn run_point(
     suite: &Suite,
     p: &Point,
     backend: BackendChoice,
-    acceleration: Acceleration,
+    (acceleration, precision): (Acceleration, Option<Precision>),
     log: &mut dyn FnMut(&str),
 ) -> anyhow::Result<PointResult> {
     let mut cfg = suite.config_of(p)?;
     if !p.set.contains_key("solver.acceleration") {
         cfg.solver.acceleration = acceleration;
+    }
+    if !p.set.contains_key("solver.precision") && precision.is_some() {
+        cfg.solver.precision = precision;
+        cfg.validate()?;
     }
     let problem = Arc::new(Problem::new(&cfg));
     let (b, fallback) = crate::backend::create(backend, problem.clone(), cfg.solver.memory_budget_mib)?;
@@ -167,6 +176,7 @@ fn run_point(
         pass: None,
         iterations: result.iterations(),
         acceleration: cfg.solver.acceleration.name().into(),
+        precision: cfg.solver.precision.map(|x| x.name().into()),
         converged: result.converged,
         stalled_at: result.stalled.map(|(r, _)| r),
         seconds: result.total_seconds,
