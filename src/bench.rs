@@ -30,7 +30,7 @@
 //! 8 x 8 tiles, 4.8 B at 4 x 4; under second order 13 B at 4 x 4: CUDA, and wgpu where asked), so its floor is
 //! lower and its `of floor` smaller at the same speed.
 
-use crate::backend::{self, BackendChoice, GPU_BYTES_PER_VALUE};
+use crate::backend::{self, BackendChoice};
 use crate::config::{Acceleration, Config, Precision, Scheme};
 use crate::problem::Problem;
 use crate::solver::Solver;
@@ -165,7 +165,7 @@ pub fn time_row(
     if first {
         *bandwidth = Some(be.copy_bandwidth()?);
     }
-    let value_bytes = if be.kind() == "cpu" { crate::backend::cpu::value_bytes(&problem) } else { GPU_BYTES_PER_VALUE };
+    let value_bytes = be.bytes_per_value();
     // Stop only at what the arithmetic resolves; from rest that takes far more sweeps.
     let tolerance = be.residual_floor();
     let (device, plan, device_bytes) = (be.device(), be.plan_summary(), be.device_bytes());

@@ -63,10 +63,11 @@ pub fn host_bytes(cells: [usize; 3], m: usize, f32_tables: bool) -> u64 {
 }
 
 /// Host memory a GPU backend keeps per cell for its uploads and read-backs: CUDA's
-/// page-locked moment read-back (16 f32) and field upload (8 f64), 128 B per cell (wgpu's
-/// staging buffers are smaller).
-pub fn gpu_host_buffer_bytes(cells: [usize; 3]) -> u64 {
-    128 * cells.iter().product::<usize>() as u64
+/// page-locked moment read-back (16 values) and field upload (8 f64), 128 B per cell, 192 B
+/// where the CUDA sweep is f64 (`f64_values`; wgpu's staging buffers are smaller).
+pub fn gpu_host_buffer_bytes(cells: [usize; 3], f64_values: bool) -> u64 {
+    let moments = if f64_values { 16 * 8 } else { 16 * 4 };
+    (moments + 8 * 8) * cells.iter().product::<usize>() as u64
 }
 
 /// Device memory of the synthetic solve on a CUDA GPU (`solver::synthetic::cuda`), about:

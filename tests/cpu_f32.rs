@@ -93,11 +93,14 @@ fn f32_results_do_not_depend_on_the_thread_count() {
 
 #[test]
 fn f32_refuses_the_second_order_scheme_and_bad_values() {
+    // A valid case (the GPUs sweep second order in f32) that the CPU's f32 sweep refuses.
     let mut cfg = load_config("cavity-quick.json");
     cfg.solver.precision = Some(Precision::F32);
     cfg.solver.scheme = Scheme::SecondOrder;
-    let e = cfg.validate().unwrap_err().to_string();
-    assert!(e.contains("solver.precision") && e.contains("first_order"), "{e}");
+    cfg.validate().unwrap();
+    let p = Arc::new(Problem::new(&cfg));
+    let e = CpuBackend::new(p, 512 << 20).err().expect("refused").to_string();
+    assert!(e.contains("solver.precision") && e.contains("first order"), "{e}");
     let mut v = cavity_json(4, 8, 4.0, 0.1);
     v["solver"] = serde_json::json!({"precision": "f16"});
     let e = Config::from_json(&v.to_string()).unwrap_err().to_string();

@@ -6,10 +6,11 @@
 //!
 //! Tolerance, sweep for sweep: both paths are f64 throughout and differ only in the order of
 //! their sums (warp trees against the CPU's batch order) and in the last place of exp and
-//! the divisions, about 1e-16 relative per operation; a few sweeps of a few hundred terms
-//! per sum stay near 1e-14. 1e-11 keeps a margin of a thousand and is still five orders
-//! below the f32 sweep's difference from f64 (1e-6 to 1e-5, tests/gpu.rs), which the tests
-//! check the same comparison tells apart.
+//! the divisions, about 1e-16 relative per operation; after four sweeps the fields differ by
+//! 1e-16 to 1e-13 (the largest, 1.6e-13, the heat flux, a difference of third moments ~500
+//! times its size, on an H200). 1e-11 keeps a margin of 60 over that and is still three
+//! orders below the f32 sweep's difference from f64 (5.6e-8 to 1.6e-5), which the test
+//! checks the same comparison tells apart.
 
 mod common;
 use common::*;
@@ -138,4 +139,71 @@ fn wgpu_refuses_f64_and_check_says_what_each_backend_does() {
     assert!(!o.status.success(), "{stderr}");
     assert!(stderr.contains("solver.precision \"f64\": the wgpu backend sweeps in f32 only"), "{stderr}");
     assert!(!out.join("summary.json").exists() && !out.join("fields.h5").exists());
+    // `auto` without CUDA steps past wgpu, saying why once, to the CPU's f64.
+    if knudsen::backend::cuda_available().is_err() {
+        let o = knudsen(&["run", "--precision", "f64", "--max-iterations", "2", "--out", out.to_str().unwrap(), c]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{stderr}");
+        assert_eq!(stderr.matches("the wgpu backend sweeps in f32 only").count(), 1, "{stderr}");
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+        assert_eq!(s["backend"], "cpu", "{s}");
+    }
+}
+
+/// The CUDA f64 sweep's records from the host (`SweepInput::fields` empty: real.rs's
+/// `host_records`, from `EqCoeffs`) and from the device (`cell_records.cu` in f64, from the
+/// fields) give the same sweep. Both are f64 evaluations of the same formulas, apart in the
+/// last place of exp and pow (1e-16 relative), so the raw moments, incident fluxes and wall
+/// sums agree to about 1e-15; 1e-12 leaves room, and f32 records would differ by 1e-7.
+#[test]
+fn cuda_in_f64_takes_the_same_records_from_the_host_and_the_device() {
+    use knudsen::backend::{SweepInput, SweepOutput};
+    use knudsen::boundary::Face;
+    if !cuda_here() {
+        return;
+    }
+    let mut v = body_case_json();
+    v["gas"]["prandtl"] = (2.0 / 3.0).into();
+    let mut cfg = config(&v);
+    cfg.solver.precision = Some(Precision::F64);
+    let p = std::sync::Arc::new(knudsen::problem::Problem::new(&cfg));
+    let g = &p.grid;
+    // A state that varies from cell to cell, with a heat flux (the Shakhov terms).
+    let fields: Vec<knudsen::model::Macro> = (0..g.cells())
+        .map(|c| {
+            let t = 1.0 + 0.1 * ((c % 7) as f64 / 7.0);
+            let mut m = knudsen::model::Macro::equilibrium(1.0 + 0.05 * ((c % 5) as f64 / 5.0), [0.05, -0.03, 0.02], t);
+            m.q = [0.01, -0.02, 0.005];
+            m
+        })
+        .collect();
+    let eq: Vec<_> = fields.iter().map(|m| p.eq_coeffs(m)).collect();
+    let dens: knudsen::boundary::FaceData =
+        std::array::from_fn(|f| (0..Face::ALL[f].cells(g)).map(|i| 0.9 + 0.01 * (i % 9) as f64).collect());
+    let wall: Vec<f64> = (0..p.bodies.solids.walls.len()).map(|w| 0.8 + 0.03 * (w % 7) as f64).collect();
+    let partner: knudsen::boundary::FaceData = std::array::from_fn(|f| {
+        let n = if p.bounds.stores_inflow(Face::ALL[f]) {
+            Face::ALL[f].cells(g) * knudsen::boundary::slots_per_cell(p.vgrid.m)
+        } else {
+            0
+        };
+        (0..n).map(|i| 0.01 + 0.001 * (i % 13) as f64).collect()
+    });
+    let (mut b, _) = knudsen::backend::create(BackendChoice::Cuda, p.clone(), None).unwrap();
+    assert!(b.derives_coefficients() && b.residual_floor() == 0.0);
+    let sweep = |b: &mut Box<dyn knudsen::backend::Backend>, fields: &[knudsen::model::Macro]| {
+        let input = SweepInput { eq: &eq, fields, face_density: &dens, wall_density: &wall, partner: &partner };
+        let mut out = SweepOutput::zeros(&p);
+        b.sweep(&input, &mut out).unwrap();
+        out
+    };
+    let (host, device) = (sweep(&mut b, &[]), sweep(&mut b, &fields));
+    let flat = |o: &SweepOutput| -> Vec<f64> {
+        o.raw.iter().flatten().chain(o.incident.iter().flatten()).chain(o.wall.iter().flatten()).copied().collect()
+    };
+    let d = rel_l2(flat(&host).into_iter(), flat(&device).into_iter());
+    eprintln!("host against device records, CUDA f64: sums {d:.2e}");
+    assert!(d < 1e-12, "{d:e}");
+    assert!(flat(&device).iter().any(|&x| x != 0.0));
 }

@@ -1,9 +1,10 @@
 // The sweep's per-cell records from the macroscopic fields, on the device: the twin of
 // src/backend/gpu_io.rs::cell_records, which takes them from the host's
 // src/model.rs::EqCoeffs::new_on_grid (same formulas, same order of terms; f64 throughout,
-// rounded to the record's `real` only at the end). Not the same bits in f64: the device's exp and pow
-// and NVRTC's contracted multiply-adds differ from the host's in the last place or two,
-// which the records' f32 rounding hides (tests/device/records.sh: the same fields). One thread per cell. The host used to spend ~0.4 us of
+// rounded to the record's `real` only at the end). Not the same bits in f64: the device's exp
+// and pow and NVRTC's contracted multiply-adds differ from the host's in the last place or
+// two, which the f32 records' rounding hides (tests/device/records.sh: the same fields) and
+// the f64 ones keep (about 1e-16: docs/benchmarks.md, "CUDA in f64"). One thread per cell. The host used to spend ~0.4 us of
 // one core per cell on the grid sums below, every iteration; here a 64^3 grid takes
 // microseconds, and the host uploads the fields instead of the records.
 //

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 pub enum RecordsAt {
     Host,
     /// On the device in f64 (CUDA; wgpu where the device has SHADER_F64): the host's
-    /// records, rounded to f32 in the same places.
+    /// records, rounded to the sweep's value type (f32, or CUDA's f64) in the same places.
     Device,
     /// On the device in f32 (wgpu only, opt-in): the slip-regime fields move by more than
     /// the f32 sweep's own spread (`docs/gpu.md`).

@@ -116,6 +116,10 @@ pub trait Backend {
     }
     /// One iteration of eq. (iter_outer): f^{n+1} from f^{S,n}, reduced to moments.
     fn sweep(&mut self, input: &SweepInput, out: &mut SweepOutput) -> anyhow::Result<()>;
+    /// Bytes of one stored distribution value (4 for f32 slices, 8 for f64).
+    fn bytes_per_value(&self) -> usize {
+        GPU_BYTES_PER_VALUE
+    }
     /// Bytes of device memory the backend holds. Every buffer is allocated when the backend
     /// is built and kept to the end, so this is also its peak. None on the CPU.
     fn device_bytes(&self) -> Option<u64> {
@@ -173,7 +177,7 @@ pub fn cuda_available() -> Result<(), String> {
 
 /// Bytes per distribution value in each backend's slice storage.
 pub const CPU_BYTES_PER_VALUE: usize = 8;
-/// The GPU backends store f in f32.
+/// The GPU backends store f in f32 unless asked for f64 (CUDA: `Backend::bytes_per_value`).
 pub const GPU_BYTES_PER_VALUE: usize = 4;
 
 /// Default distribution-storage budgets when the case and the CLI give none.
@@ -206,6 +210,9 @@ pub fn create(
             unreachable!("cuda_available() refuses without the feature")
         }
         BackendChoice::Wgpu => {
+            if let Some(why) = wgpu::precision_refusal(&problem) {
+                anyhow::bail!("--backend wgpu: {why}");
+            }
             Ok((Box::new(wgpu::WgpuBackend::new(problem, gpu_budget, &named_wgpu_options())?), None))
         }
         BackendChoice::Auto => {
@@ -224,7 +231,11 @@ pub fn create(
                 // allocates on the same GPU.
                 cuda::plan::keep_context(false);
             }
-            match wgpu::device::pick(wgpu::device::adapters(), false) {
+            let adapter = match wgpu::precision_refusal(&problem) {
+                Some(why) => Err(format!("wgpu: {why}")),
+                None => wgpu::device::pick(wgpu::device::adapters(), false),
+            };
+            match adapter {
                 Ok(adapter) => {
                     let opts = wgpu::WgpuOptions::default();
                     let gpu_budget = gpu_budget.unwrap_or_else(|| wgpu::default_budget_bytes(&adapter));
@@ -257,15 +268,20 @@ pub fn cuda_keep_context(on: bool) {
 }
 
 /// The refusals that [`create`] with `choice` would make for `problem` before allocating
-/// anything, asked without building the backend: an explicitly chosen GPU backend that cannot
-/// run the case (its limits, its indexing, its free memory on CUDA). `auto` and the CPU refuse
-/// nothing here (`auto` steps down instead). For wgpu it needs the adapter the coarse start's
+/// anything, asked without building the backend: an explicitly chosen backend that cannot
+/// run the case (a GPU's limits, its indexing, its free memory on CUDA; a precision the
+/// backend has no sweep for). `auto` refuses nothing here (it steps down instead). For the
+/// wgpu plan it needs the adapter the coarse start's
 /// backend keeps (`wgpu::device::kept_adapter`), and says nothing before one is kept: another
 /// adapter enumeration would cost what the check is meant to save.
 pub fn check_case(choice: BackendChoice, problem: &Problem, budget_mib: Option<f64>) -> anyhow::Result<()> {
     let bytes = budget_mib.map(|mib| (mib * 1048576.0) as u64);
     match choice {
-        BackendChoice::Auto | BackendChoice::Cpu => Ok(()),
+        BackendChoice::Auto => Ok(()),
+        BackendChoice::Cpu => match cpu::f32_scheme_refusal(&problem.config) {
+            Some(why) => anyhow::bail!("--backend cpu: {why}"),
+            None => Ok(()),
+        },
         BackendChoice::Cuda => {
             cuda_available().map_err(|e| anyhow::anyhow!("--backend cuda: {e}"))?;
             #[cfg(feature = "cuda-driver")]
@@ -275,13 +291,18 @@ pub fn check_case(choice: BackendChoice, problem: &Problem, budget_mib: Option<f
             #[cfg(not(feature = "cuda-driver"))]
             unreachable!("cuda_available() refuses without the feature")
         }
-        BackendChoice::Wgpu => match wgpu::device::kept_adapter() {
-            Some(adapter) => {
-                let budget = bytes.unwrap_or_else(|| wgpu::default_budget_bytes(&adapter));
-                wgpu::WgpuBackend::check_plan(problem, budget, &named_wgpu_options(), &adapter)
+        BackendChoice::Wgpu => {
+            if let Some(why) = wgpu::precision_refusal(problem) {
+                anyhow::bail!("--backend wgpu: {why}");
             }
-            None => Ok(()),
-        },
+            match wgpu::device::kept_adapter() {
+                Some(adapter) => {
+                    let budget = bytes.unwrap_or_else(|| wgpu::default_budget_bytes(&adapter));
+                    wgpu::WgpuBackend::check_plan(problem, budget, &named_wgpu_options(), &adapter)
+                }
+                None => Ok(()),
+            }
+        }
     }
 }
 

@@ -178,7 +178,8 @@ impl Overrides {
     /// Every option given but `--coarse-grids` (a continued run makes no coarse start), as a
     /// command line repeats them: what the hint to continue an interrupted run must carry, so
     /// that the continued run solves the same case the same way (the solution-shaping
-    /// `--scheme` and `--precision` among them: `config/compare.rs`).
+    /// `--scheme` among them, `config/compare.rs`; `--precision`, which a continued run may
+    /// change, so that it goes on in the same arithmetic).
     /// `backend` (unless `auto`) and `threads`, the run's own options, come first.
     pub fn continue_args(&self, backend: BackendChoice, threads: Option<usize>) -> String {
         fn name(v: impl clap::ValueEnum) -> String {

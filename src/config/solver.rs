@@ -210,12 +210,6 @@ impl SolverConfig {
         if let Some(b) = self.memory_budget_mib {
             positive_finite("solver.memory_budget_mib", b)?;
         }
-        if self.precision == Some(Precision::F32) && self.scheme != Scheme::FirstOrder {
-            return Err(ConfigError::new(
-                "solver.precision",
-                "\"f32\" supports scheme \"first_order\" only; leave it out with the second-order scheme (the GPUs sweep it in f32, the CPU in f64)",
-            ));
-        }
         let most = MAX_COARSE_GRIDS;
         if self.coarse_grids > most {
             return Err(ConfigError::new(

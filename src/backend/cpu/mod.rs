@@ -55,6 +55,9 @@ pub struct CpuBackend {
 
 impl CpuBackend {
     pub fn new(problem: Arc<Problem>, budget_bytes: u64) -> anyhow::Result<Self> {
+        if let Some(why) = f32_scheme_refusal(&problem.config) {
+            anyhow::bail!(why);
+        }
         let plan = cpu_plan(&problem, budget_bytes)?;
         check_host_storage(&plan, crate::plan::available_host_bytes())?;
         Ok(Self::with_plan(problem, plan))
@@ -101,6 +104,15 @@ pub fn cpu_plan(p: &Problem, budget_bytes: u64) -> Result<BatchPlan, crate::plan
     plan_batches(&p.vgrid.octant_members(), p.grid.slice_cells(), value_bytes(p), slices, budget_bytes)
 }
 
+/// Why the CPU backend refuses `cfg`'s precision and scheme, if it does: its f32 sweep
+/// ([`lanes`]) is first order only (the GPU backends sweep both schemes in f32).
+pub fn f32_scheme_refusal(cfg: &crate::config::Config) -> Option<String> {
+    let s = &cfg.solver;
+    (Precision::on_cpu(s.precision) == Precision::F32 && s.scheme != crate::config::Scheme::FirstOrder).then(|| {
+        "solver.precision \"f32\": the CPU backend's f32 sweep is first order only; use \"f64\" (its default) with the second-order scheme, or a GPU backend".to_string()
+    })
+}
+
 /// Bytes per stored distribution value on the CPU: 8, or 4 in the f32 mode.
 pub fn value_bytes(p: &Problem) -> usize {
     match Precision::on_cpu(p.config.solver.precision) {
@@ -112,6 +124,10 @@ pub fn value_bytes(p: &Problem) -> usize {
 impl Backend for CpuBackend {
     fn kind(&self) -> &'static str {
         "cpu"
+    }
+
+    fn bytes_per_value(&self) -> usize {
+        value_bytes(&self.problem)
     }
 
     fn device(&self) -> String {

@@ -16,6 +16,7 @@ pub mod kernels;
 pub mod plan;
 mod real;
 mod records;
+mod sizes;
 pub use real::wants_f64;
 use real::{Buffers, Real};
 /// Page-locked host buffers, also for the synthetic solve's transfers.
@@ -107,7 +108,9 @@ const WALL_BLOCK: u32 = 64;
 impl<T: Real> CudaBackend<T> {
     /// Device [`super::device_slot`] modulo the devices present, the plan for `budget_bytes` of slices (default: half the device memory),
     /// the kernels compiled for this problem's sizes.
-    pub fn new(problem: Arc<Problem>, budget_bytes: Option<u64>) -> anyhow::Result<Self> {
+    fn new(problem: Arc<Problem>, budget_bytes: Option<u64>) -> anyhow::Result<Self> {
+        // The program and the plan follow the case's precision ([`create`] picks T by it).
+        anyhow::ensure!(T::F64 == wants_f64(&problem), "the CUDA backend's value type differs from solver.precision");
         available().map_err(|e| anyhow!(e))?;
         let ctx = plan::context()?;
         let p = &*problem;
@@ -297,6 +300,10 @@ impl<T: Real> Backend for CudaBackend<T> {
 
     fn derives_coefficients(&self) -> bool {
         self.records.is_some()
+    }
+
+    fn bytes_per_value(&self) -> usize {
+        T::BYTES
     }
 
     fn residual_floor(&self) -> f64 {

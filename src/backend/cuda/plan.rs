@@ -97,9 +97,10 @@ pub fn plan(ctx: &CudaContext, p: &Problem, budget_bytes: Option<u64>) -> anyhow
         ("moments", cells * MSTRIDE),
     ] {
         anyhow::ensure!(
+            // 32-bit element indices: the limit counts f32-sized elements whatever the type.
             floats as u64 * 4 <= schedule::MAX_INDEXED_BINDING,
             "{name}: the `{what}` buffer ({} MiB) exceeds the {} MiB the kernels can index; use the CPU backend, or fewer cells or (with specular and periodic faces) velocity points",
-            (floats as u64 * 4) >> 20,
+            (floats as u64 * value_bytes as u64) >> 20,
             schedule::MAX_INDEXED_BINDING >> 20
         );
     }

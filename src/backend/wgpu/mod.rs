@@ -76,6 +76,14 @@ struct SliceKernels {
     wall_load: Kernel,
 }
 
+/// Why the wgpu backend refuses `p`'s precision, if it does: it sweeps in f32 only (WGSL has
+/// no f64 that every adapter offers), so "f64" is refused before any adapter is opened.
+pub fn precision_refusal(p: &Problem) -> Option<String> {
+    (p.config.solver.precision == Some(crate::config::Precision::F64)).then(|| {
+        "solver.precision \"f64\": the wgpu backend sweeps in f32 only; use --backend cuda (an NVIDIA GPU) or --backend cpu for f64, or leave the precision out for f32".to_string()
+    })
+}
+
 pub struct WgpuBackend {
     problem: Arc<Problem>,
     device: wgpu::Device,
@@ -214,10 +222,9 @@ impl WgpuBackend {
         info: &wgpu::AdapterInfo,
         requested: &wgpu::Limits,
     ) -> anyhow::Result<(GpuSchedule, Result<crate::backend::fused::FusedPlan, String>)> {
-        anyhow::ensure!(
-            p.config.solver.precision != Some(crate::config::Precision::F64),
-            "solver.precision \"f64\": the wgpu backend sweeps in f32 only; use --backend cuda (an NVIDIA GPU) or --backend cpu for f64, or leave the precision out for f32"
-        );
+        if let Some(why) = precision_refusal(p) {
+            anyhow::bail!(why);
+        }
         let limits = GpuLimits::from_wgpu(requested);
         let sched = schedule::schedule(
             &p.vgrid.octant_members(),
