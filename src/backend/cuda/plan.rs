@@ -60,7 +60,7 @@ pub fn keep_context(on: bool) {
     }
 }
 
-/// The refusals [`super::CudaBackend::new`] would make for `p` before it allocates: on the
+/// The refusals [`super::create`] would make for `p` before it allocates: on the
 /// device this process uses, with its free memory now. The driver must answer
 /// ([`super::available`]).
 pub fn check_plan(p: &Problem, budget_bytes: Option<u64>) -> anyhow::Result<()> {
