@@ -299,7 +299,7 @@ impl<'a> Solver<'a> {
             };
             let factor = p.config.mass_rescale().then(|| mass0 / mass_of(&out, &volumes));
             rescale_and_conserve(&mut out, factor, &mut spare_conserved);
-            let res = residuals(&state.conserved, &spare_conserved);
+            let res = residuals(&state.conserved, &spare_conserved, convergence::momentum_floor(floor));
             std::mem::swap(&mut state.conserved, &mut spare_conserved);
             // The partner data's relaxation acts on the sweep's exits before a synthetic
             // correction moves them, so the move is taken whole. Not on a run's first sweep:
