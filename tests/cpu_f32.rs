@@ -101,6 +101,20 @@ fn f32_refuses_the_second_order_scheme_and_bad_values() {
     let p = Arc::new(Problem::new(&cfg));
     let e = CpuBackend::new(p, 512 << 20).err().expect("refused").to_string();
     assert!(e.contains("solver.precision") && e.contains("first order"), "{e}");
+    // `run` refuses it as bad input before a coarse level runs, and writes nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let case = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/cavity-quick.json");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .args(["run", "--backend", "cpu", "--precision", "f32", "--scheme", "second_order", "--out"])
+        .arg(&out)
+        .arg(&case)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("first order only") && !stderr.contains("coarse start failed"), "{stderr}");
+    assert!(!out.join("summary.json").exists());
     let mut v = cavity_json(4, 8, 4.0, 0.1);
     v["solver"] = serde_json::json!({"precision": "f16"});
     let e = Config::from_json(&v.to_string()).unwrap_err().to_string();

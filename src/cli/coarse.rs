@@ -58,20 +58,23 @@ pub fn coarse_start<'a>(
         }
     }
     let budget = cfg.solver.memory_budget_mib;
-    // The case's backend is built after the levels: what it would refuse is asked first, on
-    // CUDA before the first level's backend (in its set-up time, which then carries the
-    // context's creation, as a plain run's set-up does) and on wgpu once that backend has
-    // chosen the adapter (which the case's then takes), so that no level sweeps for a case
-    // that cannot run.
+    // The case's backend is built after the levels: what it would refuse is asked first,
+    // before the first level's backend (on CUDA in its set-up time, which then carries the
+    // context's creation, as a plain run's set-up does), and on wgpu also once that backend
+    // has chosen the adapter (which the case's then takes), so that no level sweeps for a
+    // case that cannot run.
     // The levels' and the case's CUDA backends share one context (backend::cuda::plan).
     if matches!(choice, BackendChoice::Cuda | BackendChoice::Auto) {
         knudsen::backend::cuda_keep_context(true);
     }
+    // Before the level for every named backend (the CPU's and wgpu's precision refusals
+    // need no device), and for wgpu again once the level has chosen its adapter.
     let mut case_refused = None;
-    let mut unchecked = matches!(choice, BackendChoice::Cuda | BackendChoice::Wgpu);
+    let mut unchecked = [choice != BackendChoice::Auto, choice == BackendChoice::Wgpu];
     let mut check = |before_level: bool| -> anyhow::Result<()> {
-        if unchecked && before_level == (choice == BackendChoice::Cuda) {
-            unchecked = false;
+        let pending = &mut unchecked[usize::from(!before_level)];
+        if *pending {
+            *pending = false;
             if let Err(e) = backend::check_case(choice, problem, budget) {
                 let why = format!("{e:#}");
                 case_refused = Some(e);
