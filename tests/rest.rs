@@ -17,7 +17,11 @@ fn gas_at_rest_stays_at_rest_to_round_off() {
     let cfg = config(&v);
     for b in backends() {
         let (_p, r) = run(&cfg, b, 2);
-        assert_eq!(r.iterations(), 4);
+        // f64 never reaches 1e-30: all four sweeps. f32 backends stop at their 1e-5 floor,
+        // which a gas at rest reaches at once (its momentum is measured against 1e-2 ||rho||
+        // v0 there, solver::convergence::momentum_floor): one sweep, held to the same bounds.
+        let sweeps = if b == knudsen::backend::BackendChoice::Cpu { 4 } else { 1 };
+        assert_eq!(r.iterations(), sweeps, "{b:?}");
         // Round-off of the backend's arithmetic (unit round-off u: f64 on the CPU, f32 on
         // GPUs): ~1000 u for rho and T, sums over 25^3 velocities per cell; ~100 u for U
         // and q, sums of terms that cancel pairwise by symmetry.
