@@ -257,6 +257,10 @@ pub fn cuda_plan(
     capability: Option<(i32, i32)>,
     block_shared: Option<u32>,
 ) -> Result<FusedPlan, String> {
+    // The fused sweep is f32 only; f64 sweeps take the slice kernels (cuda/real.rs).
+    if p.config.solver.names_f64() {
+        return Err("solver.precision \"f64\": the f64 slice kernels".into());
+    }
     if let Some(why) = ineligible(p) {
         return Err(why);
     }

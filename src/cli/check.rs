@@ -64,7 +64,7 @@ fn print_cuda_plan(cfg: &Config, p: &Problem, total_mib: f64) -> Result<(), Fail
     let (g, v) = (&p.grid, &p.vgrid);
     let slots = cfg.solver.scheme.slices();
     let tables = knudsen::backend::gpu_io::device_tables(p).map_err(Failure::Run)?;
-    let f64 = cfg.solver.precision == Some(knudsen::config::Precision::F64);
+    let f64 = cfg.solver.names_f64();
     let value_bytes = if f64 { 8 } else { backend::GPU_BYTES_PER_VALUE };
     let table_bytes =
         value_bytes as u64 * (tables.bnd.len() + tables.incident_len) as u64 + 16 * tables.walls.len() as u64;
@@ -91,10 +91,7 @@ fn print_cuda_plan(cfg: &Config, p: &Problem, total_mib: f64) -> Result<(), Fail
     // As the backend plans it (cuda/fused.rs::choose), without a device: what the device
     // must offer for it is printed beside it, since the backend falls back where it does not.
     let tile = knudsen::backend::fused::cuda_tile(p).map_err(|e| Failure::BadInput(e.0))?;
-    let plan = match f64 {
-        true => Err("solver.precision \"f64\": the f64 slice kernels".to_string()),
-        false => knudsen::backend::fused::cuda_plan(p, budget, tile, None, None),
-    };
+    let plan = knudsen::backend::fused::cuda_plan(p, budget, tile, None, None);
     let sweep = knudsen::backend::fused::describe_choice(plan.as_ref().map_err(String::as_str));
     println!("cuda sweep kernel: {sweep}");
     if let Ok(f) = &plan {
@@ -316,7 +313,7 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     };
     let gpu_budget = cfg.solver.memory_budget_mib.unwrap_or(adapter_budget);
     let limits = GpuLimits::from_wgpu(&wlimits);
-    if cfg.solver.precision == Some(knudsen::config::Precision::F64) {
+    if cfg.solver.names_f64() {
         println!("wgpu: refuses solver.precision \"f64\" (it sweeps in f32 only; `--backend auto` takes CUDA or the CPU instead)");
         return Ok(());
     }

@@ -40,8 +40,7 @@ fn host_need(cfg: &Config, gpu_solve: bool, synthetic: bool) -> u64 {
     let f32_tables = cfg.solver.precision == Some(knudsen::config::Precision::F32);
     let mut need = knudsen::plan::host_bytes(cfg.cell_counts(), cfg.velocity.points, f32_tables);
     if gpu_solve {
-        let f64_values = cfg.solver.precision == Some(knudsen::config::Precision::F64);
-        need += knudsen::plan::gpu_host_buffer_bytes(cfg.cell_counts(), f64_values);
+        need += knudsen::plan::gpu_host_buffer_bytes(cfg.cell_counts(), cfg.solver.names_f64());
     }
     if synthetic {
         need += if gpu_solve && std::env::var("KNUDSEN_GSIS_DEVICE").map_or(true, |v| v != "host") {

@@ -272,7 +272,7 @@ impl Config {
     /// [`F32_FLOOR_KN`] with an acceleration that makes synthetic solves.
     pub fn f32_floor_note(&self) -> Option<String> {
         // With "f64" no backend sweeps in f32 (wgpu refuses it).
-        let f64 = self.solver.precision == Some(Precision::F64);
+        let f64 = self.solver.names_f64();
         (self.kn() < F32_FLOOR_KN && self.solver.acceleration.synthetic() && !f64).then(|| {
             format!(
                 "at Kn {:.2e} the synthetic correction amplifies f32 round-off: on f32 arithmetic (the GPU backends, the CPU's \"f32\") the residual may stall above 1e-5, and the run then stops as stalled (solver.stall_sweeps); f64 converges: --precision f64 with --backend cuda (the f64 slice kernels) or --backend cpu (docs/configs.md, \"The f32 floor\")",

@@ -75,6 +75,14 @@ pub enum Precision {
     F32,
 }
 
+impl SolverConfig {
+    /// Whether the case names "f64": every backend then sweeps in f64 (CUDA with its f64
+    /// slice kernels) or refuses (wgpu).
+    pub fn names_f64(&self) -> bool {
+        self.precision == Some(Precision::F64)
+    }
+}
+
 impl Precision {
     /// The CPU backend's: `precision` where given, else f64.
     pub fn on_cpu(precision: Option<Precision>) -> Precision {

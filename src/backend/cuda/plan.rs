@@ -108,11 +108,7 @@ pub fn plan(ctx: &CudaContext, p: &Problem, budget_bytes: Option<u64>) -> anyhow
         .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
         .ok()
         .map(|b| b as u32);
-    let fused_plan = match f64 {
-        // The slice kernels sweep in f64; the fused sweep is f32 only.
-        true => Err("solver.precision \"f64\": the f64 slice kernels".to_string()),
-        false => fused::choose(p, budget, ctx.compute_capability()?, block_shared)?,
-    };
+    let fused_plan = fused::choose(p, budget, ctx.compute_capability()?, block_shared)?;
     let distribution = fused_plan.as_ref().map_or(sched.distribution_bytes, |f| f.bytes());
     // Refuse a plan that cannot fit before allocating any of it; what a backend dropped
     // before this one freed is returned to the device at a synchronisation.

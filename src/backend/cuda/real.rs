@@ -7,14 +7,13 @@
 use super::records::Pinned;
 use crate::backend::gpu_io;
 use crate::backend::SweepInput;
-use crate::config::Precision;
 use crate::problem::Problem;
 use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 
 /// Whether `p` asks the CUDA backend for f64 sweeps: only where `solver.precision` names
 /// "f64" (the GPU backends' default is f32).
 pub fn wants_f64(p: &Problem) -> bool {
-    p.config.solver.precision == Some(Precision::F64)
+    p.config.solver.names_f64()
 }
 
 /// The buffers every sweep kernel reads or adds to, in the slice path's value type.

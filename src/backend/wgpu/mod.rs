@@ -79,7 +79,7 @@ struct SliceKernels {
 /// Why the wgpu backend refuses `p`'s precision, if it does: it sweeps in f32 only (WGSL has
 /// no f64 that every adapter offers), so "f64" is refused before any adapter is opened.
 pub fn precision_refusal(p: &Problem) -> Option<String> {
-    (p.config.solver.precision == Some(crate::config::Precision::F64)).then(|| {
+    p.config.solver.names_f64().then(|| {
         "solver.precision \"f64\": the wgpu backend sweeps in f32 only; use --backend cuda (an NVIDIA GPU) or --backend cpu for f64, or leave the precision out for f32".to_string()
     })
 }
