@@ -2,7 +2,7 @@
 // subgroup sums in subgroup order. Leaves the workgroup sum of acc[m] in red[m * MWG].
 // Subgroups of a 1D workgroup hold consecutive invocation indices, so the lowest index in a
 // subgroup divided by the subgroup size numbers it; sizes are powers of two <= MWG.
-fn reduce_all(acc: ptr<function, array<f32, 19>>, lid: u32) {
+fn reduce_all(acc: ptr<function, array<real, 19>>, lid: u32) {
     let size = subgroupAdd(1u);
     let leader = subgroupBroadcastFirst(lid);
     let sg = leader / size;

@@ -1,6 +1,6 @@
 // reduce_all for adapters without subgroups: a shared-memory tree over the workgroup.
 // Leaves the workgroup sum of acc[m] in red[m * MWG].
-fn reduce_all(acc: ptr<function, array<f32, 19>>, lid: u32) {
+fn reduce_all(acc: ptr<function, array<real, 19>>, lid: u32) {
     for (var m = 0u; m < NACC; m++) {
         red[m * MWG + lid] = (*acc)[m];
     }

@@ -14,7 +14,7 @@ fn part_at(face: u32) -> u32 {
 }
 
 // The partner inflow of face cell `idx` at slot `sl`, from the face's data at `at` in bnd.
-fn partner(at: u32, idx: u32, sl: u32) -> f32 {
+fn partner(at: u32, idx: u32, sl: u32) -> real {
     if sl == NONE {
         // A velocity parallel to the face: its upwind coefficient is zero.
         return 0.0;
@@ -34,13 +34,13 @@ fn wall_base() -> u32 {
 // Emission into velocity v of the wall face on side `side` of the fluid cell `cell` (word
 // `word`): its wall density times its body's Maxwellian. The body is read from the solid
 // neighbour's word.
-fn wall_emission(word: u32, side: u32, cell: u32, v: u32) -> f32 {
+fn wall_emission(word: u32, side: u32, cell: u32, v: u32) -> real {
     let mask = word & 63u;
     let w = (word >> 6u) + countOneBits(mask & ((1u << side) - 1u));
     let axis = side / 2u;
     let step = select(select(NX * NY, NX, axis == 1u), 1u, axis == 0u);
     let nb = select(cell - step, cell + step, (side & 1u) == 1u);
-    let body = bitcast<u32>(cells[3u * nb].w) & ~SOLID;
+    let body = bits(cells[3u * nb].w) & ~SOLID;
     let row = table[v * (SROW + 1u) + 2u + body / 4u];
     return bnd[wall_base() + w] * row[body % 4u];
 }

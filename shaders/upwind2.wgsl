@@ -16,26 +16,26 @@
 
 // Keep in sync with src/backend/upwind2.rs::PIECE_SOLVES.
 const PIECE_SOLVES: u32 = 3u;
-// Two solves within this share of the ranges' top agree (a few f32 round-offs): they lie on
-// either side of a kink, where both pieces give the root.
-const PIECE_AGREE: f32 = 1e-6;
+// Two solves within PIECE_AGREE of the ranges' top agree (a few round-offs of `real`,
+// shaders/real_f32.wgsl or real_f64.wgsl): they lie on either side of a kink, where both
+// pieces give the root.
 
 struct CellUpdate {
-    f: f32,
+    f: real,
     // The face value emitted along x, y, z (f itself along an inactive axis).
-    out: vec3<f32>,
+    out: vec3<real>,
 }
 
-fn emitted(a: vec3<f32>, inflow: vec3<f32>, w: f32, lo: vec3<f32>, hi: vec3<f32>, f: f32) -> vec3<f32> {
-    return select(vec3<f32>(f), clamp((1.0 + w) * f - w * inflow, lo, hi), a > vec3<f32>(0.0));
+fn emitted(a: vec3<real>, inflow: vec3<real>, w: real, lo: vec3<real>, hi: vec3<real>, f: real) -> vec3<real> {
+    return select(vec3<real>(f), clamp((1.0 + w) * f - w * inflow, lo, hi), a > vec3<real>(0.0));
 }
 
-fn balance_lhs(a: vec3<f32>, inflow: vec3<f32>, w: f32, nu: f32, lo: vec3<f32>, hi: vec3<f32>, f: f32) -> f32 {
+fn balance_lhs(a: vec3<real>, inflow: vec3<real>, w: real, nu: real, lo: vec3<real>, hi: vec3<real>, f: real) -> real {
     return nu * f + dot(a, emitted(a, inflow, w, lo, hi, f));
 }
 
 struct PieceRoot {
-    f: f32,
+    f: real,
     // Whether f settled within PIECE_SOLVES solves; bracket_root takes over where not.
     solved: bool,
 }
@@ -43,8 +43,8 @@ struct PieceRoot {
 // Newton on the pieces (upwind2.rs::piece_root): which bound each outflow takes at f, and the
 // linear balance of that piece solved, in differences of close values, until f stays in the
 // piece it was solved on. One solve in most clamped cells.
-fn piece_root(a: vec3<f32>, inflow: vec3<f32>, w: f32, nu: f32, fs: f32, lo: vec3<f32>, hi: vec3<f32>, lmin: f32,
-              hmax: f32, f0: f32) -> PieceRoot {
+fn piece_root(a: vec3<real>, inflow: vec3<real>, w: real, nu: real, fs: real, lo: vec3<real>, hi: vec3<real>, lmin: real,
+              hmax: real, f0: real) -> PieceRoot {
     // A range within round-off of a point (a gas at rest, a uniform stream) holds the root
     // to the agreement's accuracy: no solve.
     if hmax - lmin <= PIECE_AGREE * hmax {
@@ -61,14 +61,14 @@ fn piece_root(a: vec3<f32>, inflow: vec3<f32>, w: f32, nu: f32, fs: f32, lo: vec
         let x = (1.0 + w) * f - w * inflow;
         let below = x < lo;
         let above = x > hi;
-        let bound = select(select(vec3<f32>(fs), hi, above), lo, below);
+        let bound = select(select(vec3<real>(fs), hi, above), lo, below);
         let sd = select((1.0 + w) * a, a, below | above);
         let term = sd * (bound - inflow);
         let num = term.x + term.y + term.z;
-        let lin = select(sd, vec3<f32>(0.0), below | above);
+        let lin = select(sd, vec3<real>(0.0), below | above);
         let den = nu + (lin.x + lin.y + lin.z);
         let code = select(select(vec3<u32>(0u), vec3<u32>(2u), above), vec3<u32>(1u), below) &
-                   select(vec3<u32>(0u), vec3<u32>(3u), a > vec3<f32>(0.0));
+                   select(vec3<u32>(0u), vec3<u32>(3u), a > vec3<real>(0.0));
         let piece = code.x | (code.y << 2u) | (code.z << 4u);
         if solve > 0u && (piece == last_piece || abs(f - last_f) <= PIECE_AGREE * hmax) {
             return PieceRoot(f, true);
@@ -84,8 +84,8 @@ fn piece_root(a: vec3<f32>, inflow: vec3<f32>, w: f32, nu: f32, fs: f32, lo: vec
 }
 
 // The root bracketed between the nearest kinks (upwind2.rs::bracket_root): a fixed cost.
-fn bracket_root(a: vec3<f32>, inflow: vec3<f32>, w: f32, nu: f32, rhs: f32, lo: vec3<f32>, hi: vec3<f32>, lmin: f32,
-                hmax: f32) -> f32 {
+fn bracket_root(a: vec3<real>, inflow: vec3<real>, w: real, nu: real, rhs: real, lo: vec3<real>, hi: vec3<real>, lmin: real,
+                hmax: real) -> real {
     var kl = lmin;
     var kh = hmax;
     var gl = balance_lhs(a, inflow, w, nu, lo, hi, lmin);
@@ -110,7 +110,7 @@ fn bracket_root(a: vec3<f32>, inflow: vec3<f32>, w: f32, nu: f32, rhs: f32, lo: 
     return select(kl, kl + (rhs - gl) * (kh - kl) / (gh - gl), gh > gl);
 }
 
-fn solve_cell(a: vec3<f32>, inflow: vec3<f32>, nu: f32, fs: f32, side0: vec3<f32>, side1: vec3<f32>) -> CellUpdate {
+fn solve_cell(a: vec3<real>, inflow: vec3<real>, nu: real, fs: real, side0: vec3<real>, side1: vec3<real>) -> CellUpdate {
     // The neighbour faces' extremes are kept apart from the inflows' so that the union of the
     // active axes' ranges comes out of this one loop.
     var lo0 = fs;
@@ -125,8 +125,8 @@ fn solve_cell(a: vec3<f32>, inflow: vec3<f32>, nu: f32, fs: f32, side0: vec3<f32
             side_hi = max(side_hi, max(side0[d], side1[d]));
         }
     }
-    let lo = min(vec3<f32>(lo0), min(side0, side1));
-    let hi = max(vec3<f32>(hi0), max(side0, side1));
+    let lo = min(vec3<real>(lo0), min(side0, side1));
+    let hi = max(vec3<real>(hi0), max(side0, side1));
     // The union of the active axes' ranges holds the root.
     let lmin = min(lo0, side_lo);
     let hmax = max(hi0, side_hi);
@@ -137,7 +137,7 @@ fn solve_cell(a: vec3<f32>, inflow: vec3<f32>, nu: f32, fs: f32, side0: vec3<f32
     let rhs = dot(a, inflow) + nu * fs;
     var f = (rhs + w * (rhs - nu * fs)) / ((1.0 + w) * sum_a + nu);
     let x = (1.0 + w) * f - w * inflow;
-    let clamped = any((a > vec3<f32>(0.0)) & ((x < lo) | (x > hi)));
+    let clamped = any((a > vec3<real>(0.0)) & ((x < lo) | (x > hi)));
     if clamped {
         let root = piece_root(a, inflow, w, nu, fs, lo, hi, lmin, hmax, f);
         if root.solved {

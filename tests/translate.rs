@@ -31,6 +31,7 @@ fn cases() -> Vec<Sizes> {
             part_at: [u32::MAX; 6],
             exit_at: [u32::MAX; 6],
             slots: 1,
+            f64: false,
         },
         // A quarter domain: specular y_min and z_min with partner data and exits.
         Sizes {
@@ -46,6 +47,7 @@ fn cases() -> Vec<Sizes> {
             exit_at: [u32::MAX, u32::MAX, 200, u32::MAX, 30000, u32::MAX],
             // The second-order scheme's four slots.
             slots: 4,
+            f64: false,
         },
     ]
 }

@@ -142,6 +142,35 @@ pub fn cell_records(p: &Problem, input: &SweepInput) -> Vec<CellCoeffs> {
     input.eq.par_iter().enumerate().map(|(c, e)| CellCoeffs::from_eq(e, words.get(c).copied().unwrap_or(0))).collect()
 }
 
+/// [`cell_records`] unrounded, for the f64 slice kernels (CUDA's and wgpu's): 12 values per
+/// cell in CellCoeffs' order, the wall word as its exact value (solid cells' coefficients
+/// are zero here too).
+pub fn cell_records_f64(p: &Problem, input: &SweepInput) -> Vec<f64> {
+    let words = &p.bodies.solids.words;
+    input
+        .eq
+        .iter()
+        .enumerate()
+        .flat_map(|(c, e)| {
+            let word = words.get(c).copied().unwrap_or(0) as f64;
+            [
+                e.pref,
+                e.inv_t,
+                e.nu,
+                word,
+                e.u[0],
+                e.u[1],
+                e.u[2],
+                e.base,
+                e.s[0],
+                e.s[1],
+                e.s[2],
+                e.inv_t * std::f64::consts::LOG2_E,
+            ]
+        })
+        .collect()
+}
+
 /// The face densities, the wall densities, then the partner inflows, as uploaded after
 /// `dens_at` in `bnd`.
 /// `of` rounds each to the kernels' value type.

@@ -210,9 +210,6 @@ pub fn create(
             unreachable!("cuda_available() refuses without the feature")
         }
         BackendChoice::Wgpu => {
-            if let Some(why) = wgpu::precision_refusal(&problem) {
-                anyhow::bail!("--backend wgpu: {why}");
-            }
             Ok((Box::new(wgpu::WgpuBackend::new(problem, gpu_budget, &named_wgpu_options())?), None))
         }
         BackendChoice::Auto => {
@@ -231,15 +228,15 @@ pub fn create(
                 // allocates on the same GPU.
                 cuda::plan::keep_context(false);
             }
-            let adapter = match wgpu::precision_refusal(&problem) {
-                Some(why) => Err(format!("wgpu: {why}")),
-                None => wgpu::device::pick(wgpu::device::adapters(), false),
-            };
-            match adapter {
+            match wgpu::device::pick(wgpu::device::adapters(), false) {
                 Ok(adapter) => {
                     let opts = wgpu::WgpuOptions::default();
                     let gpu_budget = gpu_budget.unwrap_or_else(|| wgpu::default_budget_bytes(&adapter));
-                    for budget in [gpu_budget, gpu_budget / 4] {
+                    // An adapter without f64 refuses "f64" whatever the budget: said once.
+                    let refusal = wgpu::real::f64_refusal(&problem, adapter.features(), &adapter.get_info().name);
+                    let budgets = if refusal.is_some() { vec![] } else { vec![gpu_budget, gpu_budget / 4] };
+                    tried.extend(refusal.map(|why| format!("wgpu: {why}")));
+                    for budget in budgets {
                         match wgpu::WgpuBackend::with_adapter(problem.clone(), budget, &opts, &adapter) {
                             Ok(b) => return Ok((Box::new(b), fallback_note(&tried, "wgpu with a smaller batch"))),
                             Err(e) => tried.push(format!("wgpu: {e:#}")),
@@ -291,18 +288,22 @@ pub fn check_case(choice: BackendChoice, problem: &Problem, budget_mib: Option<f
             #[cfg(not(feature = "cuda-driver"))]
             unreachable!("cuda_available() refuses without the feature")
         }
-        BackendChoice::Wgpu => {
-            if let Some(why) = wgpu::precision_refusal(problem) {
-                anyhow::bail!("--backend wgpu: {why}");
+        BackendChoice::Wgpu => match wgpu::device::kept_adapter() {
+            Some(adapter) => {
+                let budget = bytes.unwrap_or_else(|| wgpu::default_budget_bytes(&adapter));
+                wgpu::WgpuBackend::check_plan(problem, budget, &named_wgpu_options(), &adapter)
             }
-            match wgpu::device::kept_adapter() {
-                Some(adapter) => {
-                    let budget = bytes.unwrap_or_else(|| wgpu::default_budget_bytes(&adapter));
-                    wgpu::WgpuBackend::check_plan(problem, budget, &named_wgpu_options(), &adapter)
+            // "f64" asks the adapter's features, worth an enumeration: without them the
+            // case is refused before a coarse level is built, not by the level's backend.
+            None if wgpu::real::wants_f64(problem) => {
+                let Ok(a) = wgpu::device::pick(wgpu::device::adapters(), true) else { return Ok(()) };
+                match wgpu::real::f64_refusal(problem, a.features(), &a.get_info().name) {
+                    Some(why) => anyhow::bail!("--backend wgpu: {why}"),
+                    None => Ok(()),
                 }
-                None => Ok(()),
             }
-        }
+            None => Ok(()),
+        },
     }
 }
 

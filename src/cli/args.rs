@@ -119,7 +119,7 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "gsis")]
         acceleration: knudsen::config::Acceleration,
         /// solver.precision of every point that does not set its own (default: the backend's
-        /// own; "f64" with `--backend cuda` runs the suite on the f64 slice kernels).
+        /// own; "f64" with `--backend cuda` or `wgpu` runs the suite on the f64 slice kernels).
         #[arg(long, value_enum)]
         precision: Option<knudsen::config::Precision>,
         #[arg(long, default_value = "out/validation")]
@@ -165,8 +165,8 @@ pub struct Overrides {
     /// Overrides solver.scheme.
     #[arg(long, value_enum)]
     pub scheme: Option<knudsen::config::Scheme>,
-    /// Overrides solver.precision (default: f64 on the CPU, f32 on the GPUs; "f64" on CUDA
-    /// sweeps with the f64 slice kernels, wgpu refuses it).
+    /// Overrides solver.precision (default: f64 on the CPU, f32 on the GPUs; "f64" on CUDA,
+    /// and on wgpu adapters with f64 shaders, sweeps with the f64 slice kernels).
     #[arg(long, value_enum)]
     pub precision: Option<knudsen::config::Precision>,
     /// Overrides solver.coarse_grids (0: start from the initial state).

@@ -242,7 +242,7 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     println!("host field storage: {:.1} MiB (the per-cell fields; `run` adds the velocity tables, the GPU buffers' host copies and a host synthetic solve)", mib(host_bytes));
     match cfg.solver.acceleration {
         a @ (knudsen::config::Acceleration::Gsis | knudsen::config::Acceleration::Auto) => println!(
-            "acceleration: {}{} (synthetic solve to a relative residual of {:.1e}: on the GPU from 8192 cells (the CUDA backend in f64, wgpu in f32; with \"gsis\" on CUDA at any size), at most {:.1} MiB of device memory beside {:.1} MiB on the host; on the host otherwise, {:.1} MiB)",
+            "acceleration: {}{} (synthetic solve to a relative residual of {:.1e}: on the GPU from 8192 cells (the CUDA backend in f64, wgpu in f32 beside its f32 sweep; with \"gsis\" on CUDA at any size), at most {:.1} MiB of device memory beside {:.1} MiB on the host; on the host otherwise, {:.1} MiB)",
             a.name(),
             if a == knudsen::config::Acceleration::Auto {
                 ": synthetic solves where their measured cost pays, source-iteration updates elsewhere"
@@ -296,30 +296,36 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     // The plan on the adapter `--backend wgpu` would use (one line: the same adapter can be
     // listed once per graphics API), else on WebGPU's default limits; with that adapter's
     // default budget (half a discrete Vulkan GPU's memory) unless one is given.
-    let (name, wlimits, adapter_budget) = match backend::wgpu::device::pick(backend::wgpu::device::adapters(), true) {
-        Ok(a) => {
-            let i = a.get_info();
-            (
-                format!("{} ({:?})", i.name, i.backend),
-                a.limits(),
-                backend::wgpu::default_budget_bytes(&a) as f64 / 1048576.0,
-            )
-        }
-        Err(_) => (
-            "no adapter found; WebGPU default limits".into(),
-            wgpu::Limits::default(),
-            backend::wgpu::DEFAULT_BUDGET_MIB,
-        ),
-    };
+    let (name, wlimits, adapter_budget, features) =
+        match backend::wgpu::device::pick(backend::wgpu::device::adapters(), true) {
+            Ok(a) => {
+                let i = a.get_info();
+                (
+                    format!("{} ({:?})", i.name, i.backend),
+                    a.limits(),
+                    backend::wgpu::default_budget_bytes(&a) as f64 / 1048576.0,
+                    Some(a.features()),
+                )
+            }
+            Err(_) => (
+                "no adapter found; WebGPU default limits".into(),
+                wgpu::Limits::default(),
+                backend::wgpu::DEFAULT_BUDGET_MIB,
+                None,
+            ),
+        };
     let gpu_budget = cfg.solver.memory_budget_mib.unwrap_or(adapter_budget);
     let limits = GpuLimits::from_wgpu(&wlimits);
-    if cfg.solver.names_f64() {
-        println!("wgpu: refuses solver.precision \"f64\" (it sweeps in f32 only; `--backend auto` takes CUDA or the CPU instead)");
+    let f64 = cfg.solver.names_f64();
+    if let Some(why) = features.and_then(|f| backend::wgpu::real::f64_refusal(p, f, &name)) {
+        println!("wgpu: refuses: {why} (`--backend auto` takes CUDA or the CPU instead)");
         return Ok(());
     }
-    match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits, knudsen::backend::wgpu::schedule::slice_binding_cap_from_env(), slots, backend::GPU_BYTES_PER_VALUE) {
+    let precision = if f64 { "f64" } else { "f32" };
+    let value_bytes = backend::wgpu::real::value_bytes(f64);
+    match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits, knudsen::backend::wgpu::schedule::slice_binding_cap_from_env(), slots, value_bytes) {
         Ok(s) => println!(
-            "wgpu (f32) on {name}, budget {gpu_budget} MiB: {} velocities in flight in {} waves, {} bindings of {} velocities swept by {} dispatch(es) per z-step of each wave; distribution storage {:.1} MiB; GPU fields {:.1} MiB",
+            "wgpu ({precision}) on {name}, budget {gpu_budget} MiB: {} velocities in flight in {} waves, {} bindings of {} velocities swept by {} dispatch(es) per z-step of each wave; distribution storage {:.1} MiB; GPU fields {:.1} MiB",
             s.in_flight(),
             s.waves.len(),
             s.slice_buffers,
@@ -328,7 +334,7 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
             mib(s.distribution_bytes),
             mib(s.field_bytes)
         ),
-        Err(e) => println!("wgpu (f32) on {name}: does not fit: {e}"),
+        Err(e) => println!("wgpu ({precision}) on {name}: does not fit: {e}"),
     }
     let budget = (gpu_budget * 1048576.0) as u64;
     let plan = backend::wgpu::fused::choose(p, budget, &wlimits, None, None).map_err(Failure::Run)?;

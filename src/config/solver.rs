@@ -43,7 +43,7 @@ pub struct SolverConfig {
     /// The sweep's arithmetic and distribution storage (`docs/configs.md`); None: each
     /// backend's own, f64 on the CPU (the reference) and f32 on the GPUs. "f32" on the CPU
     /// vectorises the first-order sweep over velocities; "f64" on CUDA sweeps with the f64
-    /// slice kernels; wgpu sweeps in f32 only and refuses "f64".
+    /// slice kernels, and so does wgpu on adapters with f64 shaders (others refuse it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision: Option<Precision>,
     /// Coarser grids the run starts on (`knudsen run`; `docs/model.md`, "Coarse start"):

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the NVIDIA device machine (the `device` tool), from the repository root:
 #   tests/device/gsis.sh shipped|kn|kn1|wgpu64|cube|device|wgpudev|auto|threshold|stall|f64|f64si
+# (f64: BES="cuda wgpu" for both GPU backends.)
 # (`device`, `wgpudev`: also need carry/knudsen-lib-tests, the stripped `cargo test --release
 # --features cuda --lib --no-run` binary.)
 # Needs carry/knudsen built with `--features cuda` and .gl/*.deb (tests/device/setup.sh).
@@ -63,37 +64,46 @@ stall)
   cp -r $R/*.log "$OUT/" 2>/dev/null
   ;;
 f64)
-  # The CUDA backend's f64 slice kernels (solver.precision "f64") where f32 stalls: the 32^3
-  # cavity at Kn 0.001 with GSIS to 1e-8 and 1e-10, against the CPU's f64 answer to 1e-10,
-  # then the cost of an f64 sweep (3 sweeps of source iteration, 32^3 and 64^3 cells) against
-  # the f32 one. With carry/cuda_f64-test (the stripped `cargo test --release --features cuda
-  # --test cuda_f64 --no-run` binary) its tests run first.
-  if [ -x carry/cuda_f64-test ]; then carry/cuda_f64-test cuda_in_f64 --test-threads 1 --nocapture 2>&1 | grep -E "CUDA|Kn 0.001|test |result"; fi
+  # The GPU backends' f64 slice kernels (solver.precision "f64") where f32 stalls, on BES
+  # (default "cuda"; "cuda wgpu" for both): the 32^3 cavity at Kn 0.001 with GSIS to 1e-8 and
+  # 1e-10, against the CPU's f64 answer to 1e-10, then the cost of an f64 sweep (3 sweeps of
+  # source iteration, 32^3 and 64^3 cells; the solver's `backend` time per iteration) against
+  # the f32 one. With carry/cuda_f64-test and carry/wgpu_f64-test (the stripped `cargo test
+  # --release --features cuda --test cuda_f64|wgpu_f64 --no-run` binaries) their tests run first.
+  for t in cuda_f64 wgpu_f64; do
+    if [ -x carry/$t-test ]; then carry/$t-test ${t%_f64}_in_f64 --test-threads 1 --nocapture 2>&1 | grep -E "f64 |Kn 0.001|test |result"; fi
+  done
   cavity cav32-kn0.001 32 32 0.001
-  for tol in 1e-8 1e-10; do
-    name=cav32-kn0.001-cuda-f64-$tol
-    t0=$(date +%s.%N)
-    RUST_LOG=knudsen=debug,info timeout 300 $K run /tmp/cav32-kn0.001.json --backend cuda --precision f64 \
-      --acceleration gsis --tolerance $tol --out $R/$name > $R/$name.log 2>&1
-    echo "$name rc=$? wall $(python3 -c "print(f'{$(date +%s.%N) - $t0:.1f}')") s"
-    grep -E "sweep kernel|converged|stalled" $R/$name.log | sed 's/.*knudsen\] //' | tail -2
-    python3 -c "import json; s = json.load(open('$R/$name/summary.json')); print('iterations', s['iterations'], 'converged', s['converged'], 'stalled', s.get('stalled'), 'total_seconds', s['total_seconds'], 'device', s.get('device'))"
+  for be in ${BES:-cuda}; do
+    for tol in 1e-8 1e-10; do
+      name=cav32-kn0.001-$be-f64-$tol
+      t0=$(date +%s.%N)
+      RUST_LOG=knudsen=debug,info timeout 300 $K run /tmp/cav32-kn0.001.json --backend $be --precision f64 \
+        --acceleration gsis --tolerance $tol --out $R/$name > $R/$name.log 2>&1
+      echo "$name rc=$? wall $(python3 -c "print(f'{$(date +%s.%N) - $t0:.1f}')") s"
+      grep -E "sweep kernel|converged|stalled" $R/$name.log | sed 's/.*knudsen\] //' | tail -2
+      python3 -c "import json; s = json.load(open('$R/$name/summary.json')); print('iterations', s['iterations'], 'converged', s['converged'], 'stalled', s.get('stalled'), 'total_seconds', s['total_seconds'], 'device', s.get('device'))"
+    done
   done
   timeout 600 $K run /tmp/cav32-kn0.001.json --backend cpu --acceleration gsis --tolerance 1e-10 \
     --out $R/cav32-kn0.001-cpu-f64 > $R/cav32-kn0.001-cpu-f64.log 2>&1
   tail -1 $R/cav32-kn0.001-cpu-f64.log
-  for tol in 1e-8 1e-10; do
-    echo "== cuda f64 to $tol against cpu f64 to 1e-10"
-    $K compare $R/cav32-kn0.001-cpu-f64 $R/cav32-kn0.001-cuda-f64-$tol
+  for be in ${BES:-cuda}; do
+    for tol in 1e-8 1e-10; do
+      echo "== $be f64 to $tol against cpu f64 to 1e-10"
+      $K compare $R/cav32-kn0.001-cpu-f64 $R/cav32-kn0.001-$be-f64-$tol
+    done
   done
   for n in 32 64; do
     cavity cav$n-kn1 $n 32 1
-    for p in f64 f32; do
-      name=cav$n-cuda-$p-3
-      RUST_LOG=knudsen=debug timeout 300 $K run /tmp/cav$n-kn1.json --backend cuda --precision $p --acceleration none \
-        --coarse-grids 0 --max-iterations 3 --out $R/$name > $R/$name.log 2>&1
-      echo "$name rc=$? $(grep -oE 'cuda sweep: [0-9.]+ s' $R/$name.log | tr '\n' ' ')"
-      grep -E "sweep kernel" $R/$name.log | sed 's/.*knudsen[^]]*\] //' | head -1
+    for be in ${BES:-cuda}; do
+      for p in f64 f32; do
+        name=cav$n-$be-$p-3
+        RUST_LOG=knudsen=debug timeout 300 $K run /tmp/cav$n-kn1.json --backend $be --precision $p --acceleration none \
+          --coarse-grids 0 --max-iterations 3 --out $R/$name > $R/$name.log 2>&1
+        echo "$name rc=$? sweeps $(grep -oE 'iteration [0-9]+: backend [0-9.]+ s' $R/$name.log | awk '{print $4}' | tr '\n' ' ')s"
+        grep -E "sweep kernel" $R/$name.log | sed 's/.*knudsen[^]]*\] //' | head -1
+      done
     done
   done
   cp -r $R/*.log "$OUT/" 2>/dev/null

@@ -87,30 +87,7 @@ impl Real for f64 {
         None
     }
     fn host_records(p: &Problem, input: &SweepInput) -> Vec<f64> {
-        // gpu_io::cell_records unrounded (solid cells' coefficients are zero there too).
-        let words = &p.bodies.solids.words;
-        input
-            .eq
-            .iter()
-            .enumerate()
-            .flat_map(|(c, e)| {
-                let word = words.get(c).copied().unwrap_or(0) as f64;
-                [
-                    e.pref,
-                    e.inv_t,
-                    e.nu,
-                    word,
-                    e.u[0],
-                    e.u[1],
-                    e.u[2],
-                    e.base,
-                    e.s[0],
-                    e.s[1],
-                    e.s[2],
-                    e.inv_t * std::f64::consts::LOG2_E,
-                ]
-            })
-            .collect()
+        gpu_io::cell_records_f64(p, input)
     }
 }
 

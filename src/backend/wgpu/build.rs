@@ -6,7 +6,7 @@ use super::layout::{CellCoeffs, StepParams, MSTRIDE, PARAMS_STRIDE};
 use super::schedule::GpuSchedule;
 use super::{SliceKernels, WgpuBackend};
 use crate::backend::gpu_io::DeviceTables;
-use crate::backend::gpu_tables::{moment_index, shape_rows, velocity_table};
+use crate::backend::gpu_tables::shape_rows;
 use crate::body::WALL_SUMS;
 use crate::problem::Problem;
 use std::sync::Arc;
@@ -30,7 +30,10 @@ impl WgpuBackend {
         let p = &*problem;
         let g = &p.grid;
         let nz = g.nz();
-        let sizes = kernel_sizes(p, &sched, &tables);
+        // The plan (mod.rs) refused f64 where the device lacks it.
+        let f64 = super::real::wants_f64(p);
+        let vb = super::real::value_bytes(f64);
+        let sizes = kernel_sizes(p, &sched, &tables, f64);
         let nb = sched.slice_bindings;
         let slice_kernels = fused_plan.is_err().then(|| SliceKernels {
             sweep: kernels::sweep_slice_kernel(&device, &sizes, nb),
@@ -51,23 +54,24 @@ impl WgpuBackend {
             device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: data, usage })
         };
 
-        let cells = make("cells", (g.cells() * std::mem::size_of::<CellCoeffs>()) as u64, storage);
+        // CellCoeffs' twelve values per cell, in the slice path's type.
+        let cells = make("cells", (g.cells() * std::mem::size_of::<CellCoeffs>() / 4 * vb) as u64, storage);
         let incident_len = tables.incident_len;
         let nwalls = p.bodies.solids.walls.len();
         let dens_at = tables.dens_at;
-        let bnd = init("bnd", bytemuck::cast_slice(&tables.bnd), storage);
+        let bnd = init("bnd", &super::real::bnd(p, &tables, f64), storage);
         let walls = init("walls", bytemuck::cast_slice(&tables.walls), storage);
-        let wall_sums_bytes = (nwalls * WALL_SUMS * 4) as u64;
+        let wall_sums_bytes = (nwalls * WALL_SUMS * vb) as u64;
         let wall_sums = make("wall_sums", wall_sums_bytes, storage | wgpu::BufferUsages::COPY_SRC);
-        let moments_bytes = (g.cells() * MSTRIDE * 4) as u64;
+        let moments_bytes = (g.cells() * MSTRIDE * vb) as u64;
         let moments = make("moments", moments_bytes, storage | wgpu::BufferUsages::COPY_SRC);
-        let incident = make("incident", incident_len as u64 * 4, storage | wgpu::BufferUsages::COPY_SRC);
+        let incident = make("incident", (incident_len * vb) as u64, storage | wgpu::BufferUsages::COPY_SRC);
         let staging = make(
             "staging",
-            moments_bytes + incident_len as u64 * 4 + wall_sums_bytes,
+            moments_bytes + (incident_len * vb) as u64 + wall_sums_bytes,
             wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         );
-        let slice_bytes = (sched.chunk_stride * sched.slice_cells * sched.slots * 4) as u64;
+        let slice_bytes = (sched.chunk_stride * sched.slice_cells * sched.slots * vb) as u64;
         // The fused sweep keeps no slices.
         let slice_buffers = if fused_plan.is_ok() { 0 } else { sched.slice_buffers };
         let slices: Vec<wgpu::Buffer> =
@@ -86,8 +90,8 @@ impl WgpuBackend {
             let mut wave_groups = [Vec::new(), Vec::new(), Vec::new()];
             for grp in &wave.groups {
                 let vs = super::group::velocities(&wave.chunks, grp, sched.chunk_stride);
-                let table = init("table", bytemuck::cast_slice(&velocity_table(p, &vs)), storage);
-                let vidx = init("vidx", bytemuck::cast_slice(&moment_index(p, &vs)), storage);
+                let table = init("table", &super::real::velocity_table(p, &vs, f64), storage);
+                let vidx = init("vidx", bytemuck::cast_slice(&super::real::moment_index(p, &vs, f64)), storage);
                 let bound: Vec<&wgpu::Buffer> =
                     (0..nb).map(|c| if c < grp.chunks { &slices[grp.first + c] } else { &spares[c - 1] }).collect();
                 let bind = |k: &kernels::Kernel, fixed: [&wgpu::Buffer; 3]| {
@@ -125,7 +129,10 @@ impl WgpuBackend {
                 max_per_dim,
             )
         });
-        let records = records.and_then(|f64| super::records::Records::new(p, &device, &cells, max_per_dim, f64));
+        // The records stages write f32 records: in f64 the host's records are uploaded.
+        let records = records
+            .filter(|_| !f64)
+            .and_then(|wide| super::records::Records::new(p, &device, &cells, max_per_dim, wide));
         let slice_buffers = slices;
         keep.push(params);
         Self {
@@ -154,6 +161,7 @@ impl WgpuBackend {
             first_output: None,
             faults,
             slices: slice_buffers,
+            f64,
             fused,
             _buffers: keep,
         }
@@ -178,7 +186,7 @@ fn step_params(sched: &GpuSchedule, nz: usize) -> Vec<u8> {
 }
 
 /// The sizes baked into the kernels as constants.
-fn kernel_sizes(p: &Problem, sched: &GpuSchedule, tables: &DeviceTables) -> Sizes {
+fn kernel_sizes(p: &Problem, sched: &GpuSchedule, tables: &DeviceTables, f64: bool) -> Sizes {
     let [nx, ny, nz] = p.grid.dims();
     Sizes {
         nx: nx as u32,
@@ -186,12 +194,20 @@ fn kernel_sizes(p: &Problem, sched: &GpuSchedule, tables: &DeviceTables) -> Size
         nz: nz as u32,
         chunk_stride: sched.chunk_stride as u32,
         m: p.vgrid.m as u32,
-        step: (p.vgrid.half_width / (p.vgrid.m - 1) as f64) as f32,
+        step: {
+            let step = p.vgrid.half_width / (p.vgrid.m - 1) as f64;
+            if f64 {
+                step
+            } else {
+                step as f32 as f64
+            }
+        },
         srow: shape_rows(p) as u32,
         walls: p.bodies.solids.any(),
         part_at: tables.part_at,
         exit_at: tables.exit_at,
         slots: sched.slots as u32,
+        f64,
     }
 }
 

@@ -76,7 +76,7 @@ pub fn source(kernel: &str, tile: [usize; 2], dims: [usize; 3]) -> String {
     let rawq = (3 * n).div_ceil(BLOCK_VELOCITIES);
     let bounds = [("TX", tile[0]), ("TY", tile[1]), ("TXTY", n), ("NPART", npart), ("SUMQ", sumq), ("RAWQ", rawq)];
     let sweep = if kernel.starts_with("sweep") {
-        format!("{}\n{PARTNER}", super::shaders::SWEEP_COMMON)
+        format!("{}\n{}\n{PARTNER}", super::shaders::REAL_F32, super::shaders::SWEEP_COMMON)
     } else {
         String::new()
     };
@@ -125,6 +125,10 @@ pub fn choose(
     let plan = || -> Result<FusedPlan, String> {
         if let Some(why) = fused::ineligible(p) {
             return Err(why);
+        }
+        // The fused sweep is f32 only; f64 sweeps take the slice kernels (real.rs).
+        if super::real::wants_f64(p) {
+            return Err("solver.precision \"f64\": the f64 slice kernels".into());
         }
         if second && !opted_in {
             return Err(

@@ -14,7 +14,8 @@ pub struct Sizes {
     pub nz: u32,
     pub chunk_stride: u32,
     pub m: u32,
-    pub step: f32,
+    /// The velocity grid's node step, in the kernels' value type (`STEP: real`).
+    pub step: f64,
     /// vec4 rows of shapes per velocity in sweep_slice's `table`: 1 + ceil(bodies / 4).
     pub srow: u32,
     /// The case has bodies (sweep_slice's HAS_WALLS).
@@ -25,6 +26,8 @@ pub struct Sizes {
     pub exit_at: [u32; 6],
     /// Slices per velocity (SLOTS, all three kernels): 1 or 4 (config::Scheme::slices).
     pub slots: u32,
+    /// The slice kernels in f64 (shaders/real_f64.wgsl), with the workgroup reduction.
+    pub f64: bool,
 }
 
 const PART: [&str; 6] = ["PART0", "PART1", "PART2", "PART3", "PART4", "PART5"];
@@ -50,7 +53,7 @@ impl Sizes {
         ];
         match kernel {
             "moment_slice" => {
-                c.extend([("M", self.m as f64), ("STEP", self.step as f64)]);
+                c.extend([("M", self.m as f64), ("STEP", self.step)]);
                 c.extend(EXIT.iter().zip(self.exit_at).map(|(&n, x)| (n, x as f64)));
             }
             "sweep_slice" => {
@@ -170,20 +173,20 @@ fn entries(fixed_read_only: [bool; 3], slices: usize, slices_read_only: bool) ->
 /// shapes), then the group's slices (rw).
 pub fn sweep_slice_kernel(device: &wgpu::Device, sizes: &Sizes, slices: usize) -> Kernel {
     let e = entries([true, true, true], slices, false);
-    kernel(device, "sweep_slice", &shaders::sweep_source(slices), &e, sizes)
+    kernel(device, "sweep_slice", &shaders::sweep_source(slices, sizes.f64), &e, sizes)
 }
 
 /// Bindings: params, vidx (1D weights and velocity indices), moments (rw), incident (rw),
 /// then the group's slices.
 pub fn moment_slice_kernel(device: &wgpu::Device, sizes: &Sizes, subgroups: bool, slices: usize) -> Kernel {
     let e = entries([true, false, false], slices, true);
-    kernel(device, "moment_slice", &shaders::moment_source(subgroups, slices), &e, sizes)
+    kernel(device, "moment_slice", &shaders::moment_source(subgroups && !sizes.f64, slices, sizes.f64), &e, sizes)
 }
 
 /// Bindings: params, table (sweep_slice's), walls, wall_sums (rw), then the group's slices.
 pub fn wall_load_slice_kernel(device: &wgpu::Device, sizes: &Sizes, slices: usize) -> Kernel {
     let e = entries([true, true, false], slices, true);
-    kernel(device, "wall_load_slice", &shaders::wall_load_source(slices), &e, sizes)
+    kernel(device, "wall_load_slice", &shaders::wall_load_source(slices, sizes.f64), &e, sizes)
 }
 
 /// A bind group: params, then `buffers` in binding order (the fixed ones, then the slices).

@@ -65,7 +65,7 @@ mod tests {
     fn host_structs_match_shader_layout() {
         // The shaders declare StepParams as four u32 and cells as array<vec4<f32>> read in
         // threes; naga reports the WGSL sizes, which must equal the Rust sizes.
-        let module = naga::front::wgsl::parse_str(&crate::backend::wgpu::shaders::sweep_source(1)).unwrap();
+        let module = naga::front::wgsl::parse_str(&crate::backend::wgpu::shaders::sweep_source(1, false)).unwrap();
         let ty = module.types.iter().find(|(_, t)| t.name.as_deref() == Some("StepParams")).unwrap().0;
         let mut layouter = naga::proc::Layouter::default();
         layouter.update(module.to_ctx()).unwrap();
@@ -77,12 +77,12 @@ mod tests {
             assert_eq!(offsets, [0, 4, 8, 12]);
         }
         assert_eq!(std::mem::size_of::<CellCoeffs>(), 3 * 16);
-        let src = crate::backend::wgpu::shaders::moment_source(false, 1);
+        let src = crate::backend::wgpu::shaders::moment_source(false, 1, false);
         assert!(src.contains(&format!("const MSTRIDE: u32 = {MSTRIDE}u;")));
         assert!(src.contains(&format!("const NACC: u32 = {NACC}u;")));
         assert!(src.contains(&format!("const MWG: u32 = {MOMENT_WG}u;")));
-        assert!(src.contains(&format!("array<f32, {}>; // NACC * MWG", NACC * MOMENT_WG as usize)));
+        assert!(src.contains(&format!("array<real, {}>; // NACC * MWG", NACC * MOMENT_WG as usize)));
         assert!(src.contains(&format!("@workgroup_size({MOMENT_WG})")));
-        assert!(crate::backend::wgpu::shaders::sweep_source(1).contains(&format!("@workgroup_size({SWEEP_WG})")));
+        assert!(crate::backend::wgpu::shaders::sweep_source(1, false).contains(&format!("@workgroup_size({SWEEP_WG})")));
     }
 }

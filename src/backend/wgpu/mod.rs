@@ -1,5 +1,5 @@
 //! The wgpu backend: the same iteration as the CPU backend, on any Vulkan, Metal or DX12
-//! GPU, in f32 (docs/gpu.md).
+//! GPU, in f32, or in f64 on adapters with f64 shaders (`real.rs`; docs/gpu.md).
 //!
 //! Per iteration the host uploads the per-cell sweep coefficients and the face and wall
 //! densities, records every wave, z-step and chunk into one command buffer (sweep_slice,
@@ -20,6 +20,7 @@ pub mod layout;
 pub mod limits;
 pub mod prewarm;
 mod quiet;
+pub mod real;
 pub mod records;
 pub mod records_f64;
 pub mod schedule;
@@ -76,14 +77,6 @@ struct SliceKernels {
     wall_load: Kernel,
 }
 
-/// Why the wgpu backend refuses `p`'s precision, if it does: it sweeps in f32 only (WGSL has
-/// no f64 that every adapter offers), so "f64" is refused before any adapter is opened.
-pub fn precision_refusal(p: &Problem) -> Option<String> {
-    p.config.solver.names_f64().then(|| {
-        "solver.precision \"f64\": the wgpu backend sweeps in f32 only; use --backend cuda (an NVIDIA GPU) or --backend cpu for f64, or leave the precision out for f32".to_string()
-    })
-}
-
 pub struct WgpuBackend {
     problem: Arc<Problem>,
     device: wgpu::Device,
@@ -127,6 +120,8 @@ pub struct WgpuBackend {
     // Kept alive for the bind groups.
     _buffers: Vec<wgpu::Buffer>,
     slices: Vec<wgpu::Buffer>,
+    /// The slice path in f64 (`real.rs`): f64 buffers, host records, no fused sweep.
+    f64: bool,
 }
 
 impl WgpuBackend {
@@ -152,7 +147,7 @@ impl WgpuBackend {
     ) -> anyhow::Result<Self> {
         let info = adapter.get_info();
         let requested = opts.limits.clone().unwrap_or_else(|| adapter.limits());
-        let (sched, mut fused_plan) = Self::plan(&problem, budget_bytes, opts, &info, &requested)?;
+        let (sched, mut fused_plan) = Self::plan(&problem, budget_bytes, opts, adapter, &requested)?;
         let tables = super::gpu_io::device_tables(&problem)?;
         if let (Ok(plan), Some(n)) = (&mut fused_plan, opts.fused_moments_per_thread) {
             plan.moments_per_thread = n;
@@ -212,19 +207,22 @@ impl WgpuBackend {
         adapter: &wgpu::Adapter,
     ) -> anyhow::Result<()> {
         let requested = opts.limits.clone().unwrap_or_else(|| adapter.limits());
-        Self::plan(problem, budget_bytes, opts, &adapter.get_info(), &requested).map(|_| ())
+        Self::plan(problem, budget_bytes, opts, adapter, &requested).map(|_| ())
     }
 
     fn plan(
         p: &Problem,
         budget_bytes: u64,
         opts: &WgpuOptions,
-        info: &wgpu::AdapterInfo,
+        adapter: &wgpu::Adapter,
         requested: &wgpu::Limits,
     ) -> anyhow::Result<(GpuSchedule, Result<crate::backend::fused::FusedPlan, String>)> {
-        if let Some(why) = precision_refusal(p) {
+        let info = &adapter.get_info();
+        if let Some(why) = real::f64_refusal(p, adapter.features(), &info.name) {
             anyhow::bail!(why);
         }
+        let f64 = real::wants_f64(p);
+        let vb = real::value_bytes(f64);
         let limits = GpuLimits::from_wgpu(requested);
         let sched = schedule::schedule(
             &p.vgrid.octant_members(),
@@ -234,17 +232,17 @@ impl WgpuBackend {
             &limits,
             opts.max_slice_binding.or_else(schedule::slice_binding_cap_from_env),
             p.config.solver.scheme.slices(),
-            crate::backend::GPU_BYTES_PER_VALUE,
+            vb,
         )
         .map_err(|e| anyhow!("{} cannot run this case: {e}", info.name))?;
         let layout = super::gpu_io::table_layout(p)?;
         let max_binding = requested.max_storage_buffer_binding_size.min(schedule::MAX_INDEXED_BINDING);
         for (what, floats) in [("bnd", layout.bnd_len), ("incident", layout.incident_len)] {
             anyhow::ensure!(
-                floats as u64 * 4 <= max_binding,
+                (floats * vb) as u64 <= max_binding,
                 "{}: the `{what}` buffer ({} MiB, mostly specular/periodic partner data) exceeds the adapter's {} MiB storage binding limit; use the CUDA or CPU backend, or fewer velocity points",
                 info.name,
-                (floats as u64 * 4) >> 20,
+                ((floats * vb) as u64) >> 20,
                 max_binding >> 20
             );
         }
@@ -264,15 +262,15 @@ impl WgpuBackend {
     /// Upload the cell coefficients and face densities, and start a command encoder whose
     /// first commands clear the moment and incident sums.
     fn begin_iteration(&mut self, input: &SweepInput) -> wgpu::CommandEncoder {
-        let dens = super::gpu_io::densities(input, |x| x as f32);
-        self.queue.write_buffer(&self.bnd, (self.dens_at * 4) as u64, bytemuck::cast_slice(&dens));
+        let dens = real::densities(input, self.f64);
+        self.queue.write_buffer(&self.bnd, (self.dens_at * real::value_bytes(self.f64)) as u64, &dens);
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("iteration") });
         // A caller that gives no fields (the stage checks) gets the host's records.
         match &mut self.records {
             Some(r) if input.fields.len() == self.problem.grid.cells() => r.encode(&self.queue, &mut enc, input.fields),
             _ => {
-                let cells = super::gpu_io::cell_records(&self.problem, input);
-                self.queue.write_buffer(&self.cells, 0, bytemuck::cast_slice(&cells));
+                let cells = real::host_records(&self.problem, input, self.f64);
+                self.queue.write_buffer(&self.cells, 0, &cells);
             }
         }
         enc.clear_buffer(&self.moments, 0, None);
@@ -292,7 +290,9 @@ impl WgpuBackend {
 
 impl Backend for WgpuBackend {
     fn wgpu_handles(&self) -> Option<crate::backend::WgpuHandles> {
-        Some((self.device.clone(), self.queue.clone(), self.info.name.clone()))
+        // The synthetic solve on the wgpu device is f32, and a coarse start would prewarm
+        // the fused sweep (f32 only): an f64 sweep keeps its solve on the host, in f64.
+        (!self.f64).then(|| (self.device.clone(), self.queue.clone(), self.info.name.clone()))
     }
 
     fn kind(&self) -> &'static str {
@@ -301,11 +301,12 @@ impl Backend for WgpuBackend {
 
     fn device(&self) -> String {
         format!(
-            "{} ({:?}, {}{})",
+            "{} ({:?}, {}{}{})",
             self.info.name,
             self.info.backend,
             self.info.driver,
-            if self.subgroups { ", subgroups" } else { "" }
+            if self.subgroups && !self.f64 { ", subgroups" } else { "" },
+            if self.f64 { ", f64" } else { "" }
         )
     }
 
@@ -334,7 +335,14 @@ impl Backend for WgpuBackend {
         self.records.is_some()
     }
 
+    fn bytes_per_value(&self) -> usize {
+        real::value_bytes(self.f64)
+    }
+
     fn residual_floor(&self) -> f64 {
+        if self.f64 {
+            return 0.0;
+        }
         // With f stored in f32, momentum sums of thermal-scale terms (|w xi f| ~ 0.5 in
         // total, cancelling to rho U ~ 0.02) carry ~1e-7 absolute round-off, so relative
         // momentum changes stall near 2e-6 on the quick cavity (measured on lavapipe);
@@ -428,10 +436,18 @@ impl Backend for WgpuBackend {
         let t_gpu = t0.elapsed().as_secs_f64();
         {
             let view = slice.get_mapped_range().map_err(|e| anyhow!("mapping the results: {e:?}"))?;
-            let data: &[f32] = bytemuck::cast_slice(&view);
-            let (moments, rest) = data.split_at(mbytes as usize / 4);
-            let sums = &data[wall_at as usize / 4..];
-            super::gpu_io::unpack(out, moments, rest, sums, &self.tables_layout);
+            let vb = real::value_bytes(self.f64);
+            let (moments, rest) = view.split_at(mbytes as usize);
+            let (incident, sums) = rest.split_at((wall_at - mbytes) as usize);
+            if self.f64 {
+                let f = |b: &[u8]| -> Vec<f64> { bytemuck::pod_collect_to_vec(b) };
+                super::gpu_io::unpack(out, &f(moments), &f(incident), &f(sums), &self.tables_layout);
+            } else {
+                let data: &[f32] = bytemuck::cast_slice(&view);
+                let (moments, rest) = data.split_at(mbytes as usize / vb);
+                let sums = &data[wall_at as usize / vb..];
+                super::gpu_io::unpack(out, moments, rest, sums, &self.tables_layout);
+            }
         }
         self.staging.unmap();
         log::debug!(

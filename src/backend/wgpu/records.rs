@@ -90,7 +90,13 @@ impl Records {
             storage(4, false),
         ];
         let kernel = match f64 {
-            true => kernel_with(device, "cell_records_f64", super::shaders::CELL_RECORDS_F64, &entries, &constants),
+            true => kernel_with(
+                device,
+                "cell_records_f64",
+                &super::shaders::cell_records_f64_source(),
+                &entries,
+                &constants,
+            ),
             false => kernel_with(device, "cell_records", super::shaders::CELL_RECORDS, &entries, &constants),
         };
         let init = |label: &str, contents: &[u8], usage: wgpu::BufferUsages| {

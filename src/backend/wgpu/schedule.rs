@@ -18,6 +18,7 @@ use crate::plan::{plan_batches, Batch, PlanError};
 /// storage buffers and at least one slice binding, four in all, wgpu's downlevel minimum
 /// (`kernels.rs`); more slice bindings where the adapter allows (group.rs).
 pub const KERNEL_STORAGE_BUFFERS: u32 = 4;
+/// In f32; twice that in f64 (`real` in shaders/moment_slice.wgsl).
 pub const MOMENT_WORKGROUP_BYTES: u32 = (super::layout::NACC as u32) * super::layout::MOMENT_WG * 4;
 
 /// Velocities per vec4 of slice storage: moment_slice.wgsl reads slices as vec4, so chunks
@@ -128,11 +129,10 @@ pub fn schedule(
             limits.max_storage_buffers_per_stage
         )));
     }
-    if limits.max_workgroup_storage < MOMENT_WORKGROUP_BYTES
-        || limits.max_invocations_per_workgroup < super::layout::MOMENT_WG
-    {
+    let tree = MOMENT_WORKGROUP_BYTES / 4 * value_bytes as u32;
+    if limits.max_workgroup_storage < tree || limits.max_invocations_per_workgroup < super::layout::MOMENT_WG {
         return Err(PlanError(format!(
-            "the moment kernel needs {MOMENT_WORKGROUP_BYTES} bytes of workgroup memory and {} invocations per workgroup",
+            "the moment kernel needs {tree} bytes of workgroup memory and {} invocations per workgroup",
             super::layout::MOMENT_WG
         )));
     }

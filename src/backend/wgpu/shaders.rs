@@ -14,9 +14,33 @@ pub const SWEEP_COMMON: &str = include_str!("../../../shaders/sweep_common.wgsl"
 pub const COPY_BANDWIDTH: &str = include_str!("../../../shaders/copy_bandwidth.wgsl");
 pub const CELL_RECORDS: &str = include_str!("../../../shaders/cell_records.wgsl");
 pub const CELL_RECORDS_F64: &str = include_str!("../../../shaders/cell_records_f64.wgsl");
+/// e^x in f64 from +, -, *, / (the builtin is not usable on f64).
+pub const EXP64: &str = include_str!("../../../shaders/exp64.wgsl");
+/// The slice kernels' value type `real` and its helpers, in f32 and in f64.
+pub const REAL_F32: &str = include_str!("../../../shaders/real_f32.wgsl");
+const REAL_F64: &str = include_str!("../../../shaders/real_f64.wgsl");
 
-pub fn sweep_source(bindings: usize) -> String {
-    format!("{}\n{SWEEP_COMMON}\n{FACE_OFFSET}\n{PARTNER}\n{UPWIND2}", per_binding(SWEEP, bindings))
+/// The source of cell_records_f64 (with exp64 appended).
+pub fn cell_records_f64_source() -> String {
+    format!("{CELL_RECORDS_F64}\n{EXP64}")
+}
+
+/// What the slice kernels' sources start with: `real` as f32, or as f64 with exp64
+/// (`solver.precision = "f64"`, adapters with SHADER_F64).
+pub fn real_prelude(f64: bool) -> String {
+    if f64 {
+        format!("{REAL_F64}\n{EXP64}")
+    } else {
+        REAL_F32.to_string()
+    }
+}
+
+pub fn sweep_source(bindings: usize, f64: bool) -> String {
+    format!(
+        "{}\n{}\n{SWEEP_COMMON}\n{FACE_OFFSET}\n{PARTNER}\n{UPWIND2}",
+        real_prelude(f64),
+        per_binding(SWEEP, bindings)
+    )
 }
 
 /// sweep_slice.wgsl with its last function, `sweep_velocity_B`, copied once per slice
@@ -26,7 +50,7 @@ fn per_binding(src: &str, bindings: usize) -> String {
     let at = src.find("fn sweep_velocity_B(").expect("sweep_slice.wgsl ends with sweep_velocity_B");
     let (head, body) = src.split_at(at);
     let mut s = head.to_string();
-    s += &declarations(bindings, Access::ReadWrite, "f32");
+    s += &declarations(bindings, Access::ReadWrite, "real");
     for c in 0..bindings {
         s += &body
             .replace("sweep_velocity_B", &format!("sweep_velocity_{c}"))
@@ -42,16 +66,20 @@ fn per_binding(src: &str, bindings: usize) -> String {
 }
 
 /// The moment kernel with the subgroup reduction, or the workgroup-memory tree.
-pub fn moment_source(subgroups: bool, bindings: usize) -> String {
+/// In f64 only the workgroup-memory tree (subgroup operations on f64 are an extension few
+/// adapters offer).
+pub fn moment_source(subgroups: bool, bindings: usize, f64: bool) -> String {
+    assert!(!(subgroups && f64), "the subgroup reduction is f32 only");
     format!(
-        "{MOMENT}\n{}\n{FACE_OFFSET}\n{PARTNER}\n{}",
-        slice_bindings(bindings, Access::Read, "vec4<f32>"),
+        "{}\n{MOMENT}\n{}\n{FACE_OFFSET}\n{PARTNER}\n{}",
+        real_prelude(f64),
+        slice_bindings(bindings, Access::Read, "vec4<real>"),
         if subgroups { REDUCE_SUBGROUP } else { REDUCE_WORKGROUP }
     )
 }
 
-pub fn wall_load_source(bindings: usize) -> String {
-    format!("{WALL_LOAD}\n{}", slice_bindings(bindings, Access::Read, "f32"))
+pub fn wall_load_source(bindings: usize, f64: bool) -> String {
+    format!("{}\n{WALL_LOAD}\n{}", real_prelude(f64), slice_bindings(bindings, Access::Read, "real"))
 }
 
 /// The first slice binding of every kernel: bindings 1-3 hold its fixed storage buffers
@@ -83,7 +111,7 @@ fn declarations(count: usize, access: Access, elem: &str) -> String {
 /// warps hide it (the sweep chooses once per invocation instead, `per_binding`). CPU twin:
 /// twin.rs, `Slices::load`.
 pub fn slice_bindings(count: usize, access: Access, elem: &str) -> String {
-    let load = if elem == "f32" { "slice_load" } else { "slice_load4" };
+    let load = if elem == "real" { "slice_load" } else { "slice_load4" };
     let mut s = declarations(count, access, elem);
     s += &format!("fn {load}(c: u32, i: u32) -> {elem} {{\n");
     for c in 1..count {
@@ -108,24 +136,35 @@ pub struct Variant {
 /// Every shader variant knudsen can create.
 pub fn variants() -> Vec<Variant> {
     let v = |label, entry, source, subgroups| Variant { label, entry, source, subgroups, f64: false };
+    let f64v = |label, entry, source| Variant { label, entry, source, subgroups: false, f64: true };
     // One slice binding (adapters at wgpu's downlevel minimum) and several (group.rs).
     [(1, ""), (3, ", 3 slice bindings")]
         .into_iter()
         .flat_map(|(n, tag)| {
             [
-                v(format!("sweep_slice{tag}"), "sweep_slice", sweep_source(n), false),
-                v(format!("moment_slice (workgroup reduction){tag}"), "moment_slice", moment_source(false, n), false),
-                v(format!("moment_slice (subgroup reduction){tag}"), "moment_slice", moment_source(true, n), true),
-                v(format!("wall_load_slice{tag}"), "wall_load_slice", wall_load_source(n), false),
+                v(format!("sweep_slice{tag}"), "sweep_slice", sweep_source(n, false), false),
+                v(
+                    format!("moment_slice (workgroup reduction){tag}"),
+                    "moment_slice",
+                    moment_source(false, n, false),
+                    false,
+                ),
+                v(
+                    format!("moment_slice (subgroup reduction){tag}"),
+                    "moment_slice",
+                    moment_source(true, n, false),
+                    true,
+                ),
+                v(format!("wall_load_slice{tag}"), "wall_load_slice", wall_load_source(n, false), false),
+                f64v(format!("sweep_slice in f64{tag}"), "sweep_slice", sweep_source(n, true)),
+                f64v(format!("moment_slice in f64{tag}"), "moment_slice", moment_source(false, n, true)),
+                f64v(format!("wall_load_slice in f64{tag}"), "wall_load_slice", wall_load_source(n, true)),
             ]
         })
         .chain([
             v("copy_bandwidth".into(), "copy_bandwidth", COPY_BANDWIDTH.to_string(), false),
             v("cell_records".into(), "cell_records", CELL_RECORDS.to_string(), false),
-            Variant {
-                f64: true,
-                ..v("cell_records_f64".into(), "cell_records_f64", CELL_RECORDS_F64.to_string(), false)
-            },
+            f64v("cell_records_f64".into(), "cell_records_f64", cell_records_f64_source()),
         ])
         .collect()
 }
@@ -167,12 +206,13 @@ mod tests {
             validate_with(&v.source, v.subgroups, v.f64).unwrap_or_else(|e| panic!("{}:\n{e}", v.label));
         }
         // The check has teeth: the f64 stage needs the capability.
-        assert!(validate(CELL_RECORDS_F64, false).is_err());
+        assert!(validate(&cell_records_f64_source(), false).is_err());
+        assert!(validate(&sweep_source(1, true), false).is_err());
     }
 
     #[test]
     fn subgroup_variant_needs_the_capability() {
         // The check has teeth: without SUBGROUP the subgroup reduction must be refused.
-        assert!(validate(&moment_source(true, 1), false).is_err());
+        assert!(validate(&moment_source(true, 1, false), false).is_err());
     }
 }
