@@ -15,9 +15,9 @@
 //! test checks the same comparison tells apart.
 
 mod common;
+use common::gpu_f64;
 use common::*;
 use knudsen::backend::BackendChoice;
-use knudsen::config::{Acceleration, Config, Precision, Scheme};
 
 /// The adapter, where it offers f64 shaders; None (with a note) where it does not, or where
 /// there is none outside CI.
@@ -33,88 +33,18 @@ fn f64_adapter() -> Option<wgpu::Adapter> {
     None
 }
 
-fn fixed(v: &serde_json::Value, sweeps: usize, scheme: Scheme, precision: Option<Precision>) -> Config {
-    let mut c = config(v);
-    c.solver.max_iterations = sweeps;
-    c.solver.tolerance = 1e-30;
-    c.solver.scheme = scheme;
-    c.solver.precision = precision;
-    c.solver.coarse_grids = 0;
-    c
-}
-
 #[test]
 fn wgpu_in_f64_matches_the_cpu_sweep_for_sweep() {
-    if f64_adapter().is_none() {
-        return;
-    }
-    let mut shakhov = cavity_json(8, 10, 4.0, 0.2);
-    shakhov["gas"]["prandtl"] = (2.0 / 3.0).into();
-    let cases = [
-        ("lid cavity, Shakhov", shakhov, Scheme::FirstOrder),
-        ("body, specular faces, stretched x", body_case_json(), Scheme::FirstOrder),
-        ("body, specular faces, stretched x, second order", body_case_json(), Scheme::SecondOrder),
-        ("open box: periodic, specular, free stream, second order", open_box_json([4, 5, 3]), Scheme::SecondOrder),
-    ];
-    for (what, v, scheme) in cases {
-        let (p, cpu) = run(&fixed(&v, 4, scheme, None), BackendChoice::Cpu, 2);
-        let f64 = run(&fixed(&v, 4, scheme, Some(Precision::F64)), BackendChoice::Wgpu, 2).1;
-        let f32 = run(&fixed(&v, 4, scheme, None), BackendChoice::Wgpu, 2).1;
-        // Solid cells hold no gas (their velocity is 0/0): the fluid ones are compared.
-        let fluid = |r: &knudsen::solver::RunResult| -> Vec<knudsen::model::Macro> {
-            (0..p.grid.cells()).filter(|&c| !p.bodies.solids.is_solid(c)).map(|c| r.fields[c]).collect()
-        };
-        let (cpu_f, f64_f, f32_f) = (fluid(&cpu), fluid(&f64), fluid(&f32));
-        let mut f32_apart = 0.0f64;
-        for ((name, d), (_, d32)) in
-            field_differences(&f64_f, &cpu_f).into_iter().zip(field_differences(&f32_f, &cpu_f))
-        {
-            eprintln!("{what}: {name} wgpu f64 {d:.2e}, wgpu f32 {d32:.2e} from the CPU's f64");
-            assert!(d < 1e-10, "{what}: {name} differs by {d:e}");
-            f32_apart = f32_apart.max(d32);
-        }
-        // The comparison has teeth: the f32 sweep of the same case is told apart.
-        assert!(f32_apart > 1e-8, "{what}: f32 within {f32_apart:e}");
-        // The body's incident sums (wall_load_slice), where it has one.
-        let flat = |r: &knudsen::solver::RunResult| r.wall.iter().flatten().copied().collect::<Vec<f64>>();
-        let (a, b) = (flat(&f64), flat(&cpu));
-        if b.iter().any(|&x| x != 0.0) {
-            let d = rel_l2(a.into_iter(), b.into_iter());
-            eprintln!("{what}: wall sums wgpu f64 {d:.2e} from the CPU's f64");
-            assert!(d < 1e-10, "{what}: wall sums differ by {d:e}");
-        }
+    if f64_adapter().is_some() {
+        gpu_f64::matches_the_cpu_sweep_for_sweep(BackendChoice::Wgpu, "wgpu", 1e-10);
     }
 }
 
-/// The slip-regime cavity of tests/cpu_f32.rs's stall test: at Kn 0.001 the synthetic
-/// correction amplifies f32 round-off past the 1e-5 stop, and an f32 run stalls; in f64 the
-/// wgpu backend converges far below it, to the CPU's answer (its synthetic solve then runs
-/// on the host, in f64: the device's is f32).
+/// At Kn 0.001 (its synthetic solve then runs on the host, in f64: the device's is f32).
 #[test]
 fn wgpu_in_f64_converges_at_kn_0_001_where_f32_stalls() {
-    if f64_adapter().is_none() {
-        return;
-    }
-    let mut v = cavity_json(8, 12, 4.0, 0.1);
-    v["gas"]["kn"] = 0.001.into();
-    let mut cfg = config(&v);
-    cfg.solver.coarse_grids = 0;
-    let f32 = run(&with(cfg.clone(), Acceleration::Gsis, 1e-5, 400), BackendChoice::Wgpu, 2).1;
-    assert!(f32.stalled.is_some() && !f32.converged, "f32: {} sweeps", f32.iterations());
-
-    cfg.solver.precision = Some(Precision::F64);
-    let cfg = with(cfg, Acceleration::Gsis, 1e-10, 200);
-    let gpu = run(&cfg, BackendChoice::Wgpu, 2).1;
-    let cpu = run(&cfg, BackendChoice::Cpu, 2).1;
-    assert!(gpu.converged && gpu.stalled.is_none(), "wgpu f64: {} sweeps", gpu.iterations());
-    assert!(cpu.converged, "CPU: {} sweeps", cpu.iterations());
-    eprintln!("Kn 0.001: wgpu f64 {} sweeps, CPU f64 {} sweeps to 1e-10", gpu.iterations(), cpu.iterations());
-    // Both stopped at residual 1e-10 on the same fixed point; the GSIS contraction (0.2-0.4
-    // a sweep) leaves each within a few 1e-10 of it, so 1e-8 is a bound with room and far
-    // below the f32 run's 1e-4.
-    for (name, d) in field_differences(&gpu.fields, &cpu.fields) {
-        eprintln!("Kn 0.001: {name} wgpu f64 against CPU f64 {d:.2e}");
-        assert!(d < 1e-8, "{name}: {d:e}");
+    if f64_adapter().is_some() {
+        gpu_f64::converges_at_kn_0_001_where_f32_stalls(BackendChoice::Wgpu, "wgpu");
     }
 }
 

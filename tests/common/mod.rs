@@ -165,3 +165,4 @@ pub fn body_case_json() -> serde_json::Value {
         "velocity": [0.0, 0.1, 0.0]}]);
     v
 }
+pub mod gpu_f64;
