@@ -1,7 +1,33 @@
 //! The fast subset of the validation suite (configs/validation/*.json, docs/validation.md):
 //! `knudsen validate --fast` must pass every suite, on the CPU reference backend.
 
+use std::path::Path;
 use std::process::Command;
+
+/// The suite `name` of configs/validation with only the points `keep` takes.
+fn suite_with(name: &str, keep: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+    let path = format!("{}/configs/validation/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    let mut suite: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    suite["points"].as_array_mut().unwrap().retain(|p| keep(p));
+    suite
+}
+
+/// The free-molecular Couette point alone (the fastest suite there is).
+fn one_couette_point() -> serde_json::Value {
+    suite_with("couette-bgk", |p| p["set"]["gas.delta"] == 0.001)
+}
+
+/// `knudsen validate --fast --out OUT FILES ARGS`, warnings only in the log.
+fn validate(out: &Path, files: &[&Path], args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .args(["validate", "--fast", "--out"])
+        .arg(out)
+        .args(files)
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap()
+}
 
 #[test]
 fn fast_validation_subset_passes() {
@@ -34,23 +60,13 @@ fn fast_validation_subset_passes() {
 #[test]
 fn a_failing_case_fails_the_command() {
     // The same Couette case with a reference 5% off must fail, with exit status 1.
-    let src =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/validation/couette-bgk.json")).unwrap();
-    let mut suite: serde_json::Value = serde_json::from_str(&src).unwrap();
-    let points = suite["points"].as_array_mut().unwrap();
-    points.retain(|p| p["set"]["gas.delta"] == 0.001);
-    points[0]["reference"] = serde_json::json!(1.05);
+    let mut suite = one_couette_point();
+    suite["points"][0]["reference"] = serde_json::json!(1.05);
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let file = dir.join("bad.json");
     std::fs::write(&file, suite.to_string()).unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_knudsen"))
-        .args(["validate", "--fast", "--out"])
-        .arg(dir)
-        .arg(&file)
-        .env("RUST_LOG", "warn")
-        .output()
-        .unwrap();
+    let run = validate(dir, &[&file], &[]);
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert_eq!(run.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("FAIL"), "{stdout}");
@@ -66,10 +82,7 @@ fn a_point_that_cannot_be_measured_fails_its_suite_and_the_others_still_run() {
     // plain free-molecular point. The error fails its suite only: the second still runs and
     // passes, the results file holds both, and the command exits 1 naming the first. The
     // first suite's own later point (the plain one again) still runs and is reported.
-    let src =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/validation/couette-bgk.json")).unwrap();
-    let mut good: serde_json::Value = serde_json::from_str(&src).unwrap();
-    good["points"].as_array_mut().unwrap().retain(|p| p["set"]["gas.delta"] == 0.001);
+    let good = one_couette_point();
     let mut bad = good.clone();
     bad["name"] = serde_json::json!("unmeasurable");
     bad["points"][0]["set"]["boundaries.y_max"] = serde_json::json!({"type": "specular"});
@@ -80,17 +93,7 @@ fn a_point_that_cannot_be_measured_fails_its_suite_and_the_others_still_run() {
     let (fa, fb) = (dir.join("a.json"), dir.join("b.json"));
     std::fs::write(&fa, bad.to_string()).unwrap();
     std::fs::write(&fb, good.to_string()).unwrap();
-    let validate = |out: &std::path::Path| {
-        Command::new(env!("CARGO_BIN_EXE_knudsen"))
-            .args(["validate", "--fast", "--out"])
-            .arg(out)
-            .arg(&fa)
-            .arg(&fb)
-            .env("RUST_LOG", "warn")
-            .output()
-            .unwrap()
-    };
-    let run = validate(&dir.join("out"));
+    let run = validate(&dir.join("out"), &[&fa, &fb], &[]);
     let (stdout, stderr) = (String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
     assert_eq!(run.status.code(), Some(1), "{stdout}{stderr}");
     assert!(
@@ -110,7 +113,7 @@ fn a_point_that_cannot_be_measured_fails_its_suite_and_the_others_still_run() {
     // An --out that is a file is refused before any suite runs: exit 2.
     let file = dir.join("plain");
     std::fs::write(&file, b"x").unwrap();
-    let run = validate(&file);
+    let run = validate(&file, &[&fa, &fb], &[]);
     let (stdout, stderr) = (String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
     assert_eq!(run.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("not a directory") && stdout.is_empty(), "{stdout}{stderr}");
@@ -120,21 +123,13 @@ fn a_point_that_cannot_be_measured_fails_its_suite_and_the_others_still_run() {
 /// point) and the results record it; a point's own setting would win.
 #[test]
 fn the_given_precision_runs_and_is_recorded() {
-    let src =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/validation/couette-bgk.json")).unwrap();
-    let mut suite: serde_json::Value = serde_json::from_str(&src).unwrap();
-    suite["points"].as_array_mut().unwrap().retain(|p| p["set"]["gas.delta"] == 0.001);
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("one.json");
-    std::fs::write(&file, suite.to_string()).unwrap();
+    std::fs::write(&file, one_couette_point().to_string()).unwrap();
     let run = |precision: Option<&str>| {
         let out = tmp.path().join(precision.unwrap_or("default"));
-        let mut c = Command::new(env!("CARGO_BIN_EXE_knudsen"));
-        c.args(["validate", "--fast", "--out"]).arg(&out).arg(&file).env("RUST_LOG", "warn");
-        if let Some(p) = precision {
-            c.args(["--precision", p]);
-        }
-        let o = c.output().unwrap();
+        let args: Vec<&str> = precision.map_or(vec![], |p| vec!["--precision", p]);
+        let o = validate(&out, &[&file], &args);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
         let doc: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("results-fast.json")).unwrap()).unwrap();
@@ -145,4 +140,25 @@ fn the_given_precision_runs_and_is_recorded() {
     assert!(own.get("precision").is_none(), "{own}");
     // The f32 run is a run of its own: its value differs from f64's in the last digits.
     assert_ne!(f32["measured"], own["measured"]);
+}
+
+/// An agreement suite on f32 arithmetic (the CPU's f32 path, the fastest): cavity-slip's
+/// points stop at the f32 floor's 1e-5, not at the case's 1e-8, so source iteration's point
+/// lies 8e-4 from GSIS's, far outside the suite's 1e-5. The failure says why and what to run
+/// instead, and the results record the raised stop; in f64 the suite passes
+/// (`fast_validation_subset_passes`).
+#[test]
+fn an_agreement_below_the_f32_floor_says_it_needs_f64() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/validation/cavity-slip.json");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = validate(&out, &[&file], &["--precision", "f32"]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("stopped at residual 1.0e-5") && stdout.contains("needs f64"), "{stdout}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results-fast.json")).unwrap()).unwrap();
+    let points = doc["suites"][0]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    assert!(points.iter().all(|p| p["stop_raised_to"] == 1e-5), "{points:?}");
 }

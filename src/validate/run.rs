@@ -33,6 +33,10 @@ pub struct PointResult {
     /// The lowest residual of a run stopped at the f32 round-off floor (`solver.stall_sweeps`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stalled_at: Option<f64>,
+    /// The residual the run stopped at where its backend's floor raised the case's tolerance
+    /// to it (f32 arithmetic: `Backend::residual_floor`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_raised_to: Option<f64>,
     pub seconds: f64,
     pub backend: String,
 }
@@ -163,6 +167,7 @@ fn run_point(
         log::warn!("{why}");
     }
     let kind = b.kind().to_string();
+    let floor = b.residual_floor();
     let result = Solver::new(&problem, b).run(|_| {})?;
     let measured = measure(suite.measure, &problem, &result)?;
     let mut r = PointResult {
@@ -179,6 +184,7 @@ fn run_point(
         precision: cfg.solver.precision.map(|x| x.name().into()),
         converged: result.converged,
         stalled_at: result.stalled.map(|(r, _)| r),
+        stop_raised_to: (cfg.solver.tolerance < floor).then_some(floor),
         seconds: result.total_seconds,
         backend: kind,
     };
@@ -238,20 +244,23 @@ fn judge_convergence(
     }
 }
 
-/// Every point against the first, within the suite's tolerance.
+/// Every point against the first, within the suite's tolerance. Where a point's stop was
+/// raised to its backend's f32 floor, the failure says that the comparison needs f64: an
+/// agreement suite compares runs converged below that floor (cavity-slip: 1e-8).
 fn judge_agreement(suite: &Suite, points: &mut [PointResult], failures: &mut Vec<String>) {
     let tol = suite.tolerance.unwrap();
     let first = points[0].measured;
+    let raised =
+        points.iter().filter_map(|p| p.stop_raised_to).fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))));
     for (n, p) in points.iter_mut().enumerate().skip(1) {
         let e = (p.measured - first) / first.abs();
         p.relative_error = Some(e);
         p.pass = Some(e.abs() <= tol);
         if e.abs() > tol {
-            failures.push(format!(
-                "point {n} differs from point 0 by {:+.3}% (tolerance {:.2}%)",
-                100.0 * e,
-                100.0 * tol
-            ));
+            let why = raised.map_or(String::new(), |r| {
+                format!("; the runs stopped at residual {r:.1e}, to which their backend's f32 floor raised the case's tolerance: an agreement this close needs f64 (`--precision f64` on the CPU, CUDA, or wgpu with f64 shaders)")
+            });
+            failures.push(format!("point {n} differs from point 0 by {e:+.2e} relative (tolerance {tol:.1e}){why}"));
         }
     }
 }
