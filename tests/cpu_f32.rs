@@ -115,6 +115,15 @@ fn f32_refuses_the_second_order_scheme_and_bad_values() {
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("first order only") && !stderr.contains("coarse start failed"), "{stderr}");
     assert!(!out.join("summary.json").exists());
+    // `check` says the CPU refuses it, and prints no CPU plan for it.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .args(["check", "--precision", "f32", "--scheme", "second_order"])
+        .arg(&case)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{stdout}");
+    assert!(stdout.contains("cpu: refuses: solver.precision \"f32\"") && !stdout.contains("cpu (f32"), "{stdout}");
     let mut v = cavity_json(4, 8, 4.0, 0.1);
     v["solver"] = serde_json::json!({"precision": "f16"});
     let e = Config::from_json(&v.to_string()).unwrap_err().to_string();

@@ -268,10 +268,13 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
         println!("partner data (specular and periodic faces): takes {theta} of each sweep's change (solver.partner_relaxation)");
     }
     let cpu_budget = cfg.solver.memory_budget_mib.unwrap_or(backend::CPU_DEFAULT_BUDGET_MIB);
-    if let Some(why) = knudsen::backend::cpu::f32_scheme_refusal(cfg) {
-        println!("note: `run --backend cpu` would refuse the case: {why}");
+    // A CPU that refuses the case has no plan to print (the budget is still checked).
+    let refusal = knudsen::backend::cpu::f32_scheme_refusal(cfg);
+    if let Some(why) = &refusal {
+        println!("cpu: refuses: {why} (`run --backend cpu` exits 2)");
     }
     match cpu_plan(p, (cpu_budget * 1048576.0) as u64) {
+        Ok(_) if refusal.is_some() => {}
         Ok(pl) => {
             if let Err(e) = knudsen::backend::cpu::check_host_storage(&pl, knudsen::plan::available_host_bytes()) {
                 println!("note: {e:#}: `run --backend cpu` would refuse it");
