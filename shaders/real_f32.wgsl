@@ -14,11 +14,11 @@ fn real_exp(x: f32) -> f32 {
     return exp(x);
 }
 
-// One of moment_slice's 1D weights from its word(s) in `vidx` (gpu_tables::moment_index):
-// the f32's bits.
+// One of moment_slice's 1D weights from its WEIGHT_WORDS words in `vidx`
+// (gpu_tables::moment_index; moment_slice passes the one word three times): the f32's bits.
 const WEIGHT_WORDS: u32 = 1u;
-fn weight_of(lo: u32, hi: u32) -> f32 {
-    return bitcast<f32>(lo);
+fn weight_of(w0: u32, w1: u32, w2: u32) -> f32 {
+    return bitcast<f32>(w0);
 }
 
 // upwind2.wgsl: two solves within this share of the ranges' top agree (a few round-offs).

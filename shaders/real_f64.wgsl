@@ -13,11 +13,11 @@ fn real_exp(x: f64) -> f64 {
     return exp64(x);
 }
 
-// A 1D weight in two f32 words: w = hi + lo, hi = f32(w), lo = f32(w - hi), within
-// 2^-48 of w relative (real.rs::weight_words).
-const WEIGHT_WORDS: u32 = 2u;
-fn weight_of(lo: u32, hi: u32) -> f64 {
-    return f64(bitcast<f32>(lo)) + f64(bitcast<f32>(hi));
+// A 1D weight in three f32 words, w = a + b + c exactly: a = f32(w), b = f32(w - a),
+// c = w - a - b (real.rs::weight_words; WGSL has no bitcast to f64).
+const WEIGHT_WORDS: u32 = 3u;
+fn weight_of(w0: u32, w1: u32, w2: u32) -> f64 {
+    return f64(bitcast<f32>(w0)) + f64(bitcast<f32>(w1)) + f64(bitcast<f32>(w2));
 }
 
 // The CPU reference's value (src/backend/upwind2.rs::PIECE_AGREE).

@@ -46,7 +46,7 @@ override PART5: u32 = 0xffffffffu;
 const SOLID: u32 = 0x80000000u;
 
 @group(0) @binding(0) var<uniform> params: StepParams;
-// Per cell, 3 x vec4 (layout.rs::CellCoeffs): (pref, 1/T, nu, wall word as f32 bits),
+// Per cell, 3 x vec4 (layout.rs::CellCoeffs): (pref, 1/T, nu, wall word: `bits()` of it),
 // (U, base), (s, 0); f^S = pref exp(-c^2/T) (base + (s.c)(2 c^2/T - 5)).
 @group(0) @binding(1) var<storage, read> cells: array<vec4<real>>;
 // Read-only scalars, packed so the kernel binds four storage buffers (wgpu's downlevel
@@ -55,7 +55,7 @@ const SOLID: u32 = 0x80000000u;
 // per body wall face; then the partner inflow of specular and periodic faces (PART0..5).
 @group(0) @binding(2) var<storage, read> bnd: array<real>;
 // Per group slot, 1 + SROW rows: (xi, w); the unit-density inflow from its upwind
-// x, y, z faces and the global velocity index (as f32 bits); then each body's unit
+// x, y, z faces and the global velocity index (`bits()` of it); then each body's unit
 // Maxwellian, four bodies per row.
 @group(0) @binding(3) var<storage, read> table: array<vec4<real>>;
 // The slices of the dispatch group's chunks, `slices0..`, bindings 4.. (src/backend/wgpu/

@@ -1,18 +1,17 @@
-//! `solver.precision = "f64"` on the wgpu backend: on adapters with f64 shaders (SHADER_F64:
-//! lavapipe in CI, Vulkan and DX12 on most discrete GPUs) the slice kernels are compiled with
+//! `solver.precision = "f64"` on the wgpu backend: on adapters with f64 shaders (SHADER_F64,
+//! which wgpu offers on Vulkan only: lavapipe in CI, most discrete GPUs) the slice kernels are compiled with
 //! `real = f64` (shaders/real_f64.wgsl, src/backend/wgpu/real.rs) and compared here with the
 //! CPU's f64 reference; an adapter without them refuses the case, naming the key. With
 //! `CI=true` a missing adapter fails these tests (tests/common, `gpu_adapter`).
 //!
-//! Tolerance, sweep for sweep: both paths are f64 throughout and differ in the order of their
-//! sums (the workgroup trees against the CPU's batch order), in the last places of exp64
-//! against the CPU's exp (a few ulps) and of the divisions, and in moment_slice's weights
-//! (two f32 words, within 2^-48 = 3.6e-15 of the f64 weight, real.rs::weight_words) and
-//! velocities (rebuilt from the node step): about 1e-15 relative per value; after four
-//! sweeps the fields differ by 5e-16 to 1.6e-13 on lavapipe (the heat flux, a difference of
-//! third moments hundreds of times its size, the largest). 1e-10 keeps a margin of over 600
-//! and is two orders below the f32 sweep's difference from f64 (5e-8 to 1.4e-5), which the
-//! test checks the same comparison tells apart.
+//! Tolerance, sweep for sweep: both paths are f64 throughout, with the same weights (exact in
+//! three f32 words, real.rs::weight_words) and velocities, and differ in the order of their
+//! sums (the workgroup trees against the CPU's batch order) and in the last places of exp64
+//! against the CPU's exp (a few ulps) and of the divisions: about 1e-16 relative per
+//! operation; after four sweeps the fields differ by 5e-16 to 1.6e-13 (the heat flux, a
+//! difference of third moments hundreds of times its size, the largest; lavapipe and an
+//! H200). 1e-10 keeps a margin of over 600 and is two orders below the f32 sweep's difference
+//! from f64 (5e-8 to 1.4e-5), which the test checks the same comparison tells apart.
 
 mod common;
 use common::gpu_f64;
@@ -48,6 +47,48 @@ fn wgpu_in_f64_converges_at_kn_0_001_where_f32_stalls() {
     }
 }
 
+/// Several chunks per wave, dispatch groups of up to three slice bindings with the last one
+/// short (so a spare buffer fills its third binding, sized for a vec4 of f64), and several
+/// waves: the f64 sweep of the body case gives the CPU's answer as the one-binding plan does.
+/// Only the grouping of the f64 sums differs between the plans (1e-16 a value); 1e-12 keeps
+/// a margin of a thousand below the CPU comparison's 1e-10, whose reason is at the top.
+#[test]
+fn wgpu_in_f64_splits_bindings_and_waves_to_the_same_answer() {
+    use knudsen::backend::wgpu::{WgpuBackend, WgpuOptions};
+    use knudsen::config::{Precision, Scheme};
+    let Some(adapter) = f64_adapter() else { return };
+    let cfg = gpu_f64::fixed(&body_case_json(), 4, Scheme::FirstOrder, Some(Precision::F64));
+    let p = std::sync::Arc::new(knudsen::problem::Problem::new(&cfg));
+    let cpu = run(&cfg, BackendChoice::Cpu, 2).1;
+    let with = |budget: u64, opts: WgpuOptions| WgpuBackend::with_adapter(p.clone(), budget, &opts, &adapter).unwrap();
+    let one = with(64 << 20, WgpuOptions::default());
+    // One binding (here two waves of 896 velocities: the body case's octants).
+    let (one_waves, one_bindings) = (one.schedule().waves.len(), one.schedule().slice_bindings);
+    assert_eq!(one_bindings, 1);
+    // 8 KiB per binding: 28 velocities (36 cells x 8 B each) per chunk; three bindings per
+    // dispatch group (six storage buffers per stage, three fixed).
+    let narrow = wgpu::Limits { max_storage_buffers_per_shader_stage: 6, ..adapter.limits() };
+    let split =
+        with(64 << 20, WgpuOptions { max_slice_binding: Some(8 << 10), limits: Some(narrow), ..Default::default() });
+    let s = split.schedule();
+    assert_eq!(s.slice_bindings, 3, "{:?}", s.waves[0].groups.len());
+    assert!(s.waves.iter().any(|w| w.groups.iter().any(|g| g.chunks < 3)), "no group leaves a spare binding");
+    // 32 KiB of slices in all: more waves, of one dispatch group each.
+    let waves = with(32 << 10, WgpuOptions::default());
+    assert!(waves.schedule().waves.len() > one_waves, "{} waves", waves.schedule().waves.len());
+    let fluid = |r: &knudsen::solver::RunResult| -> Vec<knudsen::model::Macro> {
+        (0..p.grid.cells()).filter(|&c| !p.bodies.solids.is_solid(c)).map(|c| r.fields[c]).collect()
+    };
+    let r_one = fluid(&run_with(&p, Box::new(one)));
+    for (what, b) in [("split bindings", split), ("several waves", waves)] {
+        let r = fluid(&run_with(&p, Box::new(b)));
+        for ((name, d), (_, dc)) in field_differences(&r, &r_one).into_iter().zip(field_differences(&r, &fluid(&cpu))) {
+            eprintln!("{what}: {name} {d:.2e} from one binding, {dc:.2e} from the CPU's f64");
+            assert!(d < 1e-12 && dc < 1e-10, "{what}: {name} {d:e}, {dc:e}");
+        }
+    }
+}
+
 /// `knudsen check` plans wgpu in f64 (eight bytes a value) on an adapter that has it, and
 /// `run --backend wgpu --precision f64` sweeps there and says so; an adapter without f64
 /// refuses the case before anything is written (src/backend/wgpu/real.rs, `f64_refusal`,
@@ -61,10 +102,21 @@ fn check_and_run_name_the_f64_wgpu_sweep() {
     let knudsen =
         |args: &[&str]| std::process::Command::new(env!("CARGO_BIN_EXE_knudsen")).args(args).output().unwrap();
     let c = case.to_str().unwrap();
-    let o = knudsen(&["check", "--precision", "f64", c]);
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{stdout}{}", String::from_utf8_lossy(&o.stderr));
-    assert!(stdout.contains(&format!("wgpu (f64) on {}", adapter.get_info().name)), "{stdout}");
+    // The wgpu line's slice storage for the quick cavity, in MiB, as `check` plans it in
+    // `precision`.
+    let quick = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/cavity-quick.json");
+    let storage = |precision: &str| -> f64 {
+        let o = knudsen(&["check", "--precision", precision, quick]);
+        let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(o.status.success(), "{stdout}{}", String::from_utf8_lossy(&o.stderr));
+        let line =
+            stdout.lines().find(|l| l.starts_with(&format!("wgpu ({precision}) on {}", adapter.get_info().name)));
+        let line = line.unwrap_or_else(|| panic!("{stdout}"));
+        let at = line.find("distribution storage ").unwrap() + "distribution storage ".len();
+        line[at..].split(' ').next().unwrap().parse().unwrap()
+    };
+    // The same velocities in flight at eight bytes a value instead of four.
+    assert_eq!(storage("f64"), 2.0 * storage("f32"));
     let out = dir.path().join("out");
     let o = knudsen(&[
         "run",

@@ -62,8 +62,8 @@ pub fn moment_index(p: &Problem, velocities: &[u32]) -> Vec<u32> {
     moment_index_as(p, velocities, |w| vec![(w as f32).to_bits()])
 }
 
-/// [`moment_index`] with each weight's words from `words` (two per weight for the CUDA f64
-/// slice path: src/backend/cuda/real.rs).
+/// [`moment_index`] with each weight's words from `words` (in f64: two per weight for the
+/// CUDA slice path, src/backend/cuda/real.rs; three for wgpu's, src/backend/wgpu/real.rs).
 pub fn moment_index_as(p: &Problem, velocities: &[u32], words: impl Fn(f64) -> Vec<u32>) -> Vec<u32> {
     p.vgrid.weights_1d.iter().flat_map(|&w| words(w)).chain(velocities.iter().copied()).collect()
 }

@@ -177,7 +177,7 @@ pub fn cuda_available() -> Result<(), String> {
 
 /// Bytes per distribution value in each backend's slice storage.
 pub const CPU_BYTES_PER_VALUE: usize = 8;
-/// The GPU backends store f in f32 unless asked for f64 (CUDA: `Backend::bytes_per_value`).
+/// The GPU backends store f in f32 unless asked for f64 (`Backend::bytes_per_value`).
 pub const GPU_BYTES_PER_VALUE: usize = 4;
 
 /// Default distribution-storage budgets when the case and the CLI give none.

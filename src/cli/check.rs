@@ -320,22 +320,38 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     let gpu_budget = cfg.solver.memory_budget_mib.unwrap_or(adapter_budget);
     let limits = GpuLimits::from_wgpu(&wlimits);
     let f64 = cfg.solver.names_f64();
-    if let Some(why) = features.and_then(|f| backend::wgpu::real::f64_refusal(p, f, &name)) {
-        println!("wgpu: refuses: {why} (`--backend auto` takes CUDA or the CPU instead)");
-        return Ok(());
+    match features {
+        Some(f) => {
+            if let Some(why) = backend::wgpu::real::f64_refusal(p, f, &name) {
+                println!("wgpu: refuses: {why} (`--backend auto` takes CUDA or the CPU instead)");
+                return Ok(());
+            }
+        }
+        None if f64 => {
+            println!(
+                "wgpu: no adapter found; solver.precision \"f64\" needs one with f64 shaders (SHADER_F64, Vulkan only)"
+            );
+            return Ok(());
+        }
+        None => {}
     }
     let precision = if f64 { "f64" } else { "f32" };
     let value_bytes = backend::wgpu::real::value_bytes(f64);
+    // Face data, partner inflows and exits (`bnd`, `incident`) and the wall table, as CUDA's.
+    let tables = knudsen::backend::gpu_io::table_layout(p).map_err(Failure::Run)?;
+    let table_bytes =
+        (value_bytes * (tables.bnd_len + tables.incident_len)) as u64 + 16 * p.bodies.solids.walls.len() as u64;
     match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits, knudsen::backend::wgpu::schedule::slice_binding_cap_from_env(), slots, value_bytes) {
         Ok(s) => println!(
-            "wgpu ({precision}) on {name}, budget {gpu_budget} MiB: {} velocities in flight in {} waves, {} bindings of {} velocities swept by {} dispatch(es) per z-step of each wave; distribution storage {:.1} MiB; GPU fields {:.1} MiB",
+            "wgpu ({precision}) on {name}, budget {gpu_budget} MiB: {} velocities in flight in {} waves, {} bindings of {} velocities swept by {} dispatch(es) per z-step of each wave; distribution storage {:.1} MiB; GPU fields {:.1} MiB; tables {:.1} MiB",
             s.in_flight(),
             s.waves.len(),
             s.slice_buffers,
             s.chunk_stride,
             s.max_groups(),
             mib(s.distribution_bytes),
-            mib(s.field_bytes)
+            mib(s.field_bytes),
+            mib(table_bytes)
         ),
         Err(e) => println!("wgpu ({precision}) on {name}: does not fit: {e}"),
     }

@@ -153,7 +153,9 @@ pub fn coarse_start<'a>(
 /// 0.5-0.8 s with a cold driver cache (`docs/performance.md`, "The synthetic kernels compiled
 /// as the device opens"). `knudsen run` ends both once the case's solver is set up.
 pub fn compile_synthetic_as_the_device_opens(cfg: &Config, problem: &Problem, choice: BackendChoice) {
+    // An f64 sweep keeps its synthetic solve on the host (the wgpu device's is f32).
     let wgpu_solve = cfg.solver.acceleration != Acceleration::None
+        && !cfg.solver.names_f64()
         && knudsen::solver::synthetic::solves_on_device(Acceleration::Auto, problem.grid.cells());
     if wgpu_solve && matches!(choice, BackendChoice::Wgpu | BackendChoice::Auto) {
         knudsen::backend::wgpu::device::keep_devices(true);

@@ -324,7 +324,7 @@ fn solve(
     } else if let Some((lowest, at)) = result.stalled {
         log::warn!(
             target: LOG,
-            "not converged: stalled at the f32 round-off floor; the residual stayed above its lowest, {lowest:.3e} at iteration {at}, for {} sweeps, above the tolerance {:.1e} (`solver.stall_sweeps`; docs/configs.md, \"The f32 floor\": `--precision f64` on `--backend cuda` or `--backend cpu` goes further); results written to {}",
+            "not converged: stalled at the f32 round-off floor; the residual stayed above its lowest, {lowest:.3e} at iteration {at}, for {} sweeps, above the tolerance {:.1e} (`solver.stall_sweeps`; docs/configs.md, \"The f32 floor\": `--precision f64` on `--backend cuda`, `--backend wgpu` (adapters with f64 shaders) or `--backend cpu` goes further); results written to {}",
             result.iterations() - at,
             summary.tolerance,
             dir.display()

@@ -271,11 +271,11 @@ impl Config {
     /// where the synthetic correction raises the round-off floor: a note below
     /// [`F32_FLOOR_KN`] with an acceleration that makes synthetic solves.
     pub fn f32_floor_note(&self) -> Option<String> {
-        // With "f64" no backend sweeps in f32 (wgpu refuses it).
+        // With "f64" no backend sweeps in f32 (a wgpu adapter without f64 refuses it).
         let f64 = self.solver.names_f64();
         (self.kn() < F32_FLOOR_KN && self.solver.acceleration.synthetic() && !f64).then(|| {
             format!(
-                "at Kn {:.2e} the synthetic correction amplifies f32 round-off: on f32 arithmetic (the GPU backends, the CPU's \"f32\") the residual may stall above 1e-5, and the run then stops as stalled (solver.stall_sweeps); f64 converges: --precision f64 with --backend cuda (the f64 slice kernels) or --backend cpu (docs/configs.md, \"The f32 floor\")",
+                "at Kn {:.2e} the synthetic correction amplifies f32 round-off: on f32 arithmetic (the GPU backends, the CPU's \"f32\") the residual may stall above 1e-5, and the run then stops as stalled (solver.stall_sweeps); f64 converges: --precision f64 with --backend cuda or wgpu (the f64 slice kernels; wgpu on adapters with f64 shaders) or --backend cpu (docs/configs.md, \"The f32 floor\")",
                 self.kn()
             )
         })

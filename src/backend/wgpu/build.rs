@@ -83,7 +83,10 @@ impl WgpuBackend {
         let mut keep = vec![walls.clone()];
         // A group with fewer chunks than the kernels' slice bindings binds a small buffer of
         // its own in each spare one (WebGPU forbids aliasing writable bindings).
-        let spares: Vec<wgpu::Buffer> = (0..nb.saturating_sub(1)).map(|_| make("spare slices", 16, storage)).collect();
+        // One vec4 of the slice type: the least a binding of `array<vec4<real>>` may hold.
+        let spare = (4 * vb) as u64;
+        let spares: Vec<wgpu::Buffer> =
+            (0..nb.saturating_sub(1)).map(|_| make("spare slices", spare, storage)).collect();
         let mut groups = [Vec::new(), Vec::new(), Vec::new()];
         for wave in sched.waves.iter().filter(|_| slice_kernels.is_some()) {
             let k = slice_kernels.as_ref().expect("filtered above");
@@ -129,10 +132,8 @@ impl WgpuBackend {
                 max_per_dim,
             )
         });
-        // The records stages write f32 records: in f64 the host's records are uploaded.
-        let records = records
-            .filter(|_| !f64)
-            .and_then(|wide| super::records::Records::new(p, &device, &cells, max_per_dim, wide));
+        // None in f64 (mod.rs): the records stages write f32 records.
+        let records = records.and_then(|wide| super::records::Records::new(p, &device, &cells, max_per_dim, wide));
         let slice_buffers = slices;
         keep.push(params);
         Self {

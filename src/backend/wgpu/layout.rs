@@ -63,7 +63,7 @@ mod tests {
 
     #[test]
     fn host_structs_match_shader_layout() {
-        // The shaders declare StepParams as four u32 and cells as array<vec4<f32>> read in
+        // The shaders declare StepParams as four u32 and cells as array<vec4<real>> (f32) read in
         // threes; naga reports the WGSL sizes, which must equal the Rust sizes.
         let module = naga::front::wgsl::parse_str(&crate::backend::wgpu::shaders::sweep_source(1, false)).unwrap();
         let ty = module.types.iter().find(|(_, t)| t.name.as_deref() == Some("StepParams")).unwrap().0;

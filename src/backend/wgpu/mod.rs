@@ -158,7 +158,17 @@ impl WgpuBackend {
         log::debug!("wgpu: device opened in {:.3} s", t.elapsed().as_secs_f64());
         let t_build = std::time::Instant::now();
         let has_f64 = device.features().contains(wgpu::Features::SHADER_F64);
-        let records = records_f64::choose(super::gpu_io::records_from_env(records_f64::default_at(has_f64))?, has_f64)?;
+        let records = if real::wants_f64(&problem) {
+            // The records stages write f32 records: the f64 sweep takes the host's, in f64.
+            match super::gpu_io::records_from_env(super::gpu_io::RecordsAt::Host)? {
+                super::gpu_io::RecordsAt::Host => None,
+                _ => anyhow::bail!(
+                    "KNUDSEN_CELL_RECORDS: the f64 sweep (solver.precision \"f64\") takes the host's f64 records; the wgpu records stages write f32 ones (use host, or leave it unset)"
+                ),
+            }
+        } else {
+            records_f64::choose(super::gpu_io::records_from_env(records_f64::default_at(has_f64))?, has_f64)?
+        };
         let subgroups = device.features().contains(wgpu::Features::SUBGROUP);
         let faults = faults::Faults::watch(&device);
         let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
@@ -283,8 +293,9 @@ impl WgpuBackend {
         &self.schedule
     }
 
+    /// Whether moment_slice reduces with subgroups (never in f64: the workgroup tree).
     pub fn uses_subgroups(&self) -> bool {
-        self.subgroups
+        self.subgroups && !self.f64
     }
 }
 

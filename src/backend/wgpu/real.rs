@@ -1,6 +1,6 @@
 //! The value type of the wgpu slice path: f32, the default, or f64 (`solver.precision =
-//! "f64"`) on adapters with the SHADER_F64 feature (Vulkan and DX12 on most discrete GPUs and
-//! on lavapipe; never Metal). In f64 the slice kernels are compiled with `real = f64`
+//! "f64"`) on adapters with the SHADER_F64 feature (wgpu offers it on Vulkan alone: most
+//! discrete GPUs, and lavapipe; not Metal, DX12 or GL). In f64 the slice kernels are compiled with `real = f64`
 //! (shaders/real_f64.wgsl; keep in sync) and every buffer they read or add to holds f64: the
 //! records (from the host, in f64), the inverse widths and densities, the velocity tables, the
 //! slices and the sums. As on CUDA (src/backend/cuda/real.rs), the GSIS residual is then not
@@ -27,26 +27,18 @@ pub fn value_bytes(f64: bool) -> usize {
     }
 }
 
-/// Values as the kernels' bytes: f32 (rounded) or f64.
-pub fn to_bytes(values: impl IntoIterator<Item = f64>, f64: bool) -> Vec<u8> {
-    if f64 {
-        values.into_iter().flat_map(f64::to_le_bytes).collect()
-    } else {
-        values.into_iter().flat_map(|x| (x as f32).to_le_bytes()).collect()
-    }
-}
-
 /// A 1D weight's words in moment_slice's index buffer (`weight_of` in real_f32.wgsl /
-/// real_f64.wgsl): its f32 bits; in f64 two f32s, hi = f32(w) and lo = f32(w - hi), whose
-/// sum in f64 is within 2^-48 of w relative (moment_slice rebuilds w from 32-bit words,
-/// as WGSL has no bitcast to f64).
+/// real_f64.wgsl): its f32 bits; in f64 three f32s, a = f32(w), b = f32(w - a) and
+/// c = w - a - b, whose sum in f64 is w exactly (24 + 24 bits, and the last 5 of w's 53 in
+/// c; moment_slice rebuilds w from 32-bit words, as WGSL has no bitcast to f64).
 pub fn weight_words(w: f64, f64: bool) -> Vec<u32> {
-    let hi = w as f32;
-    if f64 {
-        vec![hi.to_bits(), ((w - hi as f64) as f32).to_bits()]
-    } else {
-        vec![hi.to_bits()]
+    let a = w as f32;
+    if !f64 {
+        return vec![a.to_bits()];
     }
+    let b = (w - a as f64) as f32;
+    let c = (w - a as f64 - b as f64) as f32;
+    vec![a.to_bits(), b.to_bits(), c.to_bits()]
 }
 
 /// sweep_slice's and wall_load_slice's velocity table of `velocities` (gpu_tables.rs): in
@@ -99,7 +91,7 @@ pub fn densities(input: &SweepInput, f64: bool) -> Vec<u8> {
 /// SHADER_F64.
 pub fn f64_refusal(p: &Problem, features: wgpu::Features, adapter: &str) -> Option<String> {
     (wants_f64(p) && !features.contains(wgpu::Features::SHADER_F64)).then(|| {
-        format!("solver.precision \"f64\": {adapter} has no f64 shaders (wgpu's SHADER_F64; Metal never has); use --backend cuda (an NVIDIA GPU) or --backend cpu for f64, or leave the precision out for f32")
+        format!("solver.precision \"f64\": {adapter} has no f64 shaders (wgpu's SHADER_F64, which it offers on Vulkan only: not Metal, DX12 or GL); use --backend cuda (an NVIDIA GPU) or --backend cpu for f64, or leave the precision out for f32")
     })
 }
 
@@ -108,17 +100,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn weight_words_carry_a_weight_to_two_to_the_minus_48() {
-        for w in [0.123_456_789_012_345_68, 1.0 / 3.0, 2.5e-9, 0.75] {
+    fn weight_words_carry_a_weight_exactly() {
+        // The weights of the shipped velocity grids, and a few awkward values.
+        use crate::config::Quadrature;
+        let grids = [Quadrature::Trapezoid, Quadrature::Simpson].map(|q| crate::grid::VelocityGrid::new(33, 4.0, q));
+        let weights = grids.iter().flat_map(|g| g.weights_1d.iter().copied());
+        for w in weights.chain([0.123_456_789_012_345_68, 1.0 / 3.0, 2.5e-9, 0.75]) {
             let words = weight_words(w, true);
-            let back = f32::from_bits(words[0]) as f64 + f32::from_bits(words[1]) as f64;
-            // hi holds 24 bits, lo the next 24: the rest is at most half an ulp of lo.
-            assert!((back - w).abs() <= w * 2f64.powi(-48), "{w}: {back}");
+            let back = words.iter().map(|&u| f32::from_bits(u) as f64).fold(0.0, |s, x| s + x);
+            assert_eq!(back, w, "{words:?}");
             assert_eq!(weight_words(w, false), vec![(w as f32).to_bits()]);
         }
-        // The check has teeth: one f32 alone misses w by far more.
+        // The check has teeth: two f32s miss w (by up to 2^-48 of it).
         let w = 1.0 / 3.0;
-        assert!(((w as f32) as f64 - w).abs() > w * 2f64.powi(-30));
+        let two = weight_words(w, true)[..2].iter().map(|&u| f32::from_bits(u) as f64).sum::<f64>();
+        assert_ne!(two, w);
     }
 
     #[test]

@@ -92,8 +92,8 @@ pub fn slice_binding_cap_from_env() -> Option<u64> {
 }
 
 /// Plan a run. Refuses, with the reason, anything the adapter cannot hold, before any
-/// allocation. `slots` slices per velocity of `value_bytes` per value (4; 8 for the CUDA
-/// backend's f64 slice kernels).
+/// allocation. `slots` slices per velocity of `value_bytes` per value (4; 8 for the f64
+/// slice kernels of either GPU backend).
 // Each argument is one the callers already hold; a struct for two of them would only move
 // the list.
 #[allow(clippy::too_many_arguments)]
@@ -232,7 +232,7 @@ pub fn schedule(
         slice_cells: nxy,
         slots,
         distribution_bytes: slice_buffers as u64 * chunk_stride as u64 * bytes_per_velocity,
-        field_bytes: cells * vb * (12 + super::layout::MSTRIDE as u64) + faces * 8 + nz as u64 * 4,
+        field_bytes: cells * vb * (12 + super::layout::MSTRIDE as u64) + faces * 2 * vb + nz as u64 * 4,
         moment_grid,
     })
 }

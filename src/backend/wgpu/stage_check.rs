@@ -20,6 +20,9 @@ impl WgpuBackend {
             self.slice_kernels.is_some(),
             "the stage check needs the slice path (the fused sweep runs instead)"
         );
+        // The twins are f32, as is this read-back; the f64 path is checked against the CPU's
+        // f64 sweep instead (tests/wgpu_f64.rs).
+        anyhow::ensure!(!self.f64, "the stage check compares the f32 kernels with their twins");
         let mut enc = self.begin_iteration(input);
         let k = self.slice_kernels.as_ref().expect("checked above");
         {
