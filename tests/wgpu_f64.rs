@@ -65,6 +65,11 @@ fn wgpu_in_f64_splits_bindings_and_waves_to_the_same_answer() {
     // One binding (here two waves of 896 velocities: the body case's octants).
     let (one_waves, one_bindings) = (one.schedule().waves.len(), one.schedule().slice_bindings);
     assert_eq!(one_bindings, 1);
+    // WebGPU's default limits (16 KiB of workgroup memory) hold the f32 reduction tree but
+    // not the f64 one (19 KiB): refused by name, before anything is allocated.
+    let webgpu = WgpuOptions { limits: Some(wgpu::Limits::default()), ..Default::default() };
+    let e = WgpuBackend::with_adapter(p.clone(), 64 << 20, &webgpu, &adapter).err().expect("refused").to_string();
+    assert!(e.contains("19456 bytes of workgroup memory"), "{e}");
     // 8 KiB per binding: 28 velocities (36 cells x 8 B each) per chunk; three bindings per
     // dispatch group (six storage buffers per stage, three fixed).
     let narrow = wgpu::Limits { max_storage_buffers_per_shader_stage: 6, ..adapter.limits() };
