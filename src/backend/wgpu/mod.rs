@@ -18,6 +18,7 @@ pub mod group;
 pub mod kernels;
 pub mod layout;
 pub mod limits;
+mod plan;
 pub mod prewarm;
 mod quiet;
 pub mod real;
@@ -36,7 +37,7 @@ use crate::problem::Problem;
 use anyhow::{anyhow, Context};
 use kernels::{encode_moment_slice, encode_sweep_slice, encode_wall_load_slice, Kernel};
 use layout::PARAMS_STRIDE;
-use schedule::{GpuLimits, GpuSchedule};
+use schedule::GpuSchedule;
 use std::sync::Arc;
 
 /// Options for creating the backend beyond the problem itself.
@@ -158,17 +159,7 @@ impl WgpuBackend {
         log::debug!("wgpu: device opened in {:.3} s", t.elapsed().as_secs_f64());
         let t_build = std::time::Instant::now();
         let has_f64 = device.features().contains(wgpu::Features::SHADER_F64);
-        let records = if real::wants_f64(&problem) {
-            // The records stages write f32 records: the f64 sweep takes the host's, in f64.
-            match super::gpu_io::records_from_env(super::gpu_io::RecordsAt::Host)? {
-                super::gpu_io::RecordsAt::Host => None,
-                _ => anyhow::bail!(
-                    "KNUDSEN_CELL_RECORDS: the f64 sweep (solver.precision \"f64\") takes the host's f64 records; the wgpu records stages write f32 ones (use host, or leave it unset)"
-                ),
-            }
-        } else {
-            records_f64::choose(super::gpu_io::records_from_env(records_f64::default_at(has_f64))?, has_f64)?
-        };
+        let records = real::records_stage(&problem, has_f64)?;
         let subgroups = device.features().contains(wgpu::Features::SUBGROUP);
         let faults = faults::Faults::watch(&device);
         let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
@@ -203,61 +194,6 @@ impl WgpuBackend {
             }
         );
         Ok(built)
-    }
-
-    /// What [`Self::with_adapter`] decides before it opens the device or allocates: the
-    /// schedule under the adapter's limits, the partner tables against its binding limit, and
-    /// the sweep kernel. Its refusals are the case's: `knudsen run` asks it once the first
-    /// coarse level's backend has chosen the adapter (and opened its device), before that
-    /// level sweeps, so that a case this adapter cannot run is refused before the levels run.
-    pub fn check_plan(
-        problem: &Problem,
-        budget_bytes: u64,
-        opts: &WgpuOptions,
-        adapter: &wgpu::Adapter,
-    ) -> anyhow::Result<()> {
-        let requested = opts.limits.clone().unwrap_or_else(|| adapter.limits());
-        Self::plan(problem, budget_bytes, opts, adapter, &requested).map(|_| ())
-    }
-
-    fn plan(
-        p: &Problem,
-        budget_bytes: u64,
-        opts: &WgpuOptions,
-        adapter: &wgpu::Adapter,
-        requested: &wgpu::Limits,
-    ) -> anyhow::Result<(GpuSchedule, Result<crate::backend::fused::FusedPlan, String>)> {
-        let info = &adapter.get_info();
-        if let Some(why) = real::f64_refusal(p, adapter.features(), &info.name) {
-            anyhow::bail!(why);
-        }
-        let f64 = real::wants_f64(p);
-        let vb = real::value_bytes(f64);
-        let limits = GpuLimits::from_wgpu(requested);
-        let sched = schedule::schedule(
-            &p.vgrid.octant_members(),
-            &p.vgrid.xi,
-            p.grid.dims(),
-            budget_bytes,
-            &limits,
-            opts.max_slice_binding.or_else(schedule::slice_binding_cap_from_env),
-            p.config.solver.scheme.slices(),
-            vb,
-        )
-        .map_err(|e| anyhow!("{} cannot run this case: {e}", info.name))?;
-        let layout = super::gpu_io::table_layout(p)?;
-        let max_binding = requested.max_storage_buffer_binding_size.min(schedule::MAX_INDEXED_BINDING);
-        for (what, floats) in [("bnd", layout.bnd_len), ("incident", layout.incident_len)] {
-            anyhow::ensure!(
-                (floats * vb) as u64 <= max_binding,
-                "{}: the `{what}` buffer ({} MiB, mostly specular/periodic partner data) exceeds the adapter's {} MiB storage binding limit; use the CUDA or CPU backend, or fewer velocity points",
-                info.name,
-                ((floats * vb) as u64) >> 20,
-                max_binding >> 20
-            );
-        }
-        let fused_plan = fused::choose(p, budget_bytes, requested, opts.sweep, opts.fused_tile)?;
-        Ok((sched, fused_plan))
     }
 
     /// Which sweep kernel runs, and why.
@@ -447,18 +383,7 @@ impl Backend for WgpuBackend {
         let t_gpu = t0.elapsed().as_secs_f64();
         {
             let view = slice.get_mapped_range().map_err(|e| anyhow!("mapping the results: {e:?}"))?;
-            let vb = real::value_bytes(self.f64);
-            let (moments, rest) = view.split_at(mbytes as usize);
-            let (incident, sums) = rest.split_at((wall_at - mbytes) as usize);
-            if self.f64 {
-                let f = |b: &[u8]| -> Vec<f64> { bytemuck::pod_collect_to_vec(b) };
-                super::gpu_io::unpack(out, &f(moments), &f(incident), &f(sums), &self.tables_layout);
-            } else {
-                let data: &[f32] = bytemuck::cast_slice(&view);
-                let (moments, rest) = data.split_at(mbytes as usize / vb);
-                let sums = &data[wall_at as usize / vb..];
-                super::gpu_io::unpack(out, moments, rest, sums, &self.tables_layout);
-            }
+            real::unpack(out, &view, [mbytes, wall_at].map(|b| b as usize), self.f64, &self.tables_layout);
         }
         self.staging.unmap();
         log::debug!(

@@ -10,7 +10,7 @@
 
 use crate::backend::gpu_io::{self, DeviceTables};
 use crate::backend::gpu_tables::{moment_index_as, velocity_table_as};
-use crate::backend::SweepInput;
+use crate::backend::{SweepInput, SweepOutput};
 use crate::problem::Problem;
 
 /// Whether `p` asks for f64 sweeps: only where `solver.precision` names "f64".
@@ -84,6 +84,39 @@ pub fn densities(input: &SweepInput, f64: bool) -> Vec<u8> {
         bytemuck::cast_slice(&gpu_io::densities(input, |x| x)).to_vec()
     } else {
         bytemuck::cast_slice(&gpu_io::densities(input, |x| x as f32)).to_vec()
+    }
+}
+
+/// Which cell-records stage to build (`records_f64::choose`): in f64 none, since the stages
+/// write f32 records and the f64 sweep takes the host's; a `KNUDSEN_CELL_RECORDS` asking for
+/// one is refused by name.
+pub fn records_stage(p: &Problem, has_f64: bool) -> anyhow::Result<Option<bool>> {
+    use gpu_io::RecordsAt;
+    if !wants_f64(p) {
+        return super::records_f64::choose(gpu_io::records_from_env(super::records_f64::default_at(has_f64))?, has_f64);
+    }
+    match gpu_io::records_from_env(RecordsAt::Host)? {
+        RecordsAt::Host => Ok(None),
+        _ => anyhow::bail!(
+            "KNUDSEN_CELL_RECORDS: the f64 sweep (solver.precision \"f64\") takes the host's f64 records; the wgpu records stages write f32 ones (use host, or leave it unset)"
+        ),
+    }
+}
+
+/// The read-back (`bytes`: the raw moments, then the incident fluxes and exits from byte
+/// `at[0]`, then the wall sums from byte `at[1]`) into `out`.
+pub fn unpack(out: &mut SweepOutput, bytes: &[u8], at: [usize; 2], f64: bool, t: &DeviceTables) {
+    if f64 {
+        // wgpu's mapped ranges are 4-aligned, not necessarily 8-: the f64 values are copied
+        // out (the f32 ones are read in place: 400 MB of moments on the paper cube).
+        let (moments, rest) = bytes.split_at(at[0]);
+        let (incident, sums) = rest.split_at(at[1] - at[0]);
+        let f = |b: &[u8]| -> Vec<f64> { bytemuck::pod_collect_to_vec(b) };
+        gpu_io::unpack(out, &f(moments), &f(incident), &f(sums), t);
+    } else {
+        let data: &[f32] = bytemuck::cast_slice(bytes);
+        let (moments, rest) = data.split_at(at[0] / 4);
+        gpu_io::unpack(out, moments, rest, &data[at[1] / 4..], t);
     }
 }
 
