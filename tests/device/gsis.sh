@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the NVIDIA device machine (the `device` tool), from the repository root:
-#   tests/device/gsis.sh shipped|kn|kn1|wgpu64|cube|device|wgpudev|auto|threshold|stall|f64|f64si
+#   tests/device/gsis.sh shipped|kn|kn1|wgpu64|cube|device|wgpudev|auto|threshold|stall|f64|f64big|f64si
 # (f64: BES="cuda wgpu" for both GPU backends.)
 # (`device`, `wgpudev`: also need carry/knudsen-lib-tests, the stripped `cargo test --release
 # --features cuda --lib --no-run` binary.)
@@ -107,6 +107,26 @@ f64)
     done
   done
   cp -r $R/*.log "$OUT/" 2>/dev/null
+  ;;
+f64big)
+  # The f64 slice kernels on BES (default "cuda wgpu") at a larger size: the 64^3 cavity, 32^3
+  # velocities, Kn 0.001, GSIS to 1e-8, against the CPU's f64 to 1e-8 (LIMIT seconds, 480).
+  cavity cav64-kn0.001 64 32 0.001
+  for be in ${BES:-cuda wgpu}; do
+    name=cav64-kn0.001-$be-f64
+    t0=$(date +%s.%N)
+    RUST_LOG=info timeout 300 $K run /tmp/cav64-kn0.001.json --backend $be --precision f64 \
+      --acceleration gsis --tolerance 1e-8 --out $R/$name > $R/$name.log 2>&1
+    echo "$name rc=$? wall $(python3 -c "print(f'{$(date +%s.%N) - $t0:.1f}')") s"
+    python3 -c "import json; s = json.load(open('$R/$name/summary.json')); print('iterations', s['iterations'], 'converged', s['converged'], 'stalled', s.get('stalled'), 'total_seconds', s['total_seconds'], 'device', s.get('device'))"
+  done
+  timeout ${LIMIT:-480} $K run /tmp/cav64-kn0.001.json --backend cpu --acceleration gsis --tolerance 1e-8 \
+    --out $R/cav64-kn0.001-cpu-f64 > $R/cav64-kn0.001-cpu-f64.log 2>&1
+  echo "cpu rc=$?"; tail -1 $R/cav64-kn0.001-cpu-f64.log | sed 's/.*knudsen\] //'
+  for be in ${BES:-cuda wgpu}; do
+    echo "== $be f64 against cpu f64, both to 1e-8"
+    $K compare $R/cav64-kn0.001-cpu-f64 $R/cav64-kn0.001-$be-f64
+  done
   ;;
 f64si)
   # Source iteration at Kn 0.001 on the 32^3 cavity, in f64 on CUDA (f32 stopped at 2.1e-5
