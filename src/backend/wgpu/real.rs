@@ -107,7 +107,7 @@ pub fn records_stage(p: &Problem, has_f64: bool) -> anyhow::Result<Option<bool>>
 /// `at[0]`, then the wall sums from byte `at[1]`) into `out`.
 pub fn unpack(out: &mut SweepOutput, bytes: &[u8], at: [usize; 2], f64: bool, t: &DeviceTables) {
     if f64 {
-        // wgpu's mapped ranges are 4-aligned, not necessarily 8-: the f64 values are copied
+        // wgpu does not promise a mapped range aligned for f64: the f64 values are copied
         // out (the f32 ones are read in place: 400 MB of moments on the paper cube).
         let (moments, rest) = bytes.split_at(at[0]);
         let (incident, sums) = rest.split_at(at[1] - at[0]);
