@@ -155,7 +155,10 @@ fn an_agreement_below_the_f32_floor_says_it_needs_f64() {
     let o = validate(&out, &[&file], &["--precision", "f32"]);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains("stopped at residual 1.0e-5") && stdout.contains("needs f64"), "{stdout}");
+    assert!(
+        stdout.contains("stop was raised") && stdout.contains("to residual 1.0e-5") && stdout.contains("needs f64"),
+        "{stdout}"
+    );
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("results-fast.json")).unwrap()).unwrap();
     let points = doc["suites"][0]["points"].as_array().unwrap();

@@ -50,8 +50,9 @@ fn wgpu_in_f64_converges_at_kn_0_001_where_f32_stalls() {
 /// Several chunks per wave, dispatch groups of up to three slice bindings with the last one
 /// short (so a spare buffer fills its third binding, sized for a vec4 of f64), and several
 /// waves: the f64 sweep of the body case gives the CPU's answer as the one-binding plan does.
-/// Only the grouping of the f64 sums differs between the plans (1e-16 a value); 1e-12 keeps
-/// a margin of a thousand below the CPU comparison's 1e-10, whose reason is at the top.
+/// Only the grouping of the f64 sums differs between the plans (1e-16 a value; measured up to
+/// 5.1e-15 in the fields): 1e-12 leaves a margin of 200 and is a hundredth of the CPU
+/// comparison's 1e-10, whose reason is at the top.
 #[test]
 fn wgpu_in_f64_splits_bindings_and_waves_to_the_same_answer() {
     use knudsen::backend::wgpu::{WgpuBackend, WgpuOptions};
@@ -62,7 +63,8 @@ fn wgpu_in_f64_splits_bindings_and_waves_to_the_same_answer() {
     let cpu = run(&cfg, BackendChoice::Cpu, 2).1;
     let with = |budget: u64, opts: WgpuOptions| WgpuBackend::with_adapter(p.clone(), budget, &opts, &adapter).unwrap();
     let one = with(64 << 20, WgpuOptions::default());
-    // One binding (here two waves of 896 velocities: the body case's octants).
+    // One binding (here two waves, of 896 and 128 velocity slots: the body case's octants of
+    // 125 velocities, each padded to 128).
     let (one_waves, one_bindings) = (one.schedule().waves.len(), one.schedule().slice_bindings);
     assert_eq!(one_bindings, 1);
     // WebGPU's default limits (16 KiB of workgroup memory) hold the f32 reduction tree but
@@ -70,8 +72,9 @@ fn wgpu_in_f64_splits_bindings_and_waves_to_the_same_answer() {
     let webgpu = WgpuOptions { limits: Some(wgpu::Limits::default()), ..Default::default() };
     let e = WgpuBackend::with_adapter(p.clone(), 64 << 20, &webgpu, &adapter).err().expect("refused").to_string();
     assert!(e.contains("19456 bytes of workgroup memory"), "{e}");
-    // 8 KiB per binding: 28 velocities (36 cells x 8 B each) per chunk; three bindings per
-    // dispatch group (six storage buffers per stage, three fixed).
+    // 8 KiB per binding: 32 velocities (30 slice cells x 8 B = 240 B each, 34 rounded down to
+    // whole quads) per chunk; three bindings per dispatch group (six storage buffers per
+    // stage, three fixed).
     let narrow = wgpu::Limits { max_storage_buffers_per_shader_stage: 6, ..adapter.limits() };
     let split =
         with(64 << 20, WgpuOptions { max_slice_binding: Some(8 << 10), limits: Some(narrow), ..Default::default() });

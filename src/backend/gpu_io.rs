@@ -22,8 +22,9 @@ pub enum RecordsAt {
     DeviceF32,
 }
 
-/// `KNUDSEN_CELL_RECORDS=device|device-f32|host`, else the backend's `default` (CUDA and
-/// wgpu with f64: the device; wgpu without f64: the host).
+/// `KNUDSEN_CELL_RECORDS=device|device-f32|host`, else the backend's `default` (CUDA, and
+/// wgpu's f32 sweep on a device with f64: the device; wgpu without f64, and wgpu's f64
+/// sweep: the host).
 pub fn records_from_env(default: RecordsAt) -> anyhow::Result<RecordsAt> {
     match std::env::var("KNUDSEN_CELL_RECORDS").as_deref() {
         Err(_) => Ok(default),

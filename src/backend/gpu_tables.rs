@@ -22,7 +22,8 @@ pub fn velocity_table(p: &Problem, velocities: &[u32]) -> Vec<[f32; 4]> {
 }
 
 /// [`velocity_table`] in another value type: `of` rounds a value, `of_bits` carries the
-/// velocity index (the CUDA f64 slice path stores it as an exact f64: src/backend/cuda/real.rs).
+/// velocity index (the f64 slice paths store it as an exact f64: src/backend/cuda/real.rs,
+/// src/backend/wgpu/real.rs).
 pub fn velocity_table_as<T: Copy + Default>(
     p: &Problem,
     velocities: &[u32],

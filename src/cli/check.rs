@@ -339,8 +339,8 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     let value_bytes = backend::wgpu::real::value_bytes(f64);
     // Face data, partner inflows and exits (`bnd`, `incident`) and the wall table, as CUDA's.
     let tables = knudsen::backend::gpu_io::table_layout(p).map_err(Failure::Run)?;
-    let table_bytes =
-        (value_bytes * (tables.bnd_len + tables.incident_len)) as u64 + 16 * p.bodies.solids.walls.len() as u64;
+    let walls = g.nz() + p.bodies.solids.walls.len(); // slice headers, then the wall faces
+    let table_bytes = (value_bytes * (tables.bnd_len + tables.incident_len)) as u64 + 16 * walls as u64;
     match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits, knudsen::backend::wgpu::schedule::slice_binding_cap_from_env(), slots, value_bytes) {
         Ok(s) => println!(
             "wgpu ({precision}) on {name}, budget {gpu_budget} MiB: {} velocities in flight in {} waves, {} bindings of {} velocities swept by {} dispatch(es) per z-step of each wave; distribution storage {:.1} MiB; GPU fields {:.1} MiB; tables {:.1} MiB",

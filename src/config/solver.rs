@@ -76,8 +76,8 @@ pub enum Precision {
 }
 
 impl SolverConfig {
-    /// Whether the case names "f64": every backend then sweeps in f64 (CUDA with its f64
-    /// slice kernels) or refuses (wgpu).
+    /// Whether the case names "f64": every backend then sweeps in f64 (CUDA's and wgpu's f64
+    /// slice kernels), or refuses (a wgpu adapter without f64 shaders).
     pub fn names_f64(&self) -> bool {
         self.precision == Some(Precision::F64)
     }

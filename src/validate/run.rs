@@ -258,7 +258,7 @@ fn judge_agreement(suite: &Suite, points: &mut [PointResult], failures: &mut Vec
         p.pass = Some(e.abs() <= tol);
         if e.abs() > tol {
             let why = raised.map_or(String::new(), |r| {
-                format!("; the runs stopped at residual {r:.1e}, to which their backend's f32 floor raised the case's tolerance: an agreement this close needs f64 (`--precision f64` on the CPU, CUDA, or wgpu with f64 shaders)")
+                format!("; the runs' stop was raised from the case's tolerance to residual {r:.1e}, their backend's f32 floor: an agreement this close needs f64 (`--precision f64` on the CPU, CUDA, or wgpu with f64 shaders)")
             });
             failures.push(format!("point {n} differs from point 0 by {e:+.2e} relative (tolerance {tol:.1e}){why}"));
         }
