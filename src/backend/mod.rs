@@ -180,6 +180,22 @@ pub const CPU_BYTES_PER_VALUE: usize = 8;
 /// The GPU backends store f in f32 unless asked for f64 (`Backend::bytes_per_value`).
 pub const GPU_BYTES_PER_VALUE: usize = 4;
 
+/// Bytes of one value of a GPU backend's slice path: f32, or f64 (`solver.precision = "f64"`).
+pub fn gpu_bytes_per_value(f64: bool) -> usize {
+    if f64 {
+        8
+    } else {
+        GPU_BYTES_PER_VALUE
+    }
+}
+
+/// The bytes of the face data, partner inflows and exits (`bnd`, `incident`: `layout`'s
+/// values) and of the wall table (its `nz` slice headers, then the wall faces) that a GPU
+/// backend uploads, at `value_bytes` a value.
+pub fn gpu_table_bytes(layout: &gpu_io::TableLayout, nz: usize, wall_faces: usize, value_bytes: usize) -> u64 {
+    (value_bytes * (layout.bnd_len + layout.incident_len)) as u64 + 16 * (nz + wall_faces) as u64
+}
+
 /// Default distribution-storage budgets when the case and the CLI give none.
 pub const CPU_DEFAULT_BUDGET_MIB: f64 = 512.0;
 

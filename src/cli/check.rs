@@ -56,6 +56,12 @@ pub fn check(path: &Path, device_memory_mib: Option<f64>, overrides: Overrides) 
     Ok(())
 }
 
+/// What a GPU backend uploads of `p`'s face data, partner data and wall table.
+fn gpu_table_bytes(p: &Problem, value_bytes: usize) -> Result<u64, Failure> {
+    let layout = knudsen::backend::gpu_io::table_layout(p).map_err(Failure::Run)?;
+    Ok(backend::gpu_table_bytes(&layout, p.grid.nz(), p.bodies.solids.walls.len(), value_bytes))
+}
+
 /// The CUDA backend's plan on a device of `total_mib`: the schedule it would build (its
 /// default budget is half the memory) and what it would allocate, against that memory.
 fn print_cuda_plan(cfg: &Config, p: &Problem, total_mib: f64) -> Result<(), Failure> {
@@ -63,11 +69,9 @@ fn print_cuda_plan(cfg: &Config, p: &Problem, total_mib: f64) -> Result<(), Fail
     let budget = cfg.solver.memory_budget_mib.map_or(total / 2, |b| (b * 1048576.0) as u64);
     let (g, v) = (&p.grid, &p.vgrid);
     let slots = cfg.solver.scheme.slices();
-    let tables = knudsen::backend::gpu_io::device_tables(p).map_err(Failure::Run)?;
     let f64 = cfg.solver.names_f64();
-    let value_bytes = if f64 { 8 } else { backend::GPU_BYTES_PER_VALUE };
-    let table_bytes =
-        value_bytes as u64 * (tables.bnd.len() + tables.incident_len) as u64 + 16 * tables.walls.len() as u64;
+    let value_bytes = backend::gpu_bytes_per_value(f64);
+    let table_bytes = gpu_table_bytes(p, value_bytes)?;
     let precision = if f64 { "f64" } else { "f32" };
     let head = format!("cuda ({precision}) on a {total_mib} MiB device, budget {} MiB", budget >> 20);
     match schedule(&v.octant_members(), &v.xi, g.dims(), budget, &GpuLimits::cuda(total), None, slots, value_bytes) {
@@ -336,11 +340,8 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
         None => {}
     }
     let precision = if f64 { "f64" } else { "f32" };
-    let value_bytes = backend::wgpu::real::value_bytes(f64);
-    // Face data, partner inflows and exits (`bnd`, `incident`) and the wall table, as CUDA's.
-    let tables = knudsen::backend::gpu_io::table_layout(p).map_err(Failure::Run)?;
-    let walls = g.nz() + p.bodies.solids.walls.len(); // slice headers, then the wall faces
-    let table_bytes = (value_bytes * (tables.bnd_len + tables.incident_len)) as u64 + 16 * walls as u64;
+    let value_bytes = backend::gpu_bytes_per_value(f64);
+    let table_bytes = gpu_table_bytes(p, value_bytes)?;
     match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits, knudsen::backend::wgpu::schedule::slice_binding_cap_from_env(), slots, value_bytes) {
         Ok(s) => println!(
             "wgpu ({precision}) on {name}, budget {gpu_budget} MiB: {} velocities in flight in {} waves, {} bindings of {} velocities swept by {} dispatch(es) per z-step of each wave; distribution storage {:.1} MiB; GPU fields {:.1} MiB; tables {:.1} MiB",

@@ -75,7 +75,7 @@ pub fn plan(ctx: &CudaContext, p: &Problem, budget_bytes: Option<u64>) -> anyhow
     let total = ctx.total_mem().context("querying device memory")? as u64;
     let budget = budget_bytes.unwrap_or(total / 2);
     let f64 = super::wants_f64(p);
-    let value_bytes = if f64 { 8 } else { crate::backend::GPU_BYTES_PER_VALUE };
+    let value_bytes = crate::backend::gpu_bytes_per_value(f64);
     let sched = schedule::schedule(
         &p.vgrid.octant_members(),
         &p.vgrid.xi,

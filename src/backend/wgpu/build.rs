@@ -32,7 +32,7 @@ impl WgpuBackend {
         let nz = g.nz();
         // The plan (mod.rs) refused f64 where the device lacks it.
         let f64 = super::real::wants_f64(p);
-        let vb = super::real::value_bytes(f64);
+        let vb = crate::backend::gpu_bytes_per_value(f64);
         let sizes = kernel_sizes(p, &sched, &tables, f64);
         let nb = sched.slice_bindings;
         let slice_kernels = fused_plan.is_err().then(|| SliceKernels {

@@ -208,16 +208,12 @@ impl WgpuBackend {
     /// Upload the cell coefficients and face densities, and start a command encoder whose
     /// first commands clear the moment and incident sums.
     fn begin_iteration(&mut self, input: &SweepInput) -> wgpu::CommandEncoder {
-        let dens = real::densities(input, self.f64);
-        self.queue.write_buffer(&self.bnd, (self.dens_at * real::value_bytes(self.f64)) as u64, &dens);
+        real::write_densities(&self.queue, &self.bnd, self.dens_at, input, self.f64);
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("iteration") });
         // A caller that gives no fields (the stage checks) gets the host's records.
         match &mut self.records {
             Some(r) if input.fields.len() == self.problem.grid.cells() => r.encode(&self.queue, &mut enc, input.fields),
-            _ => {
-                let cells = real::host_records(&self.problem, input, self.f64);
-                self.queue.write_buffer(&self.cells, 0, &cells);
-            }
+            _ => real::write_host_records(&self.queue, &self.cells, &self.problem, input, self.f64),
         }
         enc.clear_buffer(&self.moments, 0, None);
         enc.clear_buffer(&self.incident, 0, None);
@@ -252,7 +248,7 @@ impl Backend for WgpuBackend {
             self.info.name,
             self.info.backend,
             self.info.driver,
-            if self.subgroups && !self.f64 { ", subgroups" } else { "" },
+            if self.uses_subgroups() { ", subgroups" } else { "" },
             if self.f64 { ", f64" } else { "" }
         )
     }
@@ -283,7 +279,7 @@ impl Backend for WgpuBackend {
     }
 
     fn bytes_per_value(&self) -> usize {
-        real::value_bytes(self.f64)
+        crate::backend::gpu_bytes_per_value(self.f64)
     }
 
     fn residual_floor(&self) -> f64 {

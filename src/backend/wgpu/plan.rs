@@ -35,7 +35,7 @@ impl WgpuBackend {
             anyhow::bail!(why);
         }
         let f64 = real::wants_f64(p);
-        let vb = real::value_bytes(f64);
+        let vb = crate::backend::gpu_bytes_per_value(f64);
         let limits = GpuLimits::from_wgpu(requested);
         let sched = schedule::schedule(
             &p.vgrid.octant_members(),

@@ -18,15 +18,6 @@ pub fn wants_f64(p: &Problem) -> bool {
     p.config.solver.names_f64()
 }
 
-/// Bytes of one value of the slice path.
-pub fn value_bytes(f64: bool) -> usize {
-    if f64 {
-        8
-    } else {
-        crate::backend::GPU_BYTES_PER_VALUE
-    }
-}
-
 /// A 1D weight's words in moment_slice's index buffer (`weight_of` in real_f32.wgsl /
 /// real_f64.wgsl): its f32 bits; in f64 three f32s, a = f32(w), b = f32(w - a) and
 /// c = w - a - b, whose sum in f64 is w exactly (24 + 24 bits, and the last 5 of w's 53 in
@@ -69,21 +60,24 @@ pub fn bnd(p: &Problem, tables: &DeviceTables, f64: bool) -> Vec<u8> {
     bytemuck::cast_slice(&bnd).to_vec()
 }
 
-/// The host's cell records of `input` (layout.rs::CellCoeffs, 12 values per cell), as bytes.
-pub fn host_records(p: &Problem, input: &SweepInput, f64: bool) -> Vec<u8> {
+/// Upload the host's cell records of `input` (layout.rs::CellCoeffs, 12 values per cell) to
+/// `cells`, in the kernels' type (written as computed: the paper cube's are 300 MB in f32).
+pub fn write_host_records(queue: &wgpu::Queue, cells: &wgpu::Buffer, p: &Problem, input: &SweepInput, f64: bool) {
     if f64 {
-        bytemuck::cast_slice(&gpu_io::cell_records_f64(p, input)).to_vec()
+        queue.write_buffer(cells, 0, bytemuck::cast_slice(&gpu_io::cell_records_f64(p, input)));
     } else {
-        bytemuck::cast_slice(&gpu_io::cell_records(p, input)).to_vec()
+        queue.write_buffer(cells, 0, bytemuck::cast_slice(&gpu_io::cell_records(p, input)));
     }
 }
 
-/// The face and wall densities and partner inflows of `input`, as bytes.
-pub fn densities(input: &SweepInput, f64: bool) -> Vec<u8> {
+/// Upload the face and wall densities and partner inflows of `input` to `bnd` from value
+/// `at`, in the kernels' type.
+pub fn write_densities(queue: &wgpu::Queue, bnd: &wgpu::Buffer, at: usize, input: &SweepInput, f64: bool) {
+    let offset = (at * crate::backend::gpu_bytes_per_value(f64)) as u64;
     if f64 {
-        bytemuck::cast_slice(&gpu_io::densities(input, |x| x)).to_vec()
+        queue.write_buffer(bnd, offset, bytemuck::cast_slice(&gpu_io::densities(input, |x| x)));
     } else {
-        bytemuck::cast_slice(&gpu_io::densities(input, |x| x as f32)).to_vec()
+        queue.write_buffer(bnd, offset, bytemuck::cast_slice(&gpu_io::densities(input, |x| x as f32)));
     }
 }
 
