@@ -14,6 +14,7 @@ pub mod cuda;
 pub mod fused;
 pub mod gpu_io;
 pub mod gpu_tables;
+pub mod slice_rows;
 pub mod upwind2;
 pub mod wgpu;
 

@@ -37,6 +37,7 @@ const SWITCHES: &[(&str, Accepts)] = &[
     ("KNUDSEN_FUSED_MOMENTS", Words(&["split", "cell"])),               // backend/fused.rs
     ("KNUDSEN_SWEEP", Words(&["fused", "slices"])),                     // backend/fused.rs
     ("KNUDSEN_FUSED_MIN_BLOCKS", Count(1, 16)),                         // backend/fused.rs
+    ("KNUDSEN_SLICE_ROWS", Words(&["1", "2", "4", "8", "16", "32"])),   // backend/slice_rows.rs
     ("KNUDSEN_KERNEL_CACHE", Any),                                      // backend/cuda/kernel_cache.rs
     ("KNUDSEN_MPI_SUM", Words(&["collective", "shared"])),              // parallel/mpi.rs
     ("KNUDSEN_GSIS_TRIAL_THREADS", Count(1, usize::MAX)),               // solver/synthetic/auto.rs

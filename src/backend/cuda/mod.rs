@@ -70,6 +70,19 @@ pub fn create(problem: Arc<Problem>, budget_bytes: Option<u64>) -> anyhow::Resul
     })
 }
 
+/// The slice sweep's rows in flight on this device for the plan's largest launch
+/// (`KNUDSEN_SLICE_ROWS` if set; backend::slice_rows).
+fn slice_rows(ctx: &CudaContext, sched: &GpuSchedule, f64: bool, ny: usize) -> anyhow::Result<u32> {
+    if let Some(r) = super::slice_rows::from_env().map_err(|e| anyhow!(e))? {
+        return Ok(r);
+    }
+    let sms = ctx
+        .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .context("querying the multiprocessor count")? as usize;
+    let largest = sched.waves.iter().flat_map(|w| &w.chunks).map(|c| c.velocities.len()).max().unwrap_or(0);
+    Ok(super::slice_rows::choose(largest, sms, crate::backend::gpu_bytes_per_value(f64), ny))
+}
+
 /// `T`: the slice path's value type (real.rs).
 pub struct CudaBackend<T: Real = f32> {
     problem: Arc<Problem>,
@@ -77,6 +90,8 @@ pub struct CudaBackend<T: Real = f32> {
     stream: Arc<CudaStream>,
     schedule: GpuSchedule,
     sweep: CudaFunction,
+    /// Threads per velocity of `sweep` (SLICE_ROWS; backend::slice_rows).
+    slice_rows: u32,
     moment: CudaFunction,
     wall_load: CudaFunction,
     bufs: Buffers<T>,
@@ -128,6 +143,9 @@ impl<T: Real> CudaBackend<T> {
                 .ok()
                 .map(|b| b as u32);
             sizes.fused_min_blocks = crate::backend::fused::min_blocks(f.tile, f.second, sm_shared);
+        }
+        if fused_plan.is_err() {
+            sizes.slice_rows = slice_rows(&ctx, &sched, T::F64, p.grid.dims()[1])?;
         }
         let module = kernels::compile(&ctx, &sizes).context("compiling the CUDA kernels with NVRTC")?;
         let load = |n: &str| module.load_function(n).with_context(|| format!("loading kernel {n}"));
@@ -198,10 +216,20 @@ impl<T: Real> CudaBackend<T> {
             stream,
             schedule: sched,
             sweep,
+            slice_rows: sizes.slice_rows,
             moment,
             wall_load,
         };
-        log::info!("cuda sweep kernel: {}{}", backend.sweep_kernel(), if T::F64 { ", in f64" } else { "" });
+        log::info!(
+            "cuda sweep kernel: {}{}{}",
+            backend.sweep_kernel(),
+            if backend.fused.is_err() {
+                format!(", {} thread(s) per velocity (rows in flight)", sizes.slice_rows)
+            } else {
+                String::new()
+            },
+            if T::F64 { ", in f64" } else { "" }
+        );
         Ok(backend)
     }
 
@@ -222,8 +250,8 @@ impl<T: Real> CudaBackend<T> {
             for step in 0..nz as u32 {
                 for (c, chunk) in wave.chunks.iter().enumerate() {
                     let (count, split) = (chunk.velocities.len() as u32, chunk.split as u32);
-                    let (gx, gy) =
-                        grid_2d(chunk.velocities.len().div_ceil(SWEEP_BLOCK as usize), 65535).expect("scheduled");
+                    let threads = chunk.velocities.len() * self.slice_rows as usize;
+                    let (gx, gy) = grid_2d(threads.div_ceil(SWEEP_BLOCK as usize), 65535).expect("scheduled");
                     let cfg =
                         LaunchConfig { grid_dim: (gx, gy, 1), block_dim: (SWEEP_BLOCK, 1, 1), shared_mem_bytes: 0 };
                     let mut l = stream.launch_builder(&self.sweep);

@@ -30,6 +30,8 @@ pub struct Sizes {
     pub fused_stride: u32,
     /// sweep_fused's blocks per SM for `__launch_bounds__` (caps its registers).
     pub fused_min_blocks: u32,
+    /// Threads per velocity of the slice sweep (SLICE_ROWS; backend::slice_rows).
+    pub slice_rows: u32,
 }
 
 impl Sizes {
@@ -51,6 +53,7 @@ impl Sizes {
             tile: [8, 8],
             fused_stride: crate::backend::fused::BLOCK_VELOCITIES as u32,
             fused_min_blocks: crate::backend::fused::min_blocks([8, 8], false, None),
+            slice_rows: 1,
         }
     }
 
@@ -75,6 +78,7 @@ impl Sizes {
             format!("-DBV={}u", crate::backend::fused::BLOCK_VELOCITIES),
             format!("-DFCH={}u", self.fused_stride),
             format!("-DFUSED_MIN_BLOCKS={}", self.fused_min_blocks),
+            format!("-DSLICE_ROWS={}u", self.slice_rows),
         ];
         for f in 0..6 {
             d.push(format!("-DPART{f}={}u", self.part_at[f]));
@@ -104,6 +108,7 @@ pub fn check_sizes() -> Vec<Sizes> {
             tile: [8, 8],
             fused_stride: 262144,
             fused_min_blocks: 4,
+            slice_rows: 1,
         },
         // Specular y_min and z_min (a quarter domain), with their exits.
         Sizes {
@@ -124,6 +129,8 @@ pub fn check_sizes() -> Vec<Sizes> {
             tile: [4, 4],
             fused_stride: 128,
             fused_min_blocks: 1,
+            // Rows in flight: more than the grid's five rows take two blocks of them.
+            slice_rows: 4,
         },
     ];
     let f64 = f32.iter().map(|s| Sizes { f64: true, ..s.clone() }).collect::<Vec<_>>();

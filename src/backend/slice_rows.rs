@@ -1,0 +1,71 @@
+//! Rows in flight of the CUDA slice sweep (`SLICE_ROWS` in shaders/cuda/sweep_slice.cu):
+//! how many threads share one velocity's slice, each sweeping one row of a block of as many
+//! rows, one step behind its neighbour (a wavefront inside the slice).
+//!
+//! One thread per velocity leaves the GPU starved where few velocities are in flight: 32^3
+//! velocities are about a third of an H200's resident threads at the f64 kernel's
+//! occupancy, and each thread walks a chain of NX x NY dependent cells per z-step
+//! (docs/performance.md, "The slice kernels in f64"). R rows in flight multiply the threads
+//! by R and cut each chain to about (NX + R - 1) NY / R cells, for the same arithmetic per
+//! cell (the same bits). R is capped where a warp's accesses would split a 32-byte sector:
+//! a warp holds 32 / R velocities of a row, whose values are contiguous, so R <= the value's
+//! bytes (4 in f32, 8 in f64) keeps every sector whole.
+
+/// The most rows a velocity's threads may take: a warp's 32 threads.
+pub const MAX: u32 = 32;
+
+/// Blocks of 64 threads per SM that sweep_slice.cu's `__launch_bounds__` asks for: f32, f64.
+/// Keep in sync with SWEEP_MIN_BLOCKS in shaders/cuda/sweep_slice.cu.
+pub const SWEEP_MIN_BLOCKS: [usize; 2] = [18, 8];
+
+/// `KNUDSEN_SLICE_ROWS` (a power of two, 1 to [`MAX`]), for experiments; None when unset.
+pub fn from_env() -> Result<Option<u32>, String> {
+    match std::env::var("KNUDSEN_SLICE_ROWS") {
+        Err(_) => Ok(None),
+        Ok(s) => match s.trim().parse::<u32>() {
+            Ok(r) if r.is_power_of_two() && r <= MAX => Ok(Some(r)),
+            _ => Err(format!("KNUDSEN_SLICE_ROWS={s}: expected a power of two from 1 to {MAX}")),
+        },
+    }
+}
+
+/// The rows for launches of up to `velocities` velocities on a device of `sms`
+/// multiprocessors, with `value_bytes` per value (4 or 8) and `ny` rows in a slice: the most
+/// that keep the threads within one wave of resident blocks (measured best on an H200:
+/// beyond one wave the extra threads only queue, and their scattered cell loads cost more
+/// than the shorter chains gain; docs/performance.md, "Rows in flight"), at most the value's
+/// bytes (whole sectors) and no more than the slice's rows; 1 where the velocities alone
+/// fill a wave.
+pub fn choose(velocities: usize, sms: usize, value_bytes: usize, ny: usize) -> u32 {
+    let blocks = SWEEP_MIN_BLOCKS[usize::from(value_bytes > 4)];
+    let wave = 64 * blocks * sms.max(1);
+    let cap = value_bytes.min(MAX as usize).min(ny.max(1)) as u32;
+    let mut rows = 1u32;
+    while rows * 2 <= cap && velocities * (rows as usize) * 2 <= wave {
+        rows *= 2;
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::choose;
+
+    #[test]
+    fn rows_fill_one_wave_of_the_kernels_blocks() {
+        // The H200's measured best (132 SMs; docs/performance.md, "Rows in flight"):
+        // 32^3 velocities in f32 (a wave: 152064 threads): four rows.
+        assert_eq!(choose(32768, 132, 4, 32), 4);
+        // In f64 (a wave: 67584 threads): two; half as many velocities a launch: four.
+        assert_eq!(choose(32768, 132, 8, 32), 2);
+        assert_eq!(choose(16384, 132, 8, 64), 4);
+        // 64^3 velocities fill 1.7 waves alone: one row.
+        assert_eq!(choose(262144, 132, 4, 64), 1);
+        // Few velocities: the sector cap (4 in f32, 8 in f64), and never more rows than the
+        // slice has.
+        assert_eq!(choose(100, 132, 4, 64), 4);
+        assert_eq!(choose(100, 132, 8, 64), 8);
+        assert_eq!(choose(100, 132, 8, 3), 2);
+        assert_eq!(choose(100, 132, 8, 1), 1);
+    }
+}
