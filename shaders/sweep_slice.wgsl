@@ -32,6 +32,14 @@ override M: u32;
 // Slices per velocity: 1 (first order) or 4 (second order). Keep in sync with
 // src/config/solver.rs::Scheme::slices.
 override SLOTS: u32 = 1u;
+// Invocations per velocity (rows in flight, src/backend/slice_rows.rs): ROWS neighbouring
+// invocations take a block of ROWS rows of the velocity's slice and sweep them as a
+// wavefront, invocation t one step behind t - 1, so the y-upwind value it reads is the one
+// t - 1 wrote in the step before (a storage barrier between steps orders them). Every
+// cell's arithmetic is the one-invocation sweep's: the same bits. More than 1 only with one
+// slice binding (shaders.rs::sweep_source drops the barrier otherwise: the per-binding copies
+// are called per invocation, not in uniform control flow).
+override ROWS: u32 = 1u;
 // Start of each face's partner inflow in `bnd` (specular and periodic faces, [face cell]
 // [slot], shaders/partner.wgsl), or NONE: faces x_min, x_max, y_min, y_max, z_min, z_max.
 // Without partner faces the partner reads fold away.
@@ -68,13 +76,14 @@ const SOLID: u32 = 0x80000000u;
 
 @compute @workgroup_size(64)
 fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let v = gid.x + gid.y * nwg.x * 64u;
-    if v >= params.count {
-        return;
-    }
+    let g = gid.x + gid.y * nwg.x * 64u;
+    // Invocations past the last velocity stay, doing nothing, for the wavefront's barriers
+    // (no early return: the barriers need uniform control flow).
+    let live = g / ROWS < params.count;
+    let v = select(0u, g / ROWS, live);
     // The velocity's chunk (its slice binding, the same across a warp but at chunk ends) and
     // its slot there; sweep_velocity calls the copy of sweep_velocity_B for that binding.
-    sweep_velocity(v / CH, v, v % CH);
+    sweep_velocity(v / CH, v, v % CH, g % ROWS, live);
 }
 
 // Sweep velocity slot v (slot lv of its chunk, whose slices are `slices_B`). The host makes
@@ -82,7 +91,7 @@ fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
 // binding once per invocation, not at every access, keeps the inner loop's dependent chain
 // of loads as short as CUDA's (the paper cube, with 26 warps resident per SM, is bound by
 // that latency: docs/performance.md). Keep this function last in the file.
-fn sweep_velocity_B(v: u32, lv: u32) {
+fn sweep_velocity_B(v: u32, lv: u32, lane: u32, live: bool) {
     let vel = table[v * (SROW + 1u)];
     let xi = vel.xyz;
     let shape = table[v * (SROW + 1u) + 1u];
@@ -110,106 +119,124 @@ fn sweep_velocity_B(v: u32, lv: u32) {
     let z_in = select(0u, 3u * slot_len, second);
     let ys = select(2u, 3u, neg_y);
     let zs = select(4u, 5u, neg_z);
-    for (var jj = 0u; jj < NY; jj++) {
+    for (var jb = 0u; jb < NY; jb += ROWS) {
+        let jj = jb + lane;
+        let row = live && jj < NY;
         let j = select(jj, NY - 1u - jj, neg_y);
         let jup = select(j - 1u, j + 1u, neg_y);
-        let b = abs(xi.y) * bnd[NX + j];
         // The x-upwind value is the cell just updated; it stays in a register, as do its y
         // and z face values (second order: two of the limiter's neighbour faces,
         // shaders/upwind2.wgsl), unset at the row start and after a solid cell.
-        var fx = bnd[x_face + k * NY + j] * shape.x;
+        var b: real = 0.0;
+        var fx: real = 0.0;
+        if row {
+            b = abs(xi.y) * bnd[NX + j];
+            fx = bnd[x_face + k * NY + j] * shape.x;
+            if x_part != NONE {
+                fx = partner(x_part, k * NY + j, x_slot);
+            }
+        }
         var west = vec2<real>(0.0);
         var west_ok = false;
-        if x_part != NONE {
-            fx = partner(x_part, k * NY + j, x_slot);
-        }
-        for (var ii = 0u; ii < NX; ii++) {
-            let i = select(ii, NX - 1u - ii, neg_x);
-            let a = abs(xi.x) * bnd[i];
-            let s = j * NX + i;
-            // The upwind loads are issued before the cell's own coefficients are examined, so
-            // their latency overlaps (a branch on the wall word first would serialise them:
-            // 22% slower on an H100, docs/performance.md).
-            // Second order: the face values the row before (south: x, z) and the slice before
-            // (below: x, y, still in place at s) emitted beside this cell's faces.
-            var south = vec2<real>(0.0);
-            var below = vec2<real>(0.0);
-            var fy: real;
-            if jj == 0u {
-                fy = bnd[y_face + k * NX + i] * shape.y;
-                if y_part != NONE {
-                    fy = partner(y_part, k * NX + i, y_slot);
-                }
-            } else {
-                fy = slices_B[y_in + (jup * NX + i) * CH + lv];
-                if second {
-                    south = vec2<real>(slices_B[slot_len + (jup * NX + i) * CH + lv],
-                                      slices_B[3u * slot_len + (jup * NX + i) * CH + lv]);
+        // Step `st` of the wavefront: this invocation's row takes cell ii = st - lane.
+        for (var st = 0u; st < NX + ROWS - 1u; st++) {
+            let ii = st - lane;
+            // `break` leaves the cell (a solid one), not the wavefront.
+            if row && st >= lane && ii < NX {
+                loop {
+                    let i = select(ii, NX - 1u - ii, neg_x);
+                    let a = abs(xi.x) * bnd[i];
+                    let s = j * NX + i;
+                    // The upwind loads are issued before the cell's own coefficients are examined, so
+                    // their latency overlaps (a branch on the wall word first would serialise them:
+                    // 22% slower on an H100, docs/performance.md).
+                    // Second order: the face values the row before (south: x, z) and the slice before
+                    // (below: x, y, still in place at s) emitted beside this cell's faces.
+                    var south = vec2<real>(0.0);
+                    var below = vec2<real>(0.0);
+                    var fy: real;
+                    if jj == 0u {
+                        fy = bnd[y_face + k * NX + i] * shape.y;
+                        if y_part != NONE {
+                            fy = partner(y_part, k * NX + i, y_slot);
+                        }
+                    } else {
+                        fy = slices_B[y_in + (jup * NX + i) * CH + lv];
+                        if second {
+                            south = vec2<real>(slices_B[slot_len + (jup * NX + i) * CH + lv],
+                                              slices_B[3u * slot_len + (jup * NX + i) * CH + lv]);
+                        }
+                    }
+                    var fz: real;
+                    if first {
+                        fz = bnd[z_face + s] * shape.z;
+                        if z_part != NONE {
+                            fz = partner(z_part, s, z_slot);
+                        }
+                    } else {
+                        fz = slices_B[z_in + s * CH + lv];
+                        if second {
+                            below = vec2<real>(slices_B[slot_len + s * CH + lv], slices_B[2u * slot_len + s * CH + lv]);
+                        }
+                    }
+                    let cell = k * NX * NY + s;
+                    let e0 = cells[3u * cell];
+                    let word = select(0u, bits(e0.w), HAS_WALLS);
+                    if (word & SOLID) != 0u {
+                        // No gas inside a body: nothing to add to any moment.
+                        for (var o = 0u; o < SLOTS; o++) {
+                            slices_B[o * slot_len + s * CH + lv] = 0.0;
+                        }
+                        fx = 0.0;
+                        west_ok = false;
+                        break;
+                    }
+                    if word != 0u {
+                        let xs = select(0u, 1u, neg_x);
+                        if ((word >> xs) & 1u) != 0u {
+                            fx = wall_emission(word, xs, cell, v);
+                        }
+                        if ((word >> ys) & 1u) != 0u {
+                            fy = wall_emission(word, ys, cell, v);
+                        }
+                        if ((word >> zs) & 1u) != 0u {
+                            fz = wall_emission(word, zs, cell, v);
+                        }
+                    }
+                    let e1 = cells[3u * cell + 1u];
+                    let cu = xi - e1.xyz;
+                    let c2 = dot(cu, cu);
+                    let sc = dot(cells[3u * cell + 2u].xyz, cu);
+                    let fs = e0.x * real_exp(-c2 * e0.y) * (e1.w + sc * (2.0 * c2 * e0.y - 5.0));
+                    if second {
+                        // A neighbour counts where it is upwind (its axis active) and fluid (no wall
+                        // on that side); otherwise the cell's own inflow stands in, which leaves the
+                        // range as it is.
+                        let w_ok = west_ok && a > 0.0;
+                        let s_ok = jj > 0u && b > 0.0 && ((word >> ys) & 1u) == 0u;
+                        let b_ok = !first && c > 0.0 && ((word >> zs) & 1u) == 0u;
+                        let side0 = vec3<real>(select(fx, south.x, s_ok), select(fy, west.x, w_ok), select(fz, west.y, w_ok));
+                        let side1 = vec3<real>(select(fx, below.x, b_ok), select(fy, below.y, b_ok), select(fz, south.y, s_ok));
+                        let u = solve_cell(vec3<real>(a, b, c), vec3<real>(fx, fy, fz), e0.z, fs, side0, side1);
+                        slices_B[s * CH + lv] = u.f;
+                        slices_B[slot_len + s * CH + lv] = u.out.x;
+                        slices_B[2u * slot_len + s * CH + lv] = u.out.y;
+                        slices_B[3u * slot_len + s * CH + lv] = u.out.z;
+                        fx = u.out.x;
+                        west = u.out.yz;
+                        west_ok = true;
+                        break;
+                    }
+                    let f = (a * fx + b * fy + c * fz + e0.z * fs) / (a + b + c + e0.z);
+                    slices_B[s * CH + lv] = f;
+                    fx = f;
+                    break;
                 }
             }
-            var fz: real;
-            if first {
-                fz = bnd[z_face + s] * shape.z;
-                if z_part != NONE {
-                    fz = partner(z_part, s, z_slot);
-                }
-            } else {
-                fz = slices_B[z_in + s * CH + lv];
-                if second {
-                    below = vec2<real>(slices_B[slot_len + s * CH + lv], slices_B[2u * slot_len + s * CH + lv]);
-                }
+            if ROWS > 1u {
+                // The next step's y-upwind loads read what the neighbour invocation just wrote.
+                storageBarrier(); // @wavefront
             }
-            let cell = k * NX * NY + s;
-            let e0 = cells[3u * cell];
-            let word = select(0u, bits(e0.w), HAS_WALLS);
-            if (word & SOLID) != 0u {
-                // No gas inside a body: nothing to add to any moment.
-                for (var o = 0u; o < SLOTS; o++) {
-                    slices_B[o * slot_len + s * CH + lv] = 0.0;
-                }
-                fx = 0.0;
-                west_ok = false;
-                continue;
-            }
-            if word != 0u {
-                let xs = select(0u, 1u, neg_x);
-                if ((word >> xs) & 1u) != 0u {
-                    fx = wall_emission(word, xs, cell, v);
-                }
-                if ((word >> ys) & 1u) != 0u {
-                    fy = wall_emission(word, ys, cell, v);
-                }
-                if ((word >> zs) & 1u) != 0u {
-                    fz = wall_emission(word, zs, cell, v);
-                }
-            }
-            let e1 = cells[3u * cell + 1u];
-            let cu = xi - e1.xyz;
-            let c2 = dot(cu, cu);
-            let sc = dot(cells[3u * cell + 2u].xyz, cu);
-            let fs = e0.x * real_exp(-c2 * e0.y) * (e1.w + sc * (2.0 * c2 * e0.y - 5.0));
-            if second {
-                // A neighbour counts where it is upwind (its axis active) and fluid (no wall
-                // on that side); otherwise the cell's own inflow stands in, which leaves the
-                // range as it is.
-                let w_ok = west_ok && a > 0.0;
-                let s_ok = jj > 0u && b > 0.0 && ((word >> ys) & 1u) == 0u;
-                let b_ok = !first && c > 0.0 && ((word >> zs) & 1u) == 0u;
-                let side0 = vec3<real>(select(fx, south.x, s_ok), select(fy, west.x, w_ok), select(fz, west.y, w_ok));
-                let side1 = vec3<real>(select(fx, below.x, b_ok), select(fy, below.y, b_ok), select(fz, south.y, s_ok));
-                let u = solve_cell(vec3<real>(a, b, c), vec3<real>(fx, fy, fz), e0.z, fs, side0, side1);
-                slices_B[s * CH + lv] = u.f;
-                slices_B[slot_len + s * CH + lv] = u.out.x;
-                slices_B[2u * slot_len + s * CH + lv] = u.out.y;
-                slices_B[3u * slot_len + s * CH + lv] = u.out.z;
-                fx = u.out.x;
-                west = u.out.yz;
-                west_ok = true;
-                continue;
-            }
-            let f = (a * fx + b * fy + c * fz + e0.z * fs) / (a + b + c + e0.z);
-            slices_B[s * CH + lv] = f;
-            fx = f;
         }
     }
 }

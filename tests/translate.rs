@@ -32,6 +32,7 @@ fn cases() -> Vec<Sizes> {
             exit_at: [u32::MAX; 6],
             slots: 1,
             f64: false,
+            rows: 1,
         },
         // A quarter domain: specular y_min and z_min with partner data and exits.
         Sizes {
@@ -48,6 +49,8 @@ fn cases() -> Vec<Sizes> {
             // The second-order scheme's four slots.
             slots: 4,
             f64: false,
+            // Rows in flight: more than the grid's five rows take two blocks of them.
+            rows: 4,
         },
     ]
 }

@@ -29,16 +29,27 @@ pub fn from_env() -> Result<Option<u32>, String> {
     }
 }
 
-/// The rows for launches of up to `velocities` velocities on a device of `sms`
-/// multiprocessors, with `value_bytes` per value (4 or 8) and `ny` rows in a slice: the most
-/// that keep the threads within one wave of resident blocks (measured best on an H200:
-/// beyond one wave the extra threads only queue, and their scattered cell loads cost more
-/// than the shorter chains gain; docs/performance.md, "Rows in flight"), at most the value's
-/// bytes (whole sectors) and no more than the slice's rows; 1 where the velocities alone
-/// fill a wave.
-pub fn choose(velocities: usize, sms: usize, value_bytes: usize, ny: usize) -> u32 {
-    let blocks = SWEEP_MIN_BLOCKS[usize::from(value_bytes > 4)];
-    let wave = 64 * blocks * sms.max(1);
+/// The threads of one wave of CUDA's sweep_slice on `sms` multiprocessors: its
+/// `__launch_bounds__` blocks, 64 threads each (a lower bound: registers may leave room for
+/// more).
+pub fn cuda_wave(sms: usize, f64: bool) -> usize {
+    64 * SWEEP_MIN_BLOCKS[usize::from(f64)] * sms.max(1)
+}
+
+/// The wave the wgpu rule assumes, f32 and f64: wgpu tells no multiprocessor count, so
+/// these are an H200's through Vulkan, where they were measured (docs/performance.md, "Rows
+/// in flight"). A smaller GPU's wave is smaller, and there the rule asks for fewer rows than
+/// would pay, never more than an H200 would take.
+pub const WGPU_WAVE: [usize; 2] = [152064, 67584];
+
+/// The rows for launches of up to `velocities` velocities, given `wave` threads in one wave
+/// of resident blocks, `value_bytes` per value (4 or 8) and `ny` rows in a slice: the most
+/// that keep the threads within one wave (measured best on an H200: beyond one wave the
+/// extra threads only queue, and their scattered cell loads cost more than the shorter
+/// chains gain; docs/performance.md, "Rows in flight"), at most the value's bytes (whole
+/// sectors) and no more than the slice's rows; 1 where the velocities alone fill half a
+/// wave.
+pub fn choose(velocities: usize, wave: usize, value_bytes: usize, ny: usize) -> u32 {
     let cap = value_bytes.min(MAX as usize).min(ny.max(1)) as u32;
     let mut rows = 1u32;
     while rows * 2 <= cap && velocities * (rows as usize) * 2 <= wave {
@@ -49,23 +60,23 @@ pub fn choose(velocities: usize, sms: usize, value_bytes: usize, ny: usize) -> u
 
 #[cfg(test)]
 mod tests {
-    use super::choose;
+    use super::{choose, cuda_wave};
 
     #[test]
     fn rows_fill_one_wave_of_the_kernels_blocks() {
         // The H200's measured best (132 SMs; docs/performance.md, "Rows in flight"):
         // 32^3 velocities in f32 (a wave: 152064 threads): four rows.
-        assert_eq!(choose(32768, 132, 4, 32), 4);
+        assert_eq!(choose(32768, cuda_wave(132, false), 4, 32), 4);
         // In f64 (a wave: 67584 threads): two; half as many velocities a launch: four.
-        assert_eq!(choose(32768, 132, 8, 32), 2);
-        assert_eq!(choose(16384, 132, 8, 64), 4);
+        assert_eq!(choose(32768, cuda_wave(132, true), 8, 32), 2);
+        assert_eq!(choose(16384, cuda_wave(132, true), 8, 64), 4);
         // 64^3 velocities fill 1.7 waves alone: one row.
-        assert_eq!(choose(262144, 132, 4, 64), 1);
+        assert_eq!(choose(262144, cuda_wave(132, false), 4, 64), 1);
         // Few velocities: the sector cap (4 in f32, 8 in f64), and never more rows than the
         // slice has.
-        assert_eq!(choose(100, 132, 4, 64), 4);
-        assert_eq!(choose(100, 132, 8, 64), 8);
-        assert_eq!(choose(100, 132, 8, 3), 2);
-        assert_eq!(choose(100, 132, 8, 1), 1);
+        assert_eq!(choose(100, cuda_wave(132, false), 4, 64), 4);
+        assert_eq!(choose(100, cuda_wave(132, true), 8, 64), 8);
+        assert_eq!(choose(100, cuda_wave(132, true), 8, 3), 2);
+        assert_eq!(choose(100, cuda_wave(132, true), 8, 1), 1);
     }
 }

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs on the NVIDIA device machine (the `device` tool), from the repository root:
 #   PART=check|time|ncu|all tests/device/slice_rows.sh
-# The CUDA slice sweep's rows in flight (KNUDSEN_SLICE_ROWS, src/backend/slice_rows.rs).
+# The slice sweep's rows in flight (KNUDSEN_SLICE_ROWS, src/backend/slice_rows.rs) on the
+# backends $BE (default "cuda"; "cuda wgpu" for both).
 #   check: each case's fields after 3 sweeps with the rule's rows and with 32 rows against one
 #          row, in f32 (KNUDSEN_SWEEP=slices) and f64, first and second order: every
 #          operation of every cell is the same, so 0 in every field is expected; prints
 #          "DIFFERS" otherwise.
-#   time:  the sweep's time (`cuda sweep:` in the debug log, the median of 5) at each row
+#   time:  the sweep's time (the solver's `backend` time in the debug log, the median of 5) at each row
 #          setting ($SETTINGS) for the f64 cavity rows ($F64_ROWS) and, through `knudsen
 #          bench` with KNUDSEN_SWEEP=slices, the f32 rows ($F32_ROWS) at first and second order.
 #   ncu:   one sweep_slice launch (the 21st) of the f64 $NCU_ROW row (default 64x32) at each of
@@ -20,58 +21,65 @@ mkdir -p $R
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 PART=${PART:-all}
 
-run3() { # out config [NAME=value...] [--option...]
-  local out=$1 cfg=$2; shift 2
+run3() { # backend out config [NAME=value...] [--option...]
+  local be=$1 out=$2 cfg=$3; shift 3
   local vars=()
   while [ $# -gt 0 ] && [[ $1 == *=* ]]; do vars+=("$1"); shift; done
   rm -rf "$out"
-  env "${vars[@]}" $K run "$cfg" --backend cuda --max-iterations 3 --tolerance 1e-30 --acceleration none \
+  env "${vars[@]}" $K run "$cfg" --backend $be --max-iterations 3 --tolerance 1e-30 --acceleration none \
     --coarse-grids 0 "$@" --out "$out" > "$out.log" 2>&1 || { echo "FAILED: $out"; tail -3 "$out.log"; }
 }
 if [ "$PART" = check ] || [ "$PART" = all ]; then
+  for be in ${BE:-cuda}; do
   for cfg in ${CASES:-tests/device/fused/odd.json tests/device/fused/thin.json tests/device/fused/body.json tests/device/fused/partner.json tests/device/fused/mach10.json configs/cavity-quick.json configs/cube-quick.json}; do
     for prec in f32 f64; do
       for scheme in first_order second_order; do
-        n=$(basename "$cfg" .json)-$prec-$scheme
+        n=$be-$(basename "$cfg" .json)-$prec-$scheme
         common=(RUST_LOG=knudsen=info KNUDSEN_SWEEP=slices)
         [ $prec = f64 ] && common=(RUST_LOG=knudsen=info)
-        run3 $R/$n-1 "$cfg" "${common[@]}" KNUDSEN_SLICE_ROWS=1 --precision $prec --scheme $scheme
-        run3 $R/$n-auto "$cfg" "${common[@]}" --precision $prec --scheme $scheme
-        run3 $R/$n-32 "$cfg" "${common[@]}" KNUDSEN_SLICE_ROWS=32 --precision $prec --scheme $scheme
-        rows=$(grep -ohE "[0-9]+ thread\(s\) per velocity" $R/$n-auto.log | head -1)
+        run3 $be $R/$n-1 "$cfg" "${common[@]}" KNUDSEN_SLICE_ROWS=1 --precision $prec --scheme $scheme
+        run3 $be $R/$n-auto "$cfg" "${common[@]}" --precision $prec --scheme $scheme
+        run3 $be $R/$n-32 "$cfg" "${common[@]}" KNUDSEN_SLICE_ROWS=32 --precision $prec --scheme $scheme
+        rows=$(grep -ohE "[0-9]+ (thread|invocation)\(s\) per velocity" $R/$n-auto.log | tail -1)
         for r in auto 32; do
           # A compare that fails (a run that wrote nothing) counts as a difference.
           d=$($K compare $R/$n-$r $R/$n-1 2>&1 | grep -v XDG | awk '!(NF == 2 && $2 == "0.000e0") && !/^relative/' | tr '\n' ' ')
-          printf '%-40s rows %-4s (%s): %s\n' "$n" "$r" "${rows:-?}" "${d:-same bits}"
+          printf '%-46s rows %-4s (%s): %s\n' "$n" "$r" "${rows:-?}" "${d:-same bits}"
           [ -n "$d" ] && echo "DIFFERS: $n rows $r"
         done
       done
     done
   done
+  done
 fi
 if [ "$PART" = time ] || [ "$PART" = all ]; then
   # The rows' cases at the GPU's default budget ($BUDGET MiB; the bench files' 512 MiB would
   # split 64^3 x 32^3 in f64 into waves of fewer velocities); "old" is carry/knudsen-old.
+  for be in ${BE:-cuda}; do
   for row in ${F64_ROWS:-32x32 64x32}; do
     for rows in ${SETTINGS:-1 2 4 8 16} rule old; do
-      log=$R/f64-$row-$rows.log
+      log=$R/f64-$be-$row-$rows.log
       bin=$K vars=(KNUDSEN_SLICE_ROWS=$rows)
       [ $rows = rule ] && vars=()
       [ $rows = old ] && { vars=(); bin=carry/knudsen-old; [ -x $bin ] || continue; }
-      env "${vars[@]}" RUST_LOG=knudsen=debug $bin run configs/bench/row-$row.json --backend cuda \
+      env "${vars[@]}" RUST_LOG=knudsen=debug $bin run configs/bench/row-$row.json --backend $be \
         --precision f64 --max-iterations 6 --tolerance 1e-30 --acceleration none --coarse-grids 0 \
-        --memory-budget-mib ${BUDGET:-16384} --out $R/f64-$row-$rows > $log 2>&1 || echo "FAILED: f64 $row rows $rows"
-      med=$(grep -oE "cuda sweep: [0-9.]+ s" $log | awk '{print $3}' | tail -5 | sort -g | sed -n 3p)
-      echo "f64 $row rows $rows: sweep ${med:-?} s (median of the last 5) $(grep -ohE "[0-9]+ thread\(s\) per velocity" $log | head -1)"
+        --memory-budget-mib ${BUDGET:-16384} --out $R/f64-$row-$rows > $log 2>&1 || echo "FAILED: f64 $be $row rows $rows"
+      med=$(grep -oE "backend [0-9.]+ s" $log | awk '{print $2}' | tail -5 | sort -g | sed -n 3p)
+      echo "f64 $be $row rows $rows: sweep ${med:-?} s (median of the last 5) $(grep -ohE "[0-9]+ (thread|invocation)\(s\) per velocity" $log | tail -1)"
     done
   done
-  for scheme in first_order second_order; do
-    for rows in ${SETTINGS:-1 2 4 8 16}; do
-      echo "== f32 slices, $scheme, rows $rows"
-      KNUDSEN_SWEEP=slices KNUDSEN_SLICE_ROWS=$rows $K bench --backend cuda --rows ${F32_ROWS:-32x32,64x64} \
-        --scheme $scheme --iterations 3 --out $OUT/bench-f32-$scheme-$rows 2>&1 | grep -E "^cuda [0-9a-z]+:" \
-        || echo "FAILED: bench $scheme rows $rows"
+  for scheme in ${SCHEMES:-first_order second_order}; do
+    for rows in ${SETTINGS:-1 2 4 8 16} rule old; do
+      echo "== f32 slices, $be, $scheme, rows $rows"
+      bin=$K vars=(KNUDSEN_SLICE_ROWS=$rows)
+      [ $rows = rule ] && vars=()
+      [ $rows = old ] && { vars=(); bin=carry/knudsen-old; [ -x $bin ] || continue; }
+      env "${vars[@]}" KNUDSEN_SWEEP=slices $bin bench --backend $be --rows ${F32_ROWS:-32x32,64x64} \
+        --scheme $scheme --iterations 3 --out $OUT/bench-f32-$be-$scheme-$rows 2>&1 | grep -E "^(cuda|wgpu) [0-9a-z]+:" \
+        || echo "FAILED: bench $be $scheme rows $rows"
     done
+  done
   done
 fi
 if [ "$PART" = ncu ]; then

@@ -80,7 +80,8 @@ fn slice_rows(ctx: &CudaContext, sched: &GpuSchedule, f64: bool, ny: usize) -> a
         .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
         .context("querying the multiprocessor count")? as usize;
     let largest = sched.waves.iter().flat_map(|w| &w.chunks).map(|c| c.velocities.len()).max().unwrap_or(0);
-    Ok(super::slice_rows::choose(largest, sms, crate::backend::gpu_bytes_per_value(f64), ny))
+    let wave = super::slice_rows::cuda_wave(sms, f64);
+    Ok(super::slice_rows::choose(largest, wave, crate::backend::gpu_bytes_per_value(f64), ny))
 }
 
 /// `T`: the slice path's value type (real.rs).

@@ -33,10 +33,15 @@ impl WgpuBackend {
         // The plan (mod.rs) refused f64 where the device lacks it.
         let f64 = super::real::wants_f64(p);
         let vb = crate::backend::gpu_bytes_per_value(f64);
-        let sizes = kernel_sizes(p, &sched, &tables, f64);
         let nb = sched.slice_bindings;
+        let rows = match fused_plan.is_err() {
+            true => sweep_rows(&sched, p.grid.dims()[1], f64, info.device_type),
+            false => 1,
+        };
+        let sizes = kernel_sizes(p, &sched, &tables, f64, rows);
         let slice_kernels = fused_plan.is_err().then(|| SliceKernels {
             sweep: kernels::sweep_slice_kernel(&device, &sizes, nb),
+            rows,
             moment: kernels::moment_slice_kernel(&device, &sizes, subgroups, nb),
             wall_load: kernels::wall_load_slice_kernel(&device, &sizes, nb),
         });
@@ -186,8 +191,38 @@ fn step_params(sched: &GpuSchedule, nz: usize) -> Vec<u8> {
     params
 }
 
+/// sweep_slice's invocations per velocity (backend::slice_rows): `KNUDSEN_SLICE_ROWS` if set,
+/// else the rule for the largest dispatch group against an H200's wave; 1 on a software
+/// adapter (its invocations are CPU threads, which a barrier per step only slows) and with
+/// more than one slice binding (shaders.rs::sweep_rows_allowed).
+fn sweep_rows(sched: &GpuSchedule, ny: usize, f64: bool, device: wgpu::DeviceType) -> u32 {
+    use crate::backend::slice_rows;
+    let asked = slice_rows::from_env().unwrap_or_else(|e| {
+        // switches.rs refused such a value before anything ran; this is a library caller's.
+        log::warn!("{e}; the rule's choice is used");
+        None
+    });
+    let one_binding = super::shaders::sweep_rows_allowed(sched.slice_bindings);
+    match asked {
+        Some(r) if r > 1 && !one_binding => {
+            log::warn!(
+                "KNUDSEN_SLICE_ROWS={r}: the wgpu sweep takes one invocation per velocity with {} slice bindings",
+                sched.slice_bindings
+            );
+            1
+        }
+        Some(r) => r,
+        None if !one_binding || device == wgpu::DeviceType::Cpu => 1,
+        None => {
+            let largest = sched.waves.iter().flat_map(|w| &w.groups).map(|g| g.count).max().unwrap_or(0);
+            let wave = slice_rows::WGPU_WAVE[usize::from(f64)];
+            slice_rows::choose(largest, wave, crate::backend::gpu_bytes_per_value(f64), ny)
+        }
+    }
+}
+
 /// The sizes baked into the kernels as constants.
-fn kernel_sizes(p: &Problem, sched: &GpuSchedule, tables: &DeviceTables, f64: bool) -> Sizes {
+fn kernel_sizes(p: &Problem, sched: &GpuSchedule, tables: &DeviceTables, f64: bool, rows: u32) -> Sizes {
     let [nx, ny, nz] = p.grid.dims();
     Sizes {
         nx: nx as u32,
@@ -209,6 +244,7 @@ fn kernel_sizes(p: &Problem, sched: &GpuSchedule, tables: &DeviceTables, f64: bo
         exit_at: tables.exit_at,
         slots: sched.slots as u32,
         f64,
+        rows,
     }
 }
 

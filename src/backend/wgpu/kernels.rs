@@ -28,6 +28,8 @@ pub struct Sizes {
     pub slots: u32,
     /// The slice kernels in f64 (shaders/real_f64.wgsl), with the workgroup reduction.
     pub f64: bool,
+    /// Invocations per velocity of sweep_slice (ROWS; backend::slice_rows).
+    pub rows: u32,
 }
 
 const PART: [&str; 6] = ["PART0", "PART1", "PART2", "PART3", "PART4", "PART5"];
@@ -59,6 +61,7 @@ impl Sizes {
             "sweep_slice" => {
                 c.extend([("SROW", self.srow as f64), ("HAS_WALLS", f64::from(u8::from(self.walls)))]);
                 c.push(("M", self.m as f64));
+                c.push(("ROWS", self.rows as f64));
                 c.extend(PART.iter().zip(self.part_at).map(|(&n, x)| (n, x as f64)));
             }
             "wall_load_slice" => c.push(("SROW", self.srow as f64)),
@@ -205,16 +208,16 @@ pub fn bind(device: &wgpu::Device, k: &Kernel, params: &wgpu::Buffer, buffers: &
     device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &k.layout, entries: &entries })
 }
 
-/// Dispatch sweep_slice over `count` velocity slots: one invocation per slot.
+/// Dispatch sweep_slice over `count` velocity slots: `rows` invocations per slot (its ROWS).
 pub fn encode_sweep_slice(
     pass: &mut wgpu::ComputePass,
     k: &Kernel,
     bg: &wgpu::BindGroup,
     offset: u32,
-    count: usize,
+    (count, rows): (usize, u32),
     max_per_dim: u32,
 ) {
-    let (x, y) = grid_2d(count.div_ceil(SWEEP_WG as usize), max_per_dim).expect("scheduled");
+    let (x, y) = grid_2d((count * rows as usize).div_ceil(SWEEP_WG as usize), max_per_dim).expect("scheduled");
     pass.set_pipeline(&k.pipeline);
     pass.set_bind_group(0, bg, &[offset]);
     pass.dispatch_workgroups(x, y, 1);

@@ -74,6 +74,8 @@ pub fn default_budget_bytes(adapter: &wgpu::Adapter) -> u64 {
 /// sweep_slice, moment_slice and wall_load_slice, the global-slice path's three stages.
 struct SliceKernels {
     sweep: Kernel,
+    /// Invocations per velocity of `sweep` (its ROWS).
+    rows: u32,
     moment: Kernel,
     wall_load: Kernel,
 }
@@ -184,7 +186,14 @@ impl WgpuBackend {
             return Err(anyhow!("out of GPU memory allocating the case: {e}; lower --memory-budget-mib"));
         }
         log::debug!("wgpu: pipelines and buffers built in {:.3} s", t_build.elapsed().as_secs_f64());
-        log::info!("wgpu sweep kernel: {}", fused::describe(&built.fused));
+        log::info!(
+            "wgpu sweep kernel: {}{}",
+            fused::describe(&built.fused),
+            built
+                .slice_kernels
+                .as_ref()
+                .map_or(String::new(), |k| format!(", {} invocation(s) per velocity (rows in flight)", k.rows))
+        );
         log::info!(
             "wgpu cell records: {}",
             match built.records.as_ref().map(records::Records::is_f64) {
@@ -323,7 +332,7 @@ impl Backend for WgpuBackend {
                             &k.sweep,
                             &self.sweep_groups[w][g],
                             off,
-                            grp.count,
+                            (grp.count, k.rows),
                             self.max_per_dim,
                         );
                     }

@@ -44,11 +44,18 @@ pub fn sweep_source(bindings: usize, f64: bool) -> String {
 }
 
 /// sweep_slice.wgsl with its last function, `sweep_velocity_B`, copied once per slice
-/// binding (`slices_B` becoming `slices0..`), and `sweep_velocity(c, v, lv)`, which calls
-/// chunk c's copy: the binding is chosen once per invocation, not at every access.
+/// binding (`slices_B` becoming `slices0..`), and `sweep_velocity(c, v, lv, lane, live)`,
+/// which calls chunk c's copy: the binding is chosen once per invocation, not at every
+/// access. With more than one binding the copies are called in non-uniform control flow, so
+/// their wavefront barrier (the line marked `@wavefront`) is left out and ROWS must be 1
+/// ([`sweep_rows_allowed`]).
 fn per_binding(src: &str, bindings: usize) -> String {
     let at = src.find("fn sweep_velocity_B(").expect("sweep_slice.wgsl ends with sweep_velocity_B");
     let (head, body) = src.split_at(at);
+    let body = match bindings {
+        1 => body.to_string(),
+        _ => body.lines().filter(|l| !l.contains("// @wavefront")).map(|l| format!("{l}\n")).collect(),
+    };
     let mut s = head.to_string();
     s += &declarations(bindings, Access::ReadWrite, "real");
     for c in 0..bindings {
@@ -57,12 +64,18 @@ fn per_binding(src: &str, bindings: usize) -> String {
             .replace("slices_B", &format!("slices{c}"));
         s += "\n";
     }
-    s += "fn sweep_velocity(c: u32, v: u32, lv: u32) {\n";
+    s += "fn sweep_velocity(c: u32, v: u32, lv: u32, lane: u32, live: bool) {\n";
     for c in 1..bindings {
-        s += &format!("    if c == {c}u {{\n        sweep_velocity_{c}(v, lv);\n        return;\n    }}\n");
+        s += &format!("    if c == {c}u {{\n        sweep_velocity_{c}(v, lv, lane, live);\n        return;\n    }}\n");
     }
-    s += "    sweep_velocity_0(v, lv);\n}\n";
+    s += "    sweep_velocity_0(v, lv, lane, live);\n}\n";
     s
+}
+
+/// Whether sweep_slice may run more than one invocation per velocity (ROWS > 1) with
+/// `bindings` slice bindings: only with one ([`per_binding`]).
+pub fn sweep_rows_allowed(bindings: usize) -> bool {
+    bindings == 1
 }
 
 /// The moment kernel with the subgroup reduction, or the workgroup-memory tree.

@@ -30,7 +30,14 @@ impl WgpuBackend {
             let count = self.schedule.waves[0].groups[0].count;
             for step in 0..2.min(nz) {
                 let off = (Self::params_index(self.schedule.max_groups(), nz, 0, 0, step) * PARAMS_STRIDE) as u32;
-                encode_sweep_slice(&mut pass, &k.sweep, &self.sweep_groups[0][0], off, count, self.max_per_dim);
+                encode_sweep_slice(
+                    &mut pass,
+                    &k.sweep,
+                    &self.sweep_groups[0][0],
+                    off,
+                    (count, k.rows),
+                    self.max_per_dim,
+                );
                 encode_moment_slice(&mut pass, &k.moment, &self.moment_groups[0][0], off, self.schedule.moment_grid);
                 let faces = self.slice_walls[step].max(self.slice_walls[nz - 1 - step]);
                 if faces > 0 {
