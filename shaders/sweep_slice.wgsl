@@ -77,9 +77,11 @@ const SOLID: u32 = 0x80000000u;
 @compute @workgroup_size(64)
 fn sweep_slice(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let g = gid.x + gid.y * nwg.x * 64u;
-    // Invocations past the last velocity stay, doing nothing, for the wavefront's barriers
-    // (no early return: the barriers need uniform control flow).
+    // Invocations past the last velocity stay, doing nothing, for the wavefront's barriers,
+    // which need uniform control flow; with one invocation per velocity the host leaves the
+    // barriers out and keeps this early return (shaders.rs::sweep_source).
     let live = g / ROWS < params.count;
+    if !live { return; } // @one-per-velocity
     let v = select(0u, g / ROWS, live);
     // The velocity's chunk (its slice binding, the same across a warp but at chunk ends) and
     // its slot there; sweep_velocity calls the copy of sweep_velocity_B for that binding.
@@ -141,56 +143,53 @@ fn sweep_velocity_B(v: u32, lv: u32, lane: u32, live: bool) {
         // Step `st` of the wavefront: this invocation's row takes cell ii = st - lane.
         for (var st = 0u; st < NX + ROWS - 1u; st++) {
             let ii = st - lane;
-            // `break` leaves the cell (a solid one), not the wavefront.
             if row && st >= lane && ii < NX {
-                loop {
-                    let i = select(ii, NX - 1u - ii, neg_x);
-                    let a = abs(xi.x) * bnd[i];
-                    let s = j * NX + i;
-                    // The upwind loads are issued before the cell's own coefficients are examined, so
-                    // their latency overlaps (a branch on the wall word first would serialise them:
-                    // 22% slower on an H100, docs/performance.md).
-                    // Second order: the face values the row before (south: x, z) and the slice before
-                    // (below: x, y, still in place at s) emitted beside this cell's faces.
-                    var south = vec2<real>(0.0);
-                    var below = vec2<real>(0.0);
-                    var fy: real;
-                    if jj == 0u {
-                        fy = bnd[y_face + k * NX + i] * shape.y;
-                        if y_part != NONE {
-                            fy = partner(y_part, k * NX + i, y_slot);
-                        }
-                    } else {
-                        fy = slices_B[y_in + (jup * NX + i) * CH + lv];
-                        if second {
-                            south = vec2<real>(slices_B[slot_len + (jup * NX + i) * CH + lv],
-                                              slices_B[3u * slot_len + (jup * NX + i) * CH + lv]);
-                        }
+                let i = select(ii, NX - 1u - ii, neg_x);
+                let a = abs(xi.x) * bnd[i];
+                let s = j * NX + i;
+                // The upwind loads are issued before the cell's own coefficients are examined, so
+                // their latency overlaps (a branch on the wall word first would serialise them:
+                // 22% slower on an H100, docs/performance.md).
+                // Second order: the face values the row before (south: x, z) and the slice before
+                // (below: x, y, still in place at s) emitted beside this cell's faces.
+                var south = vec2<real>(0.0);
+                var below = vec2<real>(0.0);
+                var fy: real;
+                if jj == 0u {
+                    fy = bnd[y_face + k * NX + i] * shape.y;
+                    if y_part != NONE {
+                        fy = partner(y_part, k * NX + i, y_slot);
                     }
-                    var fz: real;
-                    if first {
-                        fz = bnd[z_face + s] * shape.z;
-                        if z_part != NONE {
-                            fz = partner(z_part, s, z_slot);
-                        }
-                    } else {
-                        fz = slices_B[z_in + s * CH + lv];
-                        if second {
-                            below = vec2<real>(slices_B[slot_len + s * CH + lv], slices_B[2u * slot_len + s * CH + lv]);
-                        }
+                } else {
+                    fy = slices_B[y_in + (jup * NX + i) * CH + lv];
+                    if second {
+                        south = vec2<real>(slices_B[slot_len + (jup * NX + i) * CH + lv],
+                                          slices_B[3u * slot_len + (jup * NX + i) * CH + lv]);
                     }
-                    let cell = k * NX * NY + s;
-                    let e0 = cells[3u * cell];
-                    let word = select(0u, bits(e0.w), HAS_WALLS);
-                    if (word & SOLID) != 0u {
-                        // No gas inside a body: nothing to add to any moment.
-                        for (var o = 0u; o < SLOTS; o++) {
-                            slices_B[o * slot_len + s * CH + lv] = 0.0;
-                        }
-                        fx = 0.0;
-                        west_ok = false;
-                        break;
+                }
+                var fz: real;
+                if first {
+                    fz = bnd[z_face + s] * shape.z;
+                    if z_part != NONE {
+                        fz = partner(z_part, s, z_slot);
                     }
+                } else {
+                    fz = slices_B[z_in + s * CH + lv];
+                    if second {
+                        below = vec2<real>(slices_B[slot_len + s * CH + lv], slices_B[2u * slot_len + s * CH + lv]);
+                    }
+                }
+                let cell = k * NX * NY + s;
+                let e0 = cells[3u * cell];
+                let word = select(0u, bits(e0.w), HAS_WALLS);
+                if (word & SOLID) != 0u {
+                    // No gas inside a body: nothing to add to any moment.
+                    for (var o = 0u; o < SLOTS; o++) {
+                        slices_B[o * slot_len + s * CH + lv] = 0.0;
+                    }
+                    fx = 0.0;
+                    west_ok = false;
+                } else {
                     if word != 0u {
                         let xs = select(0u, 1u, neg_x);
                         if ((word >> xs) & 1u) != 0u {
@@ -225,12 +224,11 @@ fn sweep_velocity_B(v: u32, lv: u32, lane: u32, live: bool) {
                         fx = u.out.x;
                         west = u.out.yz;
                         west_ok = true;
-                        break;
+                    } else {
+                        let f = (a * fx + b * fy + c * fz + e0.z * fs) / (a + b + c + e0.z);
+                        slices_B[s * CH + lv] = f;
+                        fx = f;
                     }
-                    let f = (a * fx + b * fy + c * fz + e0.z * fs) / (a + b + c + e0.z);
-                    slices_B[s * CH + lv] = f;
-                    fx = f;
-                    break;
                 }
             }
             if ROWS > 1u {

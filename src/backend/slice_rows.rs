@@ -36,11 +36,13 @@ pub fn cuda_wave(sms: usize, f64: bool) -> usize {
     64 * SWEEP_MIN_BLOCKS[usize::from(f64)] * sms.max(1)
 }
 
-/// The wave the wgpu rule assumes, f32 and f64: wgpu tells no multiprocessor count, so
-/// these are an H200's through Vulkan, where they were measured (docs/performance.md, "Rows
-/// in flight"). A smaller GPU's wave is smaller, and there the rule asks for fewer rows than
-/// would pay, never more than an H200 would take.
-pub const WGPU_WAVE: [usize; 2] = [152064, 67584];
+/// The invocations the wgpu rule fills: wgpu tells no multiprocessor count, so this is what
+/// measured best on an H200 through Vulkan (docs/performance.md, "Rows in flight": 4 rows
+/// for 32^3 velocities in f32 and in f64, 131072 invocations, where 8 rows, 262144, were
+/// slower in f64; 1 row for 64^3 velocities). A smaller GPU holds fewer, where
+/// the rule may ask for more rows than pay; the cost is then a longer second round, not
+/// a wrong answer.
+pub const WGPU_WAVE: usize = 131072;
 
 /// The rows for launches of up to `velocities` velocities, given `wave` threads in one wave
 /// of resident blocks, `value_bytes` per value (4 or 8) and `ny` rows in a slice: the most
@@ -78,5 +80,9 @@ mod tests {
         assert_eq!(choose(100, cuda_wave(132, true), 8, 64), 8);
         assert_eq!(choose(100, cuda_wave(132, true), 8, 3), 2);
         assert_eq!(choose(100, cuda_wave(132, true), 8, 1), 1);
+        // wgpu on an H200: four rows for 32^3 velocities in f32 and f64, one for 64^3.
+        assert_eq!(choose(32768, super::WGPU_WAVE, 4, 32), 4);
+        assert_eq!(choose(32768, super::WGPU_WAVE, 8, 64), 4);
+        assert_eq!(choose(262144, super::WGPU_WAVE, 4, 64), 1);
     }
 }

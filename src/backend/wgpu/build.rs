@@ -192,7 +192,7 @@ fn step_params(sched: &GpuSchedule, nz: usize) -> Vec<u8> {
 }
 
 /// sweep_slice's invocations per velocity (backend::slice_rows): `KNUDSEN_SLICE_ROWS` if set,
-/// else the rule for the largest dispatch group against an H200's wave; 1 on a software
+/// else the rule for the largest dispatch group (slice_rows::WGPU_WAVE); 1 on a software
 /// adapter (its invocations are CPU threads, which a barrier per step only slows) and with
 /// more than one slice binding (shaders.rs::sweep_rows_allowed).
 fn sweep_rows(sched: &GpuSchedule, ny: usize, f64: bool, device: wgpu::DeviceType) -> u32 {
@@ -215,8 +215,7 @@ fn sweep_rows(sched: &GpuSchedule, ny: usize, f64: bool, device: wgpu::DeviceTyp
         None if !one_binding || device == wgpu::DeviceType::Cpu => 1,
         None => {
             let largest = sched.waves.iter().flat_map(|w| &w.groups).map(|g| g.count).max().unwrap_or(0);
-            let wave = slice_rows::WGPU_WAVE[usize::from(f64)];
-            slice_rows::choose(largest, wave, crate::backend::gpu_bytes_per_value(f64), ny)
+            slice_rows::choose(largest, slice_rows::WGPU_WAVE, crate::backend::gpu_bytes_per_value(f64), ny)
         }
     }
 }

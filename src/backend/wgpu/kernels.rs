@@ -176,7 +176,7 @@ fn entries(fixed_read_only: [bool; 3], slices: usize, slices_read_only: bool) ->
 /// shapes), then the group's slices (rw).
 pub fn sweep_slice_kernel(device: &wgpu::Device, sizes: &Sizes, slices: usize) -> Kernel {
     let e = entries([true, true, true], slices, false);
-    kernel(device, "sweep_slice", &shaders::sweep_source(slices, sizes.f64), &e, sizes)
+    kernel(device, "sweep_slice", &shaders::sweep_source(slices, sizes.f64, sizes.rows), &e, sizes)
 }
 
 /// Bindings: params, vidx (1D weights and velocity indices), moments (rw), incident (rw),

@@ -65,7 +65,7 @@ mod tests {
     fn host_structs_match_shader_layout() {
         // The shaders declare StepParams as four u32 and cells as array<vec4<real>> (f32) read in
         // threes; naga reports the WGSL sizes, which must equal the Rust sizes.
-        let module = naga::front::wgsl::parse_str(&crate::backend::wgpu::shaders::sweep_source(1, false)).unwrap();
+        let module = naga::front::wgsl::parse_str(&crate::backend::wgpu::shaders::sweep_source(1, false, 1)).unwrap();
         let ty = module.types.iter().find(|(_, t)| t.name.as_deref() == Some("StepParams")).unwrap().0;
         let mut layouter = naga::proc::Layouter::default();
         layouter.update(module.to_ctx()).unwrap();
@@ -83,6 +83,8 @@ mod tests {
         assert!(src.contains(&format!("const MWG: u32 = {MOMENT_WG}u;")));
         assert!(src.contains(&format!("array<real, {}>; // NACC * MWG", NACC * MOMENT_WG as usize)));
         assert!(src.contains(&format!("@workgroup_size({MOMENT_WG})")));
-        assert!(crate::backend::wgpu::shaders::sweep_source(1, false).contains(&format!("@workgroup_size({SWEEP_WG})")));
+        assert!(
+            crate::backend::wgpu::shaders::sweep_source(1, false, 1).contains(&format!("@workgroup_size({SWEEP_WG})"))
+        );
     }
 }

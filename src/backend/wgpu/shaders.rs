@@ -35,11 +35,19 @@ pub fn real_prelude(f64: bool) -> String {
     }
 }
 
-pub fn sweep_source(bindings: usize, f64: bool) -> String {
+/// sweep_slice.wgsl for `bindings` slice bindings and `rows` invocations per velocity (its
+/// ROWS): with one row the wavefront's barriers (lines marked `@wavefront`) are left out and
+/// the early return of spare invocations (marked `@one-per-velocity`) kept, the loop the
+/// one-invocation sweep always had (measured 2% faster than the barrier-free form without
+/// the return on an H200: docs/performance.md, "Rows in flight"); with more, the reverse.
+pub fn sweep_source(bindings: usize, f64: bool, rows: u32) -> String {
+    assert!(rows == 1 || sweep_rows_allowed(bindings), "more than one row needs one slice binding");
+    let drop = if rows == 1 { "// @wavefront" } else { "// @one-per-velocity" };
+    let src: String = SWEEP.lines().filter(|l| !l.contains(drop)).map(|l| format!("{l}\n")).collect();
     format!(
         "{}\n{}\n{SWEEP_COMMON}\n{FACE_OFFSET}\n{PARTNER}\n{UPWIND2}",
         real_prelude(f64),
-        per_binding(SWEEP, bindings)
+        per_binding(&src, bindings)
     )
 }
 
@@ -47,15 +55,11 @@ pub fn sweep_source(bindings: usize, f64: bool) -> String {
 /// binding (`slices_B` becoming `slices0..`), and `sweep_velocity(c, v, lv, lane, live)`,
 /// which calls chunk c's copy: the binding is chosen once per invocation, not at every
 /// access. With more than one binding the copies are called in non-uniform control flow, so
-/// their wavefront barrier (the line marked `@wavefront`) is left out and ROWS must be 1
+/// ROWS must be 1 and [`sweep_source`] leaves the wavefront's barrier out
 /// ([`sweep_rows_allowed`]).
 fn per_binding(src: &str, bindings: usize) -> String {
     let at = src.find("fn sweep_velocity_B(").expect("sweep_slice.wgsl ends with sweep_velocity_B");
     let (head, body) = src.split_at(at);
-    let body = match bindings {
-        1 => body.to_string(),
-        _ => body.lines().filter(|l| !l.contains("// @wavefront")).map(|l| format!("{l}\n")).collect(),
-    };
     let mut s = head.to_string();
     s += &declarations(bindings, Access::ReadWrite, "real");
     for c in 0..bindings {
@@ -155,7 +159,7 @@ pub fn variants() -> Vec<Variant> {
         .into_iter()
         .flat_map(|(n, tag)| {
             [
-                v(format!("sweep_slice{tag}"), "sweep_slice", sweep_source(n, false), false),
+                v(format!("sweep_slice{tag}"), "sweep_slice", sweep_source(n, false, 1), false),
                 v(
                     format!("moment_slice (workgroup reduction){tag}"),
                     "moment_slice",
@@ -169,12 +173,15 @@ pub fn variants() -> Vec<Variant> {
                     true,
                 ),
                 v(format!("wall_load_slice{tag}"), "wall_load_slice", wall_load_source(n, false), false),
-                f64v(format!("sweep_slice in f64{tag}"), "sweep_slice", sweep_source(n, true)),
+                f64v(format!("sweep_slice in f64{tag}"), "sweep_slice", sweep_source(n, true, 1)),
                 f64v(format!("moment_slice in f64{tag}"), "moment_slice", moment_source(false, n, true)),
                 f64v(format!("wall_load_slice in f64{tag}"), "wall_load_slice", wall_load_source(n, true)),
             ]
         })
         .chain([
+            // Rows in flight: the wavefront's barriers, one slice binding.
+            v("sweep_slice, rows in flight".into(), "sweep_slice", sweep_source(1, false, 4), false),
+            f64v("sweep_slice in f64, rows in flight".into(), "sweep_slice", sweep_source(1, true, 4)),
             v("copy_bandwidth".into(), "copy_bandwidth", COPY_BANDWIDTH.to_string(), false),
             v("cell_records".into(), "cell_records", CELL_RECORDS.to_string(), false),
             f64v("cell_records_f64".into(), "cell_records_f64", cell_records_f64_source()),
@@ -220,7 +227,7 @@ mod tests {
         }
         // The check has teeth: the f64 stage needs the capability.
         assert!(validate(&cell_records_f64_source(), false).is_err());
-        assert!(validate(&sweep_source(1, true), false).is_err());
+        assert!(validate(&sweep_source(1, true, 1), false).is_err());
     }
 
     #[test]
