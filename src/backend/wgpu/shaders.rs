@@ -77,7 +77,8 @@ fn per_binding(src: &str, bindings: usize) -> String {
 }
 
 /// Whether sweep_slice may run more than one invocation per velocity (ROWS > 1) with
-/// `bindings` slice bindings: only with one ([`per_binding`]).
+/// `bindings` slice bindings: only with one (the per-binding copies of `sweep_velocity` are
+/// called per invocation, where a barrier may not be).
 pub fn sweep_rows_allowed(bindings: usize) -> bool {
     bindings == 1
 }

@@ -139,7 +139,9 @@ fn select<T>(f: T, t: T, cond: bool) -> T {
     }
 }
 
-/// Twin of `sweep_slice` for invocation `v`.
+/// Twin of `sweep_slice` for invocation `v`, with one invocation per velocity (ROWS = 1):
+/// the rows in flight sweep the same cells with the same operations in a wavefront order
+/// that only the device's parallelism needs (tests/slice_rows.rs checks the bits agree).
 pub fn sweep_slice(k_: &Consts, b: &SweepBindings, v: u32, slices: &mut Slices) {
     let (nx, ny, nz, ch) = (k_.nx, k_.ny, k_.nz, k_.ch);
     let params = &b.params;
