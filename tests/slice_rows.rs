@@ -4,8 +4,12 @@
 //! one-per-velocity sweep's, so the fields must be the same bits at any number of rows, on
 //! cases with a body, partner and free-stream faces, a stretched axis, second order and f64.
 //! On wgpu (lavapipe in CI, whose rule picks one row: the switch forces more) and on CUDA
-//! where a device answers. Exact equality is the tolerance: a wrong neighbour value or a
-//! missing barrier changes bits, not only round-off.
+//! where a device answers. Exact equality is the tolerance: a row that reads its neighbour's
+//! value before it is written, or the wrong cell's, changes bits, not only round-off. (A
+//! missing barrier may go unseen where a velocity's invocations run in lockstep, as on
+//! lavapipe and in a converged warp: the barriers' presence is checked on the WGSL text,
+//! wgpu/shaders.rs's tests.) Each run's log must name the rows it was given, so a case that
+//! fell back to one row cannot pass as a comparison of two.
 
 mod common;
 use common::*;
@@ -24,9 +28,13 @@ fn fields(case: &Path, backend: &str, precision: &str, scheme: &str, rows: u32, 
         .arg(out)
         .env("KNUDSEN_SWEEP", "slices")
         .env("KNUDSEN_SLICE_ROWS", rows.to_string())
+        .env("RUST_LOG", "knudsen=info")
         .output()
         .unwrap();
-    assert!(o.status.success(), "{backend} {precision} {scheme} rows {rows}: {}", String::from_utf8_lossy(&o.stderr));
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{backend} {precision} {scheme} rows {rows}: {log}");
+    let named = format!("{rows} {} per velocity", if backend == "cuda" { "thread(s)" } else { "invocation(s)" });
+    assert!(log.contains(&named), "{backend} {precision} {scheme}: the log does not say `{named}`:\n{log}");
     FIELDS.iter().map(|f| CellField::read(out, f).unwrap().data.iter().map(|x| x.to_bits()).collect()).collect()
 }
 

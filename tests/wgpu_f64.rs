@@ -100,7 +100,8 @@ fn wgpu_in_f64_splits_bindings_and_waves_to_the_same_answer() {
 /// `knudsen check` plans wgpu in f64 (eight bytes a value) on an adapter that has it, and
 /// `run --backend wgpu --precision f64` sweeps there and says so; an adapter without f64
 /// refuses the case before anything is written (src/backend/wgpu/real.rs, `f64_refusal`,
-/// unit-tested there; here through GL where Mesa's GL driver is installed).
+/// unit-tested there; here through GL where Mesa's GL driver is installed), as does a
+/// `KNUDSEN_CELL_RECORDS` that the f64 sweep cannot take.
 #[test]
 fn check_and_run_name_the_f64_wgpu_sweep() {
     let Some(adapter) = f64_adapter() else { return };
@@ -161,4 +162,16 @@ fn check_and_run_name_the_f64_wgpu_sweep() {
     } else {
         eprintln!("NOTE: no GL adapter here, the f64 refusal through GL not seen: {stderr}");
     }
+    // A records stage the f64 sweep cannot take (the stages write f32 records) is refused
+    // the same way: exit 2, once, before a coarse level, nothing written.
+    let rec_out = dir.path().join("records");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .args(["run", "--backend", "wgpu", "--precision", "f64", "--out", rec_out.to_str().unwrap(), c])
+        .env("KNUDSEN_CELL_RECORDS", "device")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(!rec_out.exists(), "{stderr}");
+    assert_eq!(stderr.matches("KNUDSEN_CELL_RECORDS").count(), 1, "{stderr}");
 }

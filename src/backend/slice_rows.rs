@@ -1,4 +1,5 @@
-//! Rows in flight of the CUDA slice sweep (`SLICE_ROWS` in shaders/cuda/sweep_slice.cu):
+//! Rows in flight of the GPU slice sweeps (`SLICE_ROWS` in shaders/cuda/sweep_slice.cu,
+//! `ROWS` in shaders/sweep_slice.wgsl):
 //! how many threads share one velocity's slice, each sweeping one row of a block of as many
 //! rows, one step behind its neighbour (a wavefront inside the slice).
 //!
@@ -29,19 +30,21 @@ pub fn from_env() -> Result<Option<u32>, String> {
     }
 }
 
-/// The threads of one wave of CUDA's sweep_slice on `sms` multiprocessors: its
-/// `__launch_bounds__` blocks, 64 threads each (a lower bound: registers may leave room for
-/// more).
-pub fn cuda_wave(sms: usize, f64: bool) -> usize {
-    64 * SWEEP_MIN_BLOCKS[usize::from(f64)] * sms.max(1)
+/// The threads of one wave of CUDA's sweep_slice on `sms` multiprocessors holding at most
+/// `threads_per_sm` threads each: its `__launch_bounds__` blocks, 64 threads each, or fewer
+/// where the SM holds fewer (1024 on sm_75). A lower bound: registers may leave room for
+/// more blocks than the launch bounds ask.
+pub fn cuda_wave(sms: usize, threads_per_sm: usize, f64: bool) -> usize {
+    (64 * SWEEP_MIN_BLOCKS[usize::from(f64)]).min(threads_per_sm.max(64)) * sms.max(1)
 }
 
 /// The invocations the wgpu rule fills: wgpu tells no multiprocessor count, so this is what
 /// measured best on an H200 through Vulkan (docs/performance.md, "Rows in flight": 4 rows
 /// for 32^3 velocities in f32 and in f64, 131072 invocations, where 8 rows, 262144, were
-/// slower in f64; 1 row for 64^3 velocities). A smaller GPU holds fewer, where
-/// the rule may ask for more rows than pay; the cost is then a longer second round, not
-/// a wrong answer.
+/// slower in f64; 1 row for 64^3 velocities). A GPU that holds fewer threads at once may
+/// be slower with the rows this asks for than with one: past one wave, rows cost the
+/// H200's CUDA sweep 21-86% (64^3 velocities). Only discrete GPUs get rows from the rule
+/// (wgpu/build.rs); `KNUDSEN_SLICE_ROWS` sets them elsewhere.
 pub const WGPU_WAVE: usize = 131072;
 
 /// The rows for launches of up to `velocities` velocities, given `wave` threads in one wave
@@ -62,27 +65,40 @@ pub fn choose(velocities: usize, wave: usize, value_bytes: usize, ny: usize) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::{choose, cuda_wave};
+    use super::{choose, cuda_wave, SWEEP_MIN_BLOCKS};
 
     #[test]
     fn rows_fill_one_wave_of_the_kernels_blocks() {
         // The H200's measured best (132 SMs; docs/performance.md, "Rows in flight"):
         // 32^3 velocities in f32 (a wave: 152064 threads): four rows.
-        assert_eq!(choose(32768, cuda_wave(132, false), 4, 32), 4);
+        assert_eq!(choose(32768, cuda_wave(132, 2048, false), 4, 32), 4);
         // In f64 (a wave: 67584 threads): two; half as many velocities a launch: four.
-        assert_eq!(choose(32768, cuda_wave(132, true), 8, 32), 2);
-        assert_eq!(choose(16384, cuda_wave(132, true), 8, 64), 4);
+        assert_eq!(choose(32768, cuda_wave(132, 2048, true), 8, 32), 2);
+        assert_eq!(choose(16384, cuda_wave(132, 2048, true), 8, 64), 4);
         // 64^3 velocities fill 1.7 waves alone: one row.
-        assert_eq!(choose(262144, cuda_wave(132, false), 4, 64), 1);
+        assert_eq!(choose(262144, cuda_wave(132, 2048, false), 4, 64), 1);
         // Few velocities: the sector cap (4 in f32, 8 in f64), and never more rows than the
         // slice has.
-        assert_eq!(choose(100, cuda_wave(132, false), 4, 64), 4);
-        assert_eq!(choose(100, cuda_wave(132, true), 8, 64), 8);
-        assert_eq!(choose(100, cuda_wave(132, true), 8, 3), 2);
-        assert_eq!(choose(100, cuda_wave(132, true), 8, 1), 1);
+        assert_eq!(choose(100, cuda_wave(132, 2048, false), 4, 64), 4);
+        assert_eq!(choose(100, cuda_wave(132, 2048, true), 8, 64), 8);
+        assert_eq!(choose(100, cuda_wave(132, 2048, true), 8, 3), 2);
+        assert_eq!(choose(100, cuda_wave(132, 2048, true), 8, 1), 1);
         // wgpu on an H200: four rows for 32^3 velocities in f32 and f64, one for 64^3.
         assert_eq!(choose(32768, super::WGPU_WAVE, 4, 32), 4);
         assert_eq!(choose(32768, super::WGPU_WAVE, 8, 64), 4);
         assert_eq!(choose(262144, super::WGPU_WAVE, 4, 64), 1);
+        // An SM of 1024 threads (sm_75) caps the f32 wave below 18 blocks of 64.
+        assert_eq!(cuda_wave(40, 1024, false), 1024 * 40);
+        assert_eq!(cuda_wave(84, 1536, false), 1152 * 84);
+    }
+
+    /// The launch bounds the rule counts are the kernel's: f64's under `#if KN_F64`, then
+    /// f32's under `#else`.
+    #[test]
+    fn sweep_min_blocks_match_the_kernel() {
+        let cu = include_str!("../../shaders/cuda/sweep_slice.cu");
+        let at = |blocks: usize| cu.find(&format!("#define SWEEP_MIN_BLOCKS {blocks}\n"));
+        let (f32_at, f64_at) = (at(SWEEP_MIN_BLOCKS[0]), at(SWEEP_MIN_BLOCKS[1]));
+        assert!(f64_at.is_some() && f32_at.is_some() && f64_at < f32_at, "sweep_slice.cu's SWEEP_MIN_BLOCKS differ");
     }
 }

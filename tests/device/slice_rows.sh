@@ -40,8 +40,8 @@ if [ "$PART" = check ] || [ "$PART" = all ]; then
         run3 $be $R/$n-1 "$cfg" "${common[@]}" KNUDSEN_SLICE_ROWS=1 --precision $prec --scheme $scheme
         run3 $be $R/$n-auto "$cfg" "${common[@]}" --precision $prec --scheme $scheme
         run3 $be $R/$n-32 "$cfg" "${common[@]}" KNUDSEN_SLICE_ROWS=32 --precision $prec --scheme $scheme
-        rows=$(grep -ohE "[0-9]+ (thread|invocation)\(s\) per velocity" $R/$n-auto.log | tail -1)
         for r in auto 32; do
+          rows=$(grep -ohE "[0-9]+ (thread|invocation)\(s\) per velocity" $R/$n-$r.log | tail -1)
           # A compare that fails (a run that wrote nothing) counts as a difference.
           d=$($K compare $R/$n-$r $R/$n-1 2>&1 | grep -v XDG | awk '!(NF == 2 && $2 == "0.000e0") && !/^relative/' | tr '\n' ' ')
           printf '%-46s rows %-4s (%s): %s\n' "$n" "$r" "${rows:-?}" "${d:-same bits}"

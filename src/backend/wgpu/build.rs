@@ -192,9 +192,10 @@ fn step_params(sched: &GpuSchedule, nz: usize) -> Vec<u8> {
 }
 
 /// sweep_slice's invocations per velocity (backend::slice_rows): `KNUDSEN_SLICE_ROWS` if set,
-/// else the rule for the largest dispatch group (slice_rows::WGPU_WAVE); 1 on a software
-/// adapter (its invocations are CPU threads, which a barrier per step only slows) and with
-/// more than one slice binding (shaders.rs::sweep_rows_allowed).
+/// else the rule for the largest dispatch group (slice_rows::WGPU_WAVE) on a discrete GPU;
+/// 1 elsewhere (a software adapter's invocations are CPU threads, which a barrier per step
+/// only slows; an integrated GPU holds fewer threads than the rule's wave, past which rows
+/// cost time) and with more than one slice binding (shaders.rs::sweep_rows_allowed).
 fn sweep_rows(sched: &GpuSchedule, ny: usize, f64: bool, device: wgpu::DeviceType) -> u32 {
     use crate::backend::slice_rows;
     let asked = slice_rows::from_env().unwrap_or_else(|e| {
@@ -212,7 +213,7 @@ fn sweep_rows(sched: &GpuSchedule, ny: usize, f64: bool, device: wgpu::DeviceTyp
             1
         }
         Some(r) => r,
-        None if !one_binding || device == wgpu::DeviceType::Cpu => 1,
+        None if !one_binding || device != wgpu::DeviceType::DiscreteGpu => 1,
         None => {
             let largest = sched.waves.iter().flat_map(|w| &w.groups).map(|g| g.count).max().unwrap_or(0);
             slice_rows::choose(largest, slice_rows::WGPU_WAVE, crate::backend::gpu_bytes_per_value(f64), ny)

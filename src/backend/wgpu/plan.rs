@@ -1,6 +1,6 @@
 //! The wgpu backend's plan, made before its device is opened or anything allocated: the
 //! schedule under the adapter's limits, the partner tables against its binding limit, the
-//! precision against its features, and the sweep kernel.
+//! precision (and `KNUDSEN_CELL_RECORDS`) against its features, and the sweep kernel.
 
 use super::schedule::{self, GpuLimits, GpuSchedule};
 use super::{fused, real, WgpuBackend, WgpuOptions};
@@ -34,6 +34,8 @@ impl WgpuBackend {
         if let Some(why) = real::f64_refusal(p, adapter.features(), &info.name) {
             anyhow::bail!(why);
         }
+        // A `KNUDSEN_CELL_RECORDS` the adapter or the precision cannot take.
+        real::records_stage(p, adapter.features().contains(wgpu::Features::SHADER_F64))?;
         let f64 = real::wants_f64(p);
         let vb = crate::backend::gpu_bytes_per_value(f64);
         let limits = GpuLimits::from_wgpu(requested);

@@ -231,6 +231,26 @@ mod tests {
         assert!(validate(&sweep_source(1, true, 1), false).is_err());
     }
 
+    /// naga does not check that a barrier stands in uniform control flow (its analyser only
+    /// records that one is used), so the two forms of sweep_slice are checked by their text:
+    /// with one row no barrier and the spare invocations' early return; with rows the
+    /// barrier and no early return; rows with several slice bindings refused.
+    #[test]
+    fn sweep_slice_keeps_barriers_out_of_non_uniform_control_flow() {
+        for f64 in [false, true] {
+            for n in [1, 3] {
+                let one = sweep_source(n, f64, 1);
+                assert!(
+                    !one.contains("storageBarrier") && one.contains("if !live { return; }"),
+                    "{n} bindings, one row"
+                );
+            }
+            let rows = sweep_source(1, f64, 4);
+            assert!(rows.contains("storageBarrier()") && !rows.contains("return; }"), "rows in flight");
+            assert!(std::panic::catch_unwind(|| sweep_source(3, f64, 4)).is_err(), "rows with 3 bindings");
+        }
+    }
+
     #[test]
     fn subgroup_variant_needs_the_capability() {
         // The check has teeth: without SUBGROUP the subgroup reduction must be refused.
