@@ -10,6 +10,8 @@
 #   time:  the sweep's time (the solver's `backend` time in the debug log, the median of 5) at each row
 #          setting ($SETTINGS) for the f64 cavity rows ($F64_ROWS) and, through `knudsen
 #          bench` with KNUDSEN_SWEEP=slices, the f32 rows ($F32_ROWS) at first and second order.
+#   e2e:   the Kn 0.001 cavities in f64 with GSIS (32^3 cells to 1e-10, 64^3 to 1e-8; 32^3
+#          velocities) on $BE: sweeps and solver seconds from summary.json.
 #   ncu:   one sweep_slice launch (the 21st) of the f64 $NCU_ROW row (default 64x32) at each of
 #          $NCU_SETTINGS (default "1 rule"): duration, occupancy, waves, memory throughput.
 # Needs carry/knudsen built with `--features cuda`. Writes $OUT/slice-rows.txt.
@@ -93,5 +95,29 @@ if [ "$PART" = ncu ]; then
       $K run configs/bench/row-${NCU_ROW:-64x32}.json --backend cuda --precision f64 --max-iterations 2 \
       --tolerance 1e-30 --acceleration none --coarse-grids 0 --memory-budget-mib ${BUDGET:-16384} \
       --out $R/ncu-$rows 2>&1 | grep -E "Duration|Registers|Waves Per SM|Achieved Occupancy|Theoretical Occupancy|Memory Throughput|DRAM Throughput|L1/TEX Hit|L2 Hit|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Eligible Warps|Stall|Block Limit|Grid Size|Compute \(SM\)"
+  done
+fi
+if [ "$PART" = e2e ]; then
+  for n in 32 64; do
+    python3 - $n <<'PY'
+import json, sys
+n = int(sys.argv[1])
+c = json.load(open("configs/cavity-quick.json"))
+c["name"] = f"cav{n}-kn0.001"
+c["gas"]["kn"] = 0.001
+for a in "xyz":
+    c["grid"][a]["cells"] = n
+c["velocity"]["points"] = 32
+c["solver"] = {"tolerance": 1e-5, "max_iterations": 4000}
+json.dump(c, open(f"/tmp/cav{n}-kn0.001.json", "w"))
+PY
+    tol=1e-10; [ $n = 64 ] && tol=1e-8
+    for be in ${BE:-cuda}; do
+      name=e2e-cav$n-$be
+      timeout 200 $K run /tmp/cav$n-kn0.001.json --backend $be --precision f64 --acceleration gsis \
+        --tolerance $tol --out $R/$name > $R/$name.log 2>&1 || echo "FAILED: $name"
+      python3 -c "import json; s = json.load(open('$R/$name/summary.json')); print('$name to $tol:', 'iterations', s['iterations'], 'converged', s['converged'], 'total_seconds', s['total_seconds'], 'device', s.get('device'))"
+      grep -ohE "[0-9]+ (thread|invocation)\(s\) per velocity" $R/$name.log | tail -1
+    done
   done
 fi
