@@ -69,6 +69,29 @@ fn wgpu_slice_sweep_gives_the_same_bits_at_every_row_count() {
     }
 }
 
+/// `knudsen check` names the wgpu slice sweep's rows as the backend would take them: the
+/// switch's, or the rule's (one on a software adapter such as lavapipe).
+#[test]
+fn check_names_the_wgpu_slice_sweep_s_rows() {
+    let Some(adapter) = gpu_adapter() else { return };
+    let quick = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/cavity-quick.json");
+    let software = adapter.get_info().device_type == wgpu::DeviceType::Cpu;
+    for (rows, want) in [(Some(4), 4), (None, 1)] {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_knudsen"));
+        c.args(["check", quick]).env("KNUDSEN_SWEEP", "slices").env_remove("KNUDSEN_SLICE_ROWS");
+        if let Some(r) = rows {
+            c.env("KNUDSEN_SLICE_ROWS", r.to_string());
+        } else if !software {
+            continue;
+        }
+        let o = c.output().unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
+        let line = out.lines().find(|l| l.starts_with("wgpu sweep kernel: ")).unwrap_or_else(|| panic!("{out}"));
+        assert!(line.contains(&format!(", {want} invocation(s) per velocity")), "{line}");
+    }
+}
+
 #[test]
 fn cuda_slice_sweep_gives_the_same_bits_at_every_row_count() {
     match knudsen::backend::cuda_available() {

@@ -303,7 +303,7 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     // The plan on the adapter `--backend wgpu` would use (one line: the same adapter can be
     // listed once per graphics API), else on WebGPU's default limits; with that adapter's
     // default budget (half a discrete Vulkan GPU's memory) unless one is given.
-    let (name, wlimits, adapter_budget, features) =
+    let (name, wlimits, adapter_budget, features, device_type) =
         match backend::wgpu::device::pick(backend::wgpu::device::adapters(), true) {
             Ok(a) => {
                 let i = a.get_info();
@@ -312,12 +312,14 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
                     a.limits(),
                     backend::wgpu::default_budget_bytes(&a) as f64 / 1048576.0,
                     Some(a.features()),
+                    Some(i.device_type),
                 )
             }
             Err(_) => (
                 "no adapter found; WebGPU default limits".into(),
                 wgpu::Limits::default(),
                 backend::wgpu::DEFAULT_BUDGET_MIB,
+                None,
                 None,
             ),
         };
@@ -342,7 +344,17 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     let precision = if f64 { "f64" } else { "f32" };
     let value_bytes = backend::gpu_bytes_per_value(f64);
     let table_bytes = gpu_table_bytes(p, value_bytes)?;
-    match schedule(&v.octant_members(), &v.xi, g.dims(), (gpu_budget * 1048576.0) as u64, &limits, knudsen::backend::wgpu::schedule::slice_binding_cap_from_env(), slots, value_bytes) {
+    let sched = schedule(
+        &v.octant_members(),
+        &v.xi,
+        g.dims(),
+        (gpu_budget * 1048576.0) as u64,
+        &limits,
+        knudsen::backend::wgpu::schedule::slice_binding_cap_from_env(),
+        slots,
+        value_bytes,
+    );
+    match &sched {
         Ok(s) => println!(
             "wgpu ({precision}) on {name}, budget {gpu_budget} MiB: {} velocities in flight in {} waves, {} bindings of {} velocities swept by {} dispatch(es) per z-step of each wave; distribution storage {:.1} MiB; GPU fields {:.1} MiB; tables {:.1} MiB",
             s.in_flight(),
@@ -359,6 +371,16 @@ fn print_plans(cfg: &Config, p: &Problem) -> Result<(), Failure> {
     let budget = (gpu_budget * 1048576.0) as u64;
     let plan = backend::wgpu::fused::choose(p, budget, &wlimits, None, None).map_err(Failure::Run)?;
     let sweep = backend::fused::describe_choice(plan.as_ref().map_err(String::as_str));
-    println!("wgpu sweep kernel: {sweep}");
+    // The slice sweep's rows in flight, as the backend would choose them on this adapter.
+    let rows = match (&plan, &sched, device_type) {
+        (Err(_), Ok(s), Some(d)) => {
+            format!(
+                ", {} invocation(s) per velocity (rows in flight)",
+                backend::wgpu::sweep_rows(s, g.dims()[1], f64, d)
+            )
+        }
+        _ => String::new(),
+    };
+    println!("wgpu sweep kernel: {sweep}{rows}");
     Ok(())
 }

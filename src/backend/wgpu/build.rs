@@ -196,7 +196,7 @@ fn step_params(sched: &GpuSchedule, nz: usize) -> Vec<u8> {
 /// 1 elsewhere (a software adapter's invocations are CPU threads, which a barrier per step
 /// only slows; an integrated GPU holds fewer threads than the rule's wave, past which rows
 /// cost time) and with more than one slice binding (shaders.rs::sweep_rows_allowed).
-fn sweep_rows(sched: &GpuSchedule, ny: usize, f64: bool, device: wgpu::DeviceType) -> u32 {
+pub fn sweep_rows(sched: &GpuSchedule, ny: usize, f64: bool, device: wgpu::DeviceType) -> u32 {
     use crate::backend::slice_rows;
     let asked = slice_rows::from_env().unwrap_or_else(|e| {
         // switches.rs refused such a value before anything ran; this is a library caller's.

@@ -32,6 +32,8 @@ pub mod twin;
 pub mod twin2;
 pub mod twin_wall;
 
+pub use build::sweep_rows;
+
 use super::{Backend, PlanSummary, SweepInput, SweepOutput};
 use crate::problem::Problem;
 use anyhow::{anyhow, Context};
