@@ -317,7 +317,9 @@ pub fn check_case(choice: BackendChoice, problem: &Problem, budget_mib: Option<f
                 match wgpu::real::f64_refusal(problem, a.features(), &a.get_info().name) {
                     Some(why) => anyhow::bail!("--backend wgpu: {why}"),
                     // And a `KNUDSEN_CELL_RECORDS` the f64 sweep cannot take.
-                    None => wgpu::real::records_stage(problem, true).map(|_| ()),
+                    None => wgpu::real::records_stage(problem, true)
+                        .map(|_| ())
+                        .map_err(|e| anyhow::anyhow!("--backend wgpu: {e}")),
                 }
             }
             None => Ok(()),

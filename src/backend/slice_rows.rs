@@ -30,12 +30,14 @@ pub fn from_env() -> Result<Option<u32>, String> {
     }
 }
 
-/// The threads of one wave of CUDA's sweep_slice on `sms` multiprocessors holding at most
-/// `threads_per_sm` threads each: its `__launch_bounds__` blocks, 64 threads each, or fewer
-/// where the SM holds fewer (1024 on sm_75). A lower bound: registers may leave room for
-/// more blocks than the launch bounds ask.
-pub fn cuda_wave(sms: usize, threads_per_sm: usize, f64: bool) -> usize {
-    (64 * SWEEP_MIN_BLOCKS[usize::from(f64)]).min(threads_per_sm.max(64)) * sms.max(1)
+/// The threads of one wave of CUDA's sweep_slice on `sms` multiprocessors, each holding at
+/// most `blocks_per_sm` blocks and `threads_per_sm` threads: its `__launch_bounds__` blocks
+/// of 64 threads, or fewer where the SM holds fewer (16 blocks on sm_86/87, 1024 threads on
+/// sm_75). Registers may leave room for more blocks than the launch bounds ask, so on a
+/// device that holds them all this counts low.
+pub fn cuda_wave(sms: usize, blocks_per_sm: usize, threads_per_sm: usize, f64: bool) -> usize {
+    let blocks = SWEEP_MIN_BLOCKS[usize::from(f64)].min(blocks_per_sm).min(threads_per_sm / 64);
+    64 * blocks.max(1) * sms.max(1)
 }
 
 /// The invocations the wgpu rule fills: wgpu tells no multiprocessor count, so this is what
@@ -71,25 +73,27 @@ mod tests {
     fn rows_fill_one_wave_of_the_kernels_blocks() {
         // The H200's measured best (132 SMs; docs/performance.md, "Rows in flight"):
         // 32^3 velocities in f32 (a wave: 152064 threads): four rows.
-        assert_eq!(choose(32768, cuda_wave(132, 2048, false), 4, 32), 4);
+        assert_eq!(choose(32768, cuda_wave(132, 32, 2048, false), 4, 32), 4);
         // In f64 (a wave: 67584 threads): two; half as many velocities a launch: four.
-        assert_eq!(choose(32768, cuda_wave(132, 2048, true), 8, 32), 2);
-        assert_eq!(choose(16384, cuda_wave(132, 2048, true), 8, 64), 4);
+        assert_eq!(choose(32768, cuda_wave(132, 32, 2048, true), 8, 32), 2);
+        assert_eq!(choose(16384, cuda_wave(132, 32, 2048, true), 8, 64), 4);
         // 64^3 velocities fill 1.7 waves alone: one row.
-        assert_eq!(choose(262144, cuda_wave(132, 2048, false), 4, 64), 1);
+        assert_eq!(choose(262144, cuda_wave(132, 32, 2048, false), 4, 64), 1);
         // Few velocities: the sector cap (4 in f32, 8 in f64), and never more rows than the
         // slice has.
-        assert_eq!(choose(100, cuda_wave(132, 2048, false), 4, 64), 4);
-        assert_eq!(choose(100, cuda_wave(132, 2048, true), 8, 64), 8);
-        assert_eq!(choose(100, cuda_wave(132, 2048, true), 8, 3), 2);
-        assert_eq!(choose(100, cuda_wave(132, 2048, true), 8, 1), 1);
+        assert_eq!(choose(100, cuda_wave(132, 32, 2048, false), 4, 64), 4);
+        assert_eq!(choose(100, cuda_wave(132, 32, 2048, true), 8, 64), 8);
+        assert_eq!(choose(100, cuda_wave(132, 32, 2048, true), 8, 3), 2);
+        assert_eq!(choose(100, cuda_wave(132, 32, 2048, true), 8, 1), 1);
         // wgpu on an H200: four rows for 32^3 velocities in f32 and f64, one for 64^3.
         assert_eq!(choose(32768, super::WGPU_WAVE, 4, 32), 4);
         assert_eq!(choose(32768, super::WGPU_WAVE, 8, 64), 4);
         assert_eq!(choose(262144, super::WGPU_WAVE, 4, 64), 1);
-        // An SM of 1024 threads (sm_75) caps the f32 wave below 18 blocks of 64.
-        assert_eq!(cuda_wave(40, 1024, false), 1024 * 40);
-        assert_eq!(cuda_wave(84, 1536, false), 1152 * 84);
+        // An SM of 1024 threads (sm_75), or of 16 blocks (sm_86), caps the f32 wave below 18
+        // blocks of 64; f64's 8 fit both.
+        assert_eq!(cuda_wave(40, 16, 1024, false), 1024 * 40);
+        assert_eq!(cuda_wave(84, 16, 1536, false), 1024 * 84);
+        assert_eq!(cuda_wave(84, 16, 1536, true), 512 * 84);
     }
 
     /// The launch bounds the rule counts are the kernel's: f64's under `#if KN_F64`, then

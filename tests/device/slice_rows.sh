@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the NVIDIA device machine (the `device` tool), from the repository root:
-#   PART=check|time|ncu|all tests/device/slice_rows.sh
+#   PART=check|time|ncu|e2e|all tests/device/slice_rows.sh (all: check and time)
 # The slice sweep's rows in flight (KNUDSEN_SLICE_ROWS, src/backend/slice_rows.rs) on the
 # backends $BE (default "cuda"; "cuda wgpu" for both).
 #   check: each case's fields after 3 sweeps with the rule's rows and with 32 rows against one
@@ -11,7 +11,7 @@
 #          setting ($SETTINGS) for the f64 cavity rows ($F64_ROWS) and, through `knudsen
 #          bench` with KNUDSEN_SWEEP=slices, the f32 rows ($F32_ROWS) at first and second order.
 #   e2e:   the Kn 0.001 cavities in f64 with GSIS (32^3 cells to 1e-10, 64^3 to 1e-8; 32^3
-#          velocities) on $BE: sweeps and solver seconds from summary.json.
+#          velocities) on $BE: iterations (sweeps) and solver seconds from summary.json.
 #   ncu:   one sweep_slice launch (the 21st) of the f64 $NCU_ROW row (default 64x32) at each of
 #          $NCU_SETTINGS (default "1 rule"): duration, occupancy, waves, memory throughput.
 # Needs carry/knudsen built with `--features cuda`. Writes $OUT/slice-rows.txt.
@@ -114,6 +114,7 @@ PY
     tol=1e-10; [ $n = 64 ] && tol=1e-8
     for be in ${BE:-cuda}; do
       name=e2e-cav$n-$be
+      rm -rf $R/$name
       timeout 200 $K run /tmp/cav$n-kn0.001.json --backend $be --precision f64 --acceleration gsis \
         --tolerance $tol --out $R/$name > $R/$name.log 2>&1 || echo "FAILED: $name"
       python3 -c "import json; s = json.load(open('$R/$name/summary.json')); print('$name to $tol:', 'iterations', s['iterations'], 'converged', s['converged'], 'total_seconds', s['total_seconds'], 'device', s.get('device'))"

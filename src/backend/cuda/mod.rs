@@ -79,11 +79,14 @@ fn slice_rows(ctx: &CudaContext, sched: &GpuSchedule, f64: bool, ny: usize) -> a
     let sms = ctx
         .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
         .context("querying the multiprocessor count")? as usize;
-    let per_sm = ctx
-        .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)
-        .context("querying the threads per multiprocessor")? as usize;
+    use cudarc::driver::sys::CUdevice_attribute as A;
+    let per_sm = |a: A, what: &str| {
+        ctx.attribute(a).with_context(|| format!("querying the {what} per multiprocessor")).map(|n| n as usize)
+    };
+    let threads = per_sm(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, "threads")?;
+    let blocks = per_sm(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, "blocks")?;
     let largest = sched.waves.iter().flat_map(|w| &w.chunks).map(|c| c.velocities.len()).max().unwrap_or(0);
-    let wave = super::slice_rows::cuda_wave(sms, per_sm, f64);
+    let wave = super::slice_rows::cuda_wave(sms, blocks, threads, f64);
     Ok(super::slice_rows::choose(largest, wave, crate::backend::gpu_bytes_per_value(f64), ny))
 }
 
