@@ -76,15 +76,11 @@ fn slice_rows(ctx: &CudaContext, sched: &GpuSchedule, f64: bool, ny: usize) -> a
     if let Some(r) = super::slice_rows::from_env().map_err(|e| anyhow!(e))? {
         return Ok(r);
     }
-    let sms = ctx
-        .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-        .context("querying the multiprocessor count")? as usize;
     use cudarc::driver::sys::CUdevice_attribute as A;
-    let per_sm = |a: A, what: &str| {
-        ctx.attribute(a).with_context(|| format!("querying the {what} per multiprocessor")).map(|n| n as usize)
-    };
-    let threads = per_sm(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, "threads")?;
-    let blocks = per_sm(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, "blocks")?;
+    let attr = |a: A, what: &str| ctx.attribute(a).with_context(|| format!("querying the {what}")).map(|n| n as usize);
+    let sms = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "multiprocessor count")?;
+    let threads = attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, "threads per multiprocessor")?;
+    let blocks = attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, "blocks per multiprocessor")?;
     let largest = sched.waves.iter().flat_map(|w| &w.chunks).map(|c| c.velocities.len()).max().unwrap_or(0);
     let wave = super::slice_rows::cuda_wave(sms, blocks, threads, f64);
     Ok(super::slice_rows::choose(largest, wave, crate::backend::gpu_bytes_per_value(f64), ny))

@@ -193,9 +193,10 @@ fn step_params(sched: &GpuSchedule, nz: usize) -> Vec<u8> {
 
 /// sweep_slice's invocations per velocity (backend::slice_rows): `KNUDSEN_SLICE_ROWS` if set,
 /// else the rule for the largest dispatch group (slice_rows::WGPU_WAVE) on a discrete GPU;
-/// 1 elsewhere (a software adapter's invocations are CPU threads, which a barrier per step
-/// only slows; an integrated GPU holds fewer threads than the rule's wave, past which rows
-/// cost time) and with more than one slice binding (shaders.rs::sweep_rows_allowed).
+/// 1 on any other adapter (a software adapter's invocations are CPU threads, which a barrier
+/// per step only slows; an integrated or virtual GPU may hold fewer threads than the rule's
+/// wave, past which rows cost time) and with more than one slice binding
+/// (shaders.rs::sweep_rows_allowed).
 pub fn sweep_rows(sched: &GpuSchedule, ny: usize, f64: bool, device: wgpu::DeviceType) -> u32 {
     use crate::backend::slice_rows;
     let asked = slice_rows::from_env().unwrap_or_else(|e| {
