@@ -30,9 +30,10 @@ fn main() -> ExitCode {
         }
         Command::Compare { a, b } => cli::compare::compare(&a, &b),
         Command::Slice { result, field, axis, at, out } => cli::slice::slice(&result, &field, &axis, at, &out),
-        Command::Line { result, field, along, through, out } => {
-            cli::slice::line(&result, &field, &along, &through, &out)
-        }
+        Command::Line { result, field, along, through, from, to, points, out } => match along {
+            Some(along) => cli::slice::line(&result, &field, &along, &through, &out),
+            None => cli::slice::segment(&result, &field, [&from, &to], points, &out),
+        },
         Command::Check { config, device_memory_mib, overrides } => {
             cli::check::check(&config, device_memory_mib, overrides)
         }

@@ -56,20 +56,32 @@ pub enum Command {
         #[arg(long)]
         out: PathBuf,
     },
-    /// Write a result's field along a line parallel to an axis as CSV (the coordinate along
-    /// it, then the components), interpolated between cell centres across the line: the
-    /// profiles papers compare, e.g. `--field velocity --along y --through 0.5,0.5`.
+    /// Write a result's field along a line as CSV, interpolated between cell centres: either
+    /// parallel to an axis (`--along`, `--through`: the coordinate along it, then the
+    /// components, at each cell centre along it), the profiles papers compare, e.g. `--field
+    /// velocity --along y --through 0.5,0.5`; or any segment (`--from`, `--to`, `--points`:
+    /// the arc length, x, y, z, then the components, trilinear), e.g. a cavity's diagonal
+    /// `--from 1,1,0 --to 0,0,1`.
     Line {
         /// fields.h5 or an output directory.
         result: PathBuf,
         #[arg(long, default_value = "velocity")]
         field: String,
         /// The axis the line runs along.
-        #[arg(long, value_parser = ["x", "y", "z"])]
-        along: String,
+        #[arg(long, value_parser = ["x", "y", "z"], required_unless_present = "from", conflicts_with_all = ["from", "to", "points"], requires = "through")]
+        along: Option<String>,
         /// The line's other two coordinates, in x, y, z order (for `--along y`: x,z).
-        #[arg(long, value_delimiter = ',', value_name = "P,Q", required = true, allow_hyphen_values = true)]
+        #[arg(long, value_delimiter = ',', value_name = "P,Q", allow_hyphen_values = true, requires = "along")]
         through: Vec<f64>,
+        /// The segment's first end, x,y,z.
+        #[arg(long, value_delimiter = ',', value_name = "X,Y,Z", allow_hyphen_values = true, requires = "to")]
+        from: Vec<f64>,
+        /// The segment's last end, x,y,z.
+        #[arg(long, value_delimiter = ',', value_name = "X,Y,Z", allow_hyphen_values = true, requires = "from")]
+        to: Vec<f64>,
+        /// Equally spaced points along the segment, both ends included (at least 2).
+        #[arg(long, requires = "from")]
+        points: Option<usize>,
         /// CSV file to write.
         #[arg(long)]
         out: PathBuf,

@@ -1,5 +1,6 @@
 //! `knudsen slice DIR --field F --axis A --at X --out FILE`: one cell plane as CSV;
-//! `knudsen line DIR --field F --along A --through P,Q --out FILE`: one line as CSV.
+//! `knudsen line DIR --field F --along A --through P,Q --out FILE`: one line as CSV;
+//! `knudsen line DIR --field F --from X,Y,Z --to X,Y,Z [--points N] --out FILE`: a segment.
 
 use super::failure::Failure;
 use std::path::Path;
@@ -41,4 +42,24 @@ pub fn line(result: &Path, field: &str, along: &str, through: &[f64], out: &Path
     };
     check_out(out)?;
     knudsen::output::write_line_csv(result, field, along, [p, q], out).map_err(failure)
+}
+
+/// Points along a segment when `--points` is not given: 201, every half percent of it.
+pub const SEGMENT_POINTS: usize = 201;
+
+pub fn segment(result: &Path, field: &str, ends: [&[f64]; 2], points: Option<usize>, out: &Path) -> Result<(), Failure> {
+    let end = |v: &[f64], name: &str| -> Result<[f64; 3], Failure> {
+        match *v {
+            [x, y, z] if [x, y, z].iter().all(|c| c.is_finite()) => Ok([x, y, z]),
+            [_, _, _] => Err(Failure::BadInput(format!("--{name}: coordinates must be finite numbers, got {v:?}"))),
+            _ => Err(Failure::BadInput(format!("--{name} takes three coordinates x,y,z, got {}", v.len()))),
+        }
+    };
+    let (from, to) = (end(ends[0], "from")?, end(ends[1], "to")?);
+    let points = points.unwrap_or(SEGMENT_POINTS);
+    if points < 2 {
+        return Err(Failure::BadInput(format!("--points {points}: a segment needs at least 2")));
+    }
+    check_out(out)?;
+    knudsen::output::write_segment_csv(result, field, from, to, points, out).map_err(failure)
 }

@@ -82,6 +82,76 @@ pub fn write_line_csv(result: &Path, name: &str, along: usize, through: [f64; 2]
     write_atomic_bytes(out, csv.as_bytes())
 }
 
+/// Write `name` at `points` equally spaced points of the segment `from` -> `to` (both ends
+/// included) of the result `result` as CSV: the arc length from `from`, x, y, z, then the
+/// components, trilinear between the eight cell centres around each point,
+///
+/// ```text
+/// f(p) = sum over (i, j, k) in {i0, i1} x {j0, j1} x {k0, k1} of wx_i wy_j wz_k f[i, j, k],
+/// ```
+///
+/// with the weights of [`bracket`] per axis (wx_i1 = a, wx_i0 = 1 - a): the profiles along
+/// a cavity's diagonal that DSMC studies plot. Between the outermost centres and the faces
+/// the nearest cells are taken as they are; a solid cell of weight above zero gives NaN.
+pub fn write_segment_csv(
+    result: &Path,
+    name: &str,
+    from: [f64; 3],
+    to: [f64; 3],
+    points: usize,
+    out: &Path,
+) -> anyhow::Result<()> {
+    let field = super::CellField::read(result, name)?;
+    let names = ["x", "y", "z"];
+    let faces = [field.array("x_faces")?, field.array("y_faces")?, field.array("z_faces")?];
+    let at = |d: usize, p: f64, end: &str| {
+        bracket(&field.centres[d], &faces[d], p).map_err(|e| super::BadRequest(format!("--{end}: {} = {e}", names[d])))
+    };
+    for d in 0..3 {
+        at(d, from[d], "from")?;
+        at(d, to[d], "to")?;
+    }
+    let length = (0..3).map(|d| (to[d] - from[d]).powi(2)).sum::<f64>().sqrt();
+    let mut csv = format!(
+        "# {name} along the segment ({}, {}, {}) -> ({}, {}, {}), {points} points (trilinear between cell centres)\ns,x,y,z{}\n",
+        from[0],
+        from[1],
+        from[2],
+        to[0],
+        to[1],
+        to[2],
+        field.columns(name)
+    );
+    for n in 0..points {
+        let t = n as f64 / (points - 1) as f64;
+        let p: [f64; 3] = std::array::from_fn(|d| from[d] + t * (to[d] - from[d]));
+        let w: Vec<(usize, usize, f64)> = (0..3).map(|d| at(d, p[d], "from")).collect::<Result<_, _>>()?;
+        csv.push_str(&format!("{},{},{},{}", t * length, p[0], p[1], p[2]));
+        for c in 0..field.comps {
+            let mut f = 0.0;
+            for corner in 0..8 {
+                let pick = |d: usize| {
+                    let (i0, i1, a) = w[d];
+                    if corner >> d & 1 == 1 {
+                        (i1, a)
+                    } else {
+                        (i0, 1.0 - a)
+                    }
+                };
+                let [(i, wi), (j, wj), (k, wk)] = [pick(0), pick(1), pick(2)];
+                // Terms of weight zero left out, as along an axis: a point beside a solid
+                // cell keeps its value.
+                if wi * wj * wk != 0.0 {
+                    f += wi * wj * wk * field.at([i, j, k], c);
+                }
+            }
+            csv.push_str(&format!(",{f}"));
+        }
+        csv.push('\n');
+    }
+    write_atomic_bytes(out, csv.as_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     use super::bracket;

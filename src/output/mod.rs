@@ -14,7 +14,7 @@ mod xdmf;
 pub use atomic::{write_atomic, write_atomic_bytes};
 pub use cell_field::{BadRequest, CellField};
 pub use fields::{compare_fields, write_fields, write_plane_csv};
-pub use line::write_line_csv;
+pub use line::{write_line_csv, write_segment_csv};
 pub use restart::{read_restart, restart_file, stored_config};
 pub use summary::{Summary, SummaryInput};
 

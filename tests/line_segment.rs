@@ -1,0 +1,134 @@
+//! `knudsen line --from --to --points`: a field along any segment, trilinear between cell
+//! centres, checked against the same weights computed here from the stored centres, and
+//! against the axis-parallel form where the segment runs along an axis.
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn knudsen(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_knudsen")).args(args).output().unwrap()
+}
+
+/// A 6 x 5 x 4 cavity with 12^3 velocities after 2 sweeps (a field that varies along every
+/// axis), on the CPU.
+fn result(dir: &Path) -> PathBuf {
+    let mut v = cavity_json(5, 12, 4.0, 0.1);
+    v["grid"]["x"]["cells"] = serde_json::json!(6);
+    v["grid"]["z"]["cells"] = serde_json::json!(4);
+    v["solver"] = serde_json::json!({"max_iterations": 2});
+    let case = dir.join("case.json");
+    std::fs::write(&case, pinned(&v).to_string()).unwrap();
+    let out = dir.join("out");
+    let o = knudsen(&["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+fn rows(csv: &Path) -> Vec<Vec<f64>> {
+    let text = std::fs::read_to_string(csv).unwrap();
+    text.lines().skip(2).map(|l| l.split(',').map(|v| v.parse().unwrap()).collect()).collect()
+}
+
+/// Weight of the upper neighbour between centres, clamped to the outermost centres.
+fn lerp_at(centres: &[f64], p: f64) -> (usize, usize, f64) {
+    let n = centres.len();
+    if p <= centres[0] {
+        return (0, 0, 0.0);
+    }
+    if p >= centres[n - 1] {
+        return (n - 1, n - 1, 0.0);
+    }
+    let i1 = (1..n).find(|&i| centres[i] > p).unwrap();
+    (i1 - 1, i1, (p - centres[i1 - 1]) / (centres[i1] - centres[i1 - 1]))
+}
+
+#[test]
+fn a_segment_is_trilinear_between_centres_and_matches_the_axis_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = result(dir.path());
+    let f = hdf5::File::open(out.join("fields.h5")).unwrap();
+    let u: Vec<f64> = f.dataset("velocity").unwrap().read_raw().unwrap();
+    let c: [Vec<f64>; 3] = ["x", "y", "z"].map(|a| f.dataset(a).unwrap().read_raw().unwrap());
+    let (nx, ny) = (c[0].len(), c[1].len());
+
+    // An oblique segment from a corner of the box, whose points fall between centres on all
+    // three axes and outside the outermost centres at its ends.
+    let diag = out.join("diag.csv");
+    let o = knudsen(&["line", out.to_str().unwrap(), "--from", "1,1,0", "--to", "0,0.2,1", "--points", "9", "--out", diag.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = rows(&diag);
+    assert_eq!(got.len(), 9, "one row per point, both ends included");
+    let (from, to) = ([1.0, 1.0, 0.0], [0.0, 0.2, 1.0]);
+    let length = (1.0f64 + 0.64 + 1.0).sqrt();
+    for (n, row) in got.iter().enumerate() {
+        let t = n as f64 / 8.0;
+        let p: [f64; 3] = std::array::from_fn(|d| from[d] + t * (to[d] - from[d]));
+        // The arc length and the point: a few roundings of t (printed shortest-exact).
+        assert!((row[0] - t * length).abs() < 1e-15, "arc length of row {n}");
+        for d in 0..3 {
+            assert!((row[1 + d] - p[d]).abs() < 1e-15, "coordinate {d} of row {n}");
+        }
+        let w = [0, 1, 2].map(|d| lerp_at(&c[d], p[d]));
+        for comp in 0..3 {
+            let mut terms = Vec::new();
+            for corner in 0..8usize {
+                let pick = |d: usize| if corner >> d & 1 == 1 { (w[d].1, w[d].2) } else { (w[d].0, 1.0 - w[d].2) };
+                let [(i, a), (j, b), (k, g)] = [pick(0), pick(1), pick(2)];
+                terms.push(a * b * g * u[((k * ny + j) * nx + i) * 3 + comp]);
+            }
+            let want: f64 = terms.iter().sum();
+            // The same weights from the same centres, summed in another order: a few
+            // roundings of the terms apart.
+            let tol = 1e-14 * terms.iter().map(|t| t.abs()).sum::<f64>();
+            assert!((row[4 + comp] - want).abs() <= tol, "row {n}, component {comp}: {} against {want}", row[4 + comp]);
+        }
+    }
+    // The field varies along the segment (a constant would pass any weights).
+    assert!((got[2][4] - got[6][4]).abs() > 1e-6);
+
+    // Along y through x = 0.45, z = 0.3, from the first centre to the last: the points are
+    // the centres, so the segment gives the axis form's rows.
+    let (y0, y1) = (c[1][0], c[1][ny - 1]);
+    let seg = out.join("seg.csv");
+    let (a, b) = (format!("0.45,{y0},0.3"), format!("0.45,{y1},0.3"));
+    let o = knudsen(&["line", out.to_str().unwrap(), "--from", &a, "--to", &b, "--points", &ny.to_string(), "--out", seg.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let axis = out.join("axis.csv");
+    let o = knudsen(&["line", out.to_str().unwrap(), "--along", "y", "--through", "0.45,0.3", "--out", axis.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for (s, l) in rows(&seg).iter().zip(rows(&axis)) {
+        assert!((s[2] - l[0]).abs() < 1e-15, "y {} against {}", s[2], l[0]);
+        for comp in 0..3 {
+            let (x, y) = (s[4 + comp], l[1 + comp]);
+            assert!((x - y).abs() <= 1e-14 * x.abs().max(y.abs()), "component {comp} at y = {}: {x} against {y}", l[0]);
+        }
+    }
+}
+
+#[test]
+fn a_segment_outside_the_grid_or_malformed_is_refused_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = result(dir.path());
+    let csv = out.join("bad.csv");
+    for (args, says) in [
+        (["--from", "1,1,2", "--to", "0,0,1", "--points", "5"], "outside the grid's faces"),
+        (["--from", "1,1", "--to", "0,0,1", "--points", "5"], "takes three coordinates"),
+        (["--from", "1,1,1", "--to", "0,0,nan", "--points", "5"], "finite"),
+        (["--from", "1,1,1", "--to", "0,0,1", "--points", "1"], "at least 2"),
+    ] {
+        let mut all = vec!["line", out.to_str().unwrap()];
+        all.extend(args);
+        all.extend(["--out", csv.to_str().unwrap()]);
+        let o = knudsen(&all);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!csv.exists(), "{args:?} left a file");
+    }
+    // The two forms are exclusive.
+    let o = knudsen(&["line", out.to_str().unwrap(), "--along", "y", "--through", "0.5,0.5", "--from", "0,0,0", "--to", "1,1,1", "--out", csv.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!csv.exists());
+}
