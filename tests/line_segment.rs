@@ -21,7 +21,8 @@ fn result(dir: &Path) -> PathBuf {
     let case = dir.join("case.json");
     std::fs::write(&case, pinned(&v).to_string()).unwrap();
     let out = dir.join("out");
-    let o = knudsen(&["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--out", out.to_str().unwrap()]);
+    let o =
+        knudsen(&["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     out
 }
@@ -56,7 +57,18 @@ fn a_segment_is_trilinear_between_centres_and_matches_the_axis_line() {
     // An oblique segment from a corner of the box, whose points fall between centres on all
     // three axes and outside the outermost centres at its ends.
     let diag = out.join("diag.csv");
-    let o = knudsen(&["line", out.to_str().unwrap(), "--from", "1,1,0", "--to", "0,0.2,1", "--points", "9", "--out", diag.to_str().unwrap()]);
+    let o = knudsen(&[
+        "line",
+        out.to_str().unwrap(),
+        "--from",
+        "1,1,0",
+        "--to",
+        "0,0.2,1",
+        "--points",
+        "9",
+        "--out",
+        diag.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let got = rows(&diag);
     assert_eq!(got.len(), 9, "one row per point, both ends included");
@@ -93,10 +105,30 @@ fn a_segment_is_trilinear_between_centres_and_matches_the_axis_line() {
     let (y0, y1) = (c[1][0], c[1][ny - 1]);
     let seg = out.join("seg.csv");
     let (a, b) = (format!("0.45,{y0},0.3"), format!("0.45,{y1},0.3"));
-    let o = knudsen(&["line", out.to_str().unwrap(), "--from", &a, "--to", &b, "--points", &ny.to_string(), "--out", seg.to_str().unwrap()]);
+    let o = knudsen(&[
+        "line",
+        out.to_str().unwrap(),
+        "--from",
+        &a,
+        "--to",
+        &b,
+        "--points",
+        &ny.to_string(),
+        "--out",
+        seg.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let axis = out.join("axis.csv");
-    let o = knudsen(&["line", out.to_str().unwrap(), "--along", "y", "--through", "0.45,0.3", "--out", axis.to_str().unwrap()]);
+    let o = knudsen(&[
+        "line",
+        out.to_str().unwrap(),
+        "--along",
+        "y",
+        "--through",
+        "0.45,0.3",
+        "--out",
+        axis.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     for (s, l) in rows(&seg).iter().zip(rows(&axis)) {
         assert!((s[2] - l[0]).abs() < 1e-15, "y {} against {}", s[2], l[0]);
@@ -128,7 +160,20 @@ fn a_segment_outside_the_grid_or_malformed_is_refused_and_writes_nothing() {
         assert!(!csv.exists(), "{args:?} left a file");
     }
     // The two forms are exclusive.
-    let o = knudsen(&["line", out.to_str().unwrap(), "--along", "y", "--through", "0.5,0.5", "--from", "0,0,0", "--to", "1,1,1", "--out", csv.to_str().unwrap()]);
+    let o = knudsen(&[
+        "line",
+        out.to_str().unwrap(),
+        "--along",
+        "y",
+        "--through",
+        "0.5,0.5",
+        "--from",
+        "0,0,0",
+        "--to",
+        "1,1,1",
+        "--out",
+        csv.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(!csv.exists());
 }

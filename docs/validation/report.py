@@ -287,10 +287,12 @@ def main():
                     out.append(f"- `{k}`: {v}")
             out.append("")
     out.append(acceleration_section())
-    # The second-order measurements (device and CPU runs outside the suites), kept as text.
-    extra = os.path.join(ROOT, "docs", "data", "second-order.md")
-    if os.path.exists(extra):
-        out.append(open(extra).read())
+    # The second-order measurements and the cavity against DSMC (device and CPU runs
+    # outside the suites), kept as text.
+    for name in ["second-order.md", "cavity-dsmc.md"]:
+        extra = os.path.join(ROOT, "docs", "data", name)
+        if os.path.exists(extra):
+            out.append(open(extra).read())
     text = "\n".join(out).rstrip() + "\n"
     with open(os.path.join(ROOT, "docs", "validation.md"), "w") as f:
         f.write(text)

@@ -47,7 +47,13 @@ pub fn line(result: &Path, field: &str, along: &str, through: &[f64], out: &Path
 /// Points along a segment when `--points` is not given: 201, every half percent of it.
 pub const SEGMENT_POINTS: usize = 201;
 
-pub fn segment(result: &Path, field: &str, ends: [&[f64]; 2], points: Option<usize>, out: &Path) -> Result<(), Failure> {
+pub fn segment(
+    result: &Path,
+    field: &str,
+    ends: [&[f64]; 2],
+    points: Option<usize>,
+    out: &Path,
+) -> Result<(), Failure> {
     let end = |v: &[f64], name: &str| -> Result<[f64; 3], Failure> {
         match *v {
             [x, y, z] if [x, y, z].iter().all(|c| c.is_finite()) => Ok([x, y, z]),

@@ -90,7 +90,7 @@ pub fn write_line_csv(result: &Path, name: &str, along: usize, through: [f64; 2]
 /// f(p) = sum over (i, j, k) in {i0, i1} x {j0, j1} x {k0, k1} of wx_i wy_j wz_k f[i, j, k],
 /// ```
 ///
-/// with the weights of [`bracket`] per axis (wx_i1 = a, wx_i0 = 1 - a): the profiles along
+/// with the weights of `bracket` per axis (wx_i1 = a, wx_i0 = 1 - a): the profiles along
 /// a cavity's diagonal that DSMC studies plot. Between the outermost centres and the faces
 /// the nearest cells are taken as they are; a solid cell of weight above zero gives NaN.
 pub fn write_segment_csv(
