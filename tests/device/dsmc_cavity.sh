@@ -5,7 +5,8 @@
 # delta = 0.8866 and 8.866, lid 0.14828 v0), CUDA, GSIS, then `knudsen line` of every field
 # along the diagonal (1,1,0) -> (0,0,1) at the DSMC file's 200 points.
 # PART=a: 64^3 cells and velocities, first and second order, and second order with 96^3
-# velocities at Kn 1; PART=b: second order on 128^3 cells (about 2 minutes each).
+# velocities at Kn 1; PART=b: second order on 128^3 cells (about 2 minutes each); PART=w:
+# second order on 64^3 cells with wgpu (its slice kernels), tagged -wgpu.
 # docs/validation/cavity_dsmc.py compares the unpacked folders with the DSMC profiles.
 set -u
 . tests/device/setup.sh
@@ -21,10 +22,12 @@ c['velocity']['points'] = int(sys.argv[3])
 json.dump(c, open(sys.argv[4], 'w'))" "$1" "$2" "$3" "$path"
   echo "$path"
 }
-run() { # kn cells scheme velocity-points tolerance
+run() { # kn cells scheme velocity-points tolerance [backend, default cuda]
+  local be=${6:-cuda}
   local tag=kn$1-$2-$3-v$4
+  [ "$be" = cuda ] || tag=$tag-$be
   echo "== $tag"
-  RUST_LOG=knudsen=info $K run "$(case_for "$1" "$2" "$4")" --backend cuda --scheme "$3" --tolerance "$5" \
+  RUST_LOG=knudsen=info $K run "$(case_for "$1" "$2" "$4")" --backend "$be" --scheme "$3" --tolerance "$5" \
     --out "/tmp/d-$tag" 2>&1 | grep -E "converged|error|stalled|iteration [0-9]+ residual" | tail -3
   mkdir -p "$OUT/d/$tag"
   cp "/tmp/d-$tag/summary.json" "$OUT/d/$tag/"
@@ -39,6 +42,9 @@ if [ "${PART:-a}" = a ]; then
   run 1 64 first_order 64 1e-5
   run 0.1 64 first_order 64 1e-5
   run 1 64 second_order 96 1e-5
+elif [ "$PART" = w ]; then
+  run 1 64 second_order 64 1e-5 wgpu
+  run 0.1 64 second_order 64 1e-5 wgpu
 else
   run 1 128 second_order 64 2e-5
   run 0.1 128 second_order 64 2e-5
