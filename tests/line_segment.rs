@@ -12,10 +12,15 @@ fn knudsen(args: &[&str]) -> Output {
 }
 
 /// A 6 x 5 x 4 cavity with 12^3 velocities after 2 sweeps (a field that varies along every
-/// axis), on the CPU.
+/// axis), on the CPU; x from 0 to `x_max`.
 fn result(dir: &Path) -> PathBuf {
+    result_to(dir, 1.0)
+}
+
+fn result_to(dir: &Path, x_max: f64) -> PathBuf {
     let mut v = cavity_json(5, 12, 4.0, 0.1);
     v["grid"]["x"]["cells"] = serde_json::json!(6);
+    v["grid"]["x"]["max"] = serde_json::json!(x_max);
     v["grid"]["z"]["cells"] = serde_json::json!(4);
     v["solver"] = serde_json::json!({"max_iterations": 2});
     let case = dir.join("case.json");
@@ -149,6 +154,7 @@ fn a_segment_outside_the_grid_or_malformed_is_refused_and_writes_nothing() {
         (["--from", "1,1", "--to", "0,0,1", "--points", "5"], "takes three coordinates"),
         (["--from", "1,1,1", "--to", "0,0,nan", "--points", "5"], "finite"),
         (["--from", "1,1,1", "--to", "0,0,1", "--points", "1"], "at least 2"),
+        (["--from", "1,1,1", "--to", "0,0,1", "--points", "1000001"], "at most 1000000"),
     ] {
         let mut all = vec!["line", out.to_str().unwrap()];
         all.extend(args);
@@ -176,4 +182,30 @@ fn a_segment_outside_the_grid_or_malformed_is_refused_and_writes_nothing() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(!csv.exists());
+}
+
+#[test]
+fn a_segment_ending_on_a_face_keeps_its_last_point_on_it() {
+    // From x = 0.3 to the face x = 0.9: 0.3 + (0.9 - 0.3) rounds to 0.9000000000000001, past
+    // the face; the points are formed so that the ends are exact.
+    assert!(0.3 + (0.9 - 0.3) > 0.9, "the example no longer rounds past the face");
+    let dir = tempfile::tempdir().unwrap();
+    let out = result_to(dir.path(), 0.9);
+    let csv = out.join("edge.csv");
+    let o = knudsen(&[
+        "line",
+        out.to_str().unwrap(),
+        "--from",
+        "0.3,0.5,0.5",
+        "--to",
+        "0.9,0.5,0.5",
+        "--points",
+        "7",
+        "--out",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = rows(&csv);
+    assert_eq!((got[0][1], got[6][1]), (0.3, 0.9), "the ends are --from and --to exactly");
+    assert!(got.iter().all(|r| r[1] >= 0.3 && r[1] <= 0.9 && r[4].is_finite()));
 }

@@ -332,8 +332,9 @@ fn solve(
     } else {
         log::warn!(
             target: LOG,
-            "not converged: residual {:.3e} > tolerance {tol:.1e} after {} iterations; results written to {}",
+            "not converged: residual {:.3e} > tolerance {:.1e} after {} iterations; results written to {}",
             result.final_residual(),
+            summary.tolerance,
             result.iterations(),
             dir.display()
         );

@@ -46,6 +46,8 @@ pub fn line(result: &Path, field: &str, along: &str, through: &[f64], out: &Path
 
 /// Points along a segment when `--points` is not given: 201, every half percent of it.
 pub const SEGMENT_POINTS: usize = 201;
+/// The most points a segment takes: a million rows, about 0.1 GB of CSV for a stress field.
+pub const MAX_SEGMENT_POINTS: usize = 1_000_000;
 
 pub fn segment(
     result: &Path,
@@ -65,6 +67,10 @@ pub fn segment(
     let points = points.unwrap_or(SEGMENT_POINTS);
     if points < 2 {
         return Err(Failure::BadInput(format!("--points {points}: a segment needs at least 2")));
+    }
+    // The CSV is built in memory before its atomic write: a bound, not an allocation failure.
+    if points > MAX_SEGMENT_POINTS {
+        return Err(Failure::BadInput(format!("--points {points}: at most {MAX_SEGMENT_POINTS}")));
     }
     check_out(out)?;
     knudsen::output::write_segment_csv(result, field, from, to, points, out).map_err(failure)

@@ -124,8 +124,13 @@ pub fn write_segment_csv(
     );
     for n in 0..points {
         let t = n as f64 / (points - 1) as f64;
-        let p: [f64; 3] = std::array::from_fn(|d| from[d] + t * (to[d] - from[d]));
-        let w: Vec<(usize, usize, f64)> = (0..3).map(|d| at(d, p[d], "from")).collect::<Result<_, _>>()?;
+        // Both ends exact (t = 1 gives `to` to the bit, so an end on a face stays on it), and
+        // no rounding past the ends.
+        let p: [f64; 3] = std::array::from_fn(|d| {
+            let (lo, hi) = (from[d].min(to[d]), from[d].max(to[d]));
+            ((1.0 - t) * from[d] + t * to[d]).clamp(lo, hi)
+        });
+        let w: Vec<(usize, usize, f64)> = (0..3).map(|d| at(d, p[d], "to")).collect::<Result<_, _>>()?;
         csv.push_str(&format!("{},{},{},{}", t * length, p[0], p[1], p[2]));
         for c in 0..field.comps {
             let mut f = 0.0;

@@ -113,9 +113,10 @@ impl Summary {
             converged: s.result.converged,
             interrupted: s.result.interrupted,
             stalled: s.result.stalled.map(|(r, at)| Stall { lowest_residual: r, at_iteration: at }),
-            // The one the stop used: an f32 backend stops at its floor where the case asks
-            // for less (`convergence::effective_tolerance`).
-            tolerance: p.config.solver.tolerance.max(s.backend.residual_floor()),
+            // The one the stop used: f32 backends stop at their floor where the case asks for
+            // less, every process at the largest floor among them
+            // (`convergence::effective_tolerance`).
+            tolerance: s.result.stop_tolerance,
             final_residual: s.result.final_residual(),
             total_seconds: s.result.seconds_in_all(),
             seconds_per_iteration: s.result.total_seconds / it.max(1) as f64,

@@ -116,16 +116,27 @@ pub fn stalled(iteration: usize, (lowest, at): (f64, usize), floor: f64, sweeps:
     floor > 0.0 && sweeps > 0 && lowest < STALL_BELOW && iteration.saturating_sub(at) >= sweeps
 }
 
-/// The tolerance a run stops at: the asked one, or the backend's round-off floor when the
-/// asked one is below what its arithmetic resolves (said once, as a warning).
-pub fn effective_tolerance(tolerance: f64, floor: f64, backend: &str) -> f64 {
-    if tolerance < floor {
+/// The tolerance a run stops at: the asked one, or the backends' round-off floor when the
+/// asked one is below what their arithmetic resolves ([`warn_if_raised`] says so).
+pub fn effective_tolerance(tolerance: f64, floor: f64) -> f64 {
+    tolerance.max(floor)
+}
+
+/// Say once, where a run starts, that its stop is raised to `floor`: the f32 arithmetic of
+/// this process's backend (`backend`), or with several processes (`own_floor` below `floor`)
+/// that of another process's, since every process stops by the largest floor among them.
+pub fn warn_if_raised(tolerance: f64, floor: f64, own_floor: f64, backend: &str) {
+    if tolerance >= floor {
+        return;
+    }
+    if own_floor < floor {
+        log::warn!(
+            "tolerance {tolerance:.1e} is below what the f32 arithmetic of another process's backend resolves (the processes stop together, at the largest floor among them); stopping at {floor:.1e}"
+        );
+    } else {
         log::warn!(
             "tolerance {tolerance:.1e} is below what the {backend} backend's f32 arithmetic resolves; stopping at {floor:.1e}"
         );
-        floor
-    } else {
-        tolerance
     }
 }
 

@@ -35,7 +35,7 @@ use crate::config::Acceleration;
 use crate::damping::DensitySteps;
 use crate::model::{raw, Macro, NRAW};
 use crate::problem::Problem;
-use convergence::{conserved_from_raw, effective_tolerance};
+use convergence::{conserved_from_raw, effective_tolerance, warn_if_raised};
 use rayon::prelude::*;
 use state::State;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -124,6 +124,9 @@ pub struct RunResult {
     /// `solver.stall_sweeps` sweeps at the f32 arithmetic's floor ([`convergence::stalled`]):
     /// that lowest residual and its iteration.
     pub stalled: Option<(f64, usize)>,
+    /// The tolerance the stop used: the case's, or where that lies below it the largest
+    /// round-off floor of the processes' backends ([`convergence::effective_tolerance`]).
+    pub stop_tolerance: f64,
     pub total_seconds: f64,
     /// Where the strategy's solve last ran ([`Strategy::solved_on`]).
     pub synthetic_solve: Option<&'static str>,
@@ -173,7 +176,7 @@ impl<'a> Solver<'a> {
                 backend.kind(),
                 backend.wgpu_handles(),
                 problem,
-                effective_tolerance(problem.config.solver.tolerance, backend.residual_floor(), backend.kind()),
+                effective_tolerance(problem.config.solver.tolerance, backend.residual_floor()),
             )),
         };
         Self { problem, backend, strategy, restart: None, checkpoints: None, stop: None, reduce: None }
@@ -229,9 +232,10 @@ impl<'a> Solver<'a> {
     ) -> anyhow::Result<RunResult> {
         let p = self.problem;
         // Every process stops by the same rules: the largest floor of their backends.
-        let floor = self.backend.residual_floor();
-        let floor = self.reduce.as_ref().map_or(floor, |r| r.largest(floor));
-        let tolerance = effective_tolerance(tolerance, floor, self.backend.kind());
+        let own_floor = self.backend.residual_floor();
+        let floor = self.reduce.as_ref().map_or(own_floor, |r| r.largest(own_floor));
+        warn_if_raised(tolerance, floor, own_floor, self.backend.kind());
+        let tolerance = effective_tolerance(tolerance, floor);
         let start = Instant::now();
         let (mut state, mut history) = match self.restart.take() {
             Some(mut r) => {
@@ -365,7 +369,7 @@ impl<'a> Solver<'a> {
                 if last_checkpoint.elapsed() >= *every {
                     let seconds = elapsed0 + start.elapsed().as_secs_f64();
                     let saved = self.strategy.saved();
-                    let r = result(state.clone(), out.clone(), history.clone(), [false; 2], seconds, saved);
+                    let r = result(state.clone(), out.clone(), history.clone(), [false; 2], seconds, saved, tolerance);
                     write(&RunResult {
                         synthetic_solve: self.strategy.solved_on(),
                         synthetic_solves: self.strategy.solves().map(|s| s[0]),
@@ -379,7 +383,7 @@ impl<'a> Solver<'a> {
             r.finish()?;
         }
         let seconds = elapsed0 + start.elapsed().as_secs_f64();
-        let r = result(state, out, history, [converged, interrupted], seconds, self.strategy.saved());
+        let r = result(state, out, history, [converged, interrupted], seconds, self.strategy.saved(), tolerance);
         let synthetic_solves = self.strategy.solves().map(|s| s[0]);
         Ok(RunResult { synthetic_solve: self.strategy.solved_on(), synthetic_solves, stalled, ..r })
     }
@@ -392,6 +396,7 @@ fn result(
     [converged, interrupted]: [bool; 2],
     total_seconds: f64,
     strategy_state: Option<Vec<[f64; 5]>>,
+    stop_tolerance: f64,
 ) -> RunResult {
     RunResult {
         strategy_state,
@@ -408,6 +413,7 @@ fn result(
         converged,
         interrupted,
         stalled: None,
+        stop_tolerance,
         total_seconds,
         synthetic_solve: None,
         synthetic_solves: None,
