@@ -10,9 +10,13 @@ kn<Kn>-<cells>-<scheme>-v<velocities>, each with `knudsen line --from 1,1,0 --to
 --points 200` CSVs of density, velocity, temperature and stress. The references are put in
 knudsen's units (lengths by L = 1 mm; density by n0; velocity by v0 = sqrt(2 k T0 / m);
 temperature by T0 = 273 K; stress by n0 m v0^2), each with its own molecular mass: the DSMC
-file's 6.63e-26 kg, DGFS's 39.96e-3 kg/mol. Prints, per run and reference, the largest and
-the root-mean-square difference along the diagonal: velocities in units of the lid speed
-U_w, temperature in units of T0, density relative to n0, P_xy in units of p0 = n0 k T0.
+file's 6.63e-26 kg, DGFS's 39.96e-3 kg/mol; the number densities and DGFS's rho0 are those of
+the study's inputs (Section 4.13/RawData/Kn=*/dsmc/cavity3D_Kn1.in, air.species, and
+dgfs/adgfs_3d_cavity.ini in its data repository). Prints, per run and reference, the largest
+and the root-mean-square difference along the diagonal (velocities in units of the lid speed
+U_w, temperature in units of T0, density relative to n0, P_xy in units of rho0 v0^2 = 2 p0,
+knudsen's unit of stress); each profile's scatter (the rms of what an 11-point running mean
+leaves, at the interior points); and the profiles at nine points.
 """
 import math
 import os
@@ -106,11 +110,47 @@ def differences(run, ref, u_w, p0, part):
     return out
 
 
+def scatter(prof, q, scale):
+    """rms of the profile less its 11-point running mean, at the interior points (10..189):
+    the point-to-point noise, with the smooth trend (to its curvature over 11 points) removed."""
+    vals = [p[q] for p in prof]
+    out = []
+    for i in range(10, len(vals) - 10):
+        mean = sum(vals[i - 5 : i + 6]) / 11
+        out.append((vals[i] - mean) / scale)
+    return math.sqrt(sum(x * x for x in out) / len(out))
+
+
 def main():
     runs = sys.argv[1] if len(sys.argv) > 1 else "."
     for part in ["interior", "whole"]:
         print(f"\n{part}:\n")
         report(runs, part)
+    best = {"1": "kn1-128-second_order-v64", "0.1": "kn0.1-128-second_order-v64"}
+    print("\nscatter (rms of the profile less its 11-point running mean, interior):\n")
+    print("| Kn | profile | U_x / U_w | U_y / U_w | T / T0 |")
+    print("|---|---|---|---|---|")
+    for kn in ["1", "0.1"]:
+        dsmc, v0 = reference("dsmc", kn)
+        u_w = LID / v0
+        profs = [("DSMC", dsmc), ("DGFS", reference("dgfs", kn)[0])]
+        if os.path.isdir(os.path.join(runs, best[kn])):
+            profs.append((best[kn], run_profile(os.path.join(runs, best[kn]))))
+        for name, prof in profs:
+            print(f"| {kn} | {name} | {scatter(prof, 'ux', u_w):.1e} | {scatter(prof, 'uy', u_w):.1e} | {scatter(prof, 't', 1.0):.1e} |")
+    print("\nprofiles at nine points (U_x / U_w, then 1000 (T / T0 - 1)):\n")
+    idx = [20, 40, 60, 80, 100, 120, 140, 160, 180]
+    for kn in ["1", "0.1"]:
+        dsmc, v0 = reference("dsmc", kn)
+        u_w = LID / v0
+        if not os.path.isdir(os.path.join(runs, best[kn])):
+            continue
+        profs = [("knudsen", run_profile(os.path.join(runs, best[kn]))), ("DSMC", dsmc), ("DGFS", reference("dgfs", kn)[0])]
+        print(f"Kn {kn}, s = " + " | ".join(f"{dsmc[i]['s']:.3f}" for i in idx))
+        for name, prof in profs:
+            print(f"| {kn} | U_x / U_w | {name} | " + " | ".join(f"{prof[i]['ux'] / u_w:+.4f}" for i in idx) + " |")
+        for name, prof in profs:
+            print(f"| {kn} | 1000 (T / T0 - 1) | {name} | " + " | ".join(f"{1e3 * (prof[i]['t'] - 1):+.2f}" for i in idx) + " |")
 
 
 def report(runs, part):
@@ -121,8 +161,8 @@ def report(runs, part):
         dsmc, v0 = reference("dsmc", kn)
         dgfs, _ = reference("dgfs", kn)
         u_w = LID / v0
-        # p0 = n0 k T0 in units of n0 m v0^2: 1/2.
-        p0 = 0.5
+        # P_xy in knudsen's unit, rho0 v0^2, as the references are put.
+        p0 = 1.0
         rows = [("DGFS 8^3 x 32^3", "DSMC", differences(dgfs, dsmc, u_w, p0, part))]
         for tag in sorted(os.listdir(runs)):
             if not tag.startswith(f"kn{kn}-"):
