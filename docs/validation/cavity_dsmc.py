@@ -15,7 +15,7 @@ the study's inputs (Section 4.13/RawData/Kn=*/dsmc/cavity3D_Kn1.in, air.species,
 dgfs/adgfs_3d_cavity.ini in its data repository). Prints, per run and reference, the largest
 and the root-mean-square difference along the diagonal (velocities in units of the lid speed
 U_w, temperature in units of T0, density relative to n0, P_xy in units of rho0 v0^2 = 2 p0,
-knudsen's unit of stress); each profile's scatter (the rms of what an 11-point running mean
+knudsen's unit of stress, the heat flux in rho0 v0^3); each profile's scatter (the rms of what an 11-point running mean
 leaves, at the interior points); and the profiles at nine points.
 """
 import math
@@ -62,6 +62,9 @@ def reference(kind, kn):
                 "uz": r.get("Uz", math.nan) / v0 if "Uz" in r else None,
                 "t": r["T"] / T0,
                 "pxy": r["Pxy"] / (n0 * m * v0 * v0),
+                "qx": r["Qx"] / (n0 * m * v0**3),
+                "qy": r["Qy"] / (n0 * m * v0**3),
+                "qz": r["Qz"] / (n0 * m * v0**3),
             }
         )
     return out, v0
@@ -73,7 +76,7 @@ def run_profile(folder):
         head = lines[0].strip().split(",")
         return [dict(zip(head, map(float, l.split(",")))) for l in lines[1:]]
 
-    rho, vel, tem, st = csv("density"), csv("velocity"), csv("temperature"), csv("stress")
+    rho, vel, tem, st, hf = csv("density"), csv("velocity"), csv("temperature"), csv("stress"), csv("heat_flux")
     # stress components: xx yy zz xy xz yz (docs/output.md)
     return [
         {
@@ -84,8 +87,11 @@ def run_profile(folder):
             "uz": b["velocity_2"],
             "t": c["temperature"],
             "pxy": d["stress_3"],
+            "qx": e["heat_flux_0"],
+            "qy": e["heat_flux_1"],
+            "qz": e["heat_flux_2"],
         }
-        for a, b, c, d in zip(rho, vel, tem, st)
+        for a, b, c, d, e in zip(rho, vel, tem, st, hf)
     ]
 
 
@@ -101,7 +107,7 @@ def differences(run, ref, u_w, p0, part):
         keep = [min(i / (len(run) - 1), 1 - i / (len(run) - 1)) >= 0.05 - 1e-12 for i in range(len(run))]
         run = [a for a, k in zip(run, keep) if k]
         ref = [b for b, k in zip(ref, keep) if k]
-    scale = {"ux": u_w, "uy": u_w, "uz": u_w, "t": 1.0, "n": 1.0, "pxy": p0}
+    scale = {"ux": u_w, "uy": u_w, "uz": u_w, "t": 1.0, "n": 1.0, "pxy": p0, "qx": 1.0, "qy": 1.0, "qz": 1.0}
     out = {}
     for q, sc in scale.items():
         d = [(a[q] - b[q]) / sc for a, b in zip(run, ref) if b[q] is not None and a[q] is not None]
@@ -154,7 +160,7 @@ def main():
 
 
 def report(runs, part):
-    qs = ["ux", "uy", "uz", "t", "n", "pxy"]
+    qs = ["ux", "uy", "uz", "t", "n", "pxy", "qx", "qy", "qz"]
     print("| Kn | run | against | " + " | ".join(f"{q} max / rms" for q in qs) + " |")
     print("|---|---|---|" + "---|" * len(qs))
     for kn in ["1", "0.1"]:
