@@ -205,7 +205,10 @@ fn solve(
         );
     }
 
-    let tol = cfg.solver.tolerance;
+    // The ETA aims at the tolerance the stop will use: raised to this backend's f32 floor
+    // where the case asks for less (with MPI processes of a higher floor, theirs: the ETA
+    // then runs long).
+    let tol = cfg.solver.tolerance.max(backend.residual_floor());
     let mut progress = root.then(|| Progress::new(cfg.solver.max_iterations, tol));
     let checkpoint = dir.join("checkpoint.h5");
     // Minutes beyond what a Duration holds (1e18, a way to ask for none) mean never.
