@@ -165,7 +165,11 @@ fn a_segment_outside_the_grid_or_malformed_is_refused_and_writes_nothing() {
         assert!(err.contains(says), "{args:?}: {err}");
         assert!(!csv.exists(), "{args:?} left a file");
     }
-    // The two forms are exclusive.
+    // One of the two forms is needed, and they are exclusive.
+    let o = knudsen(&["line", out.to_str().unwrap(), "--out", csv.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("--along") && err.contains("--from"), "{err}");
     let o = knudsen(&[
         "line",
         out.to_str().unwrap(),

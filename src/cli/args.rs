@@ -62,13 +62,14 @@ pub enum Command {
     /// velocity --along y --through 0.5,0.5`; or any segment (`--from`, `--to`, `--points`:
     /// the arc length, x, y, z, then the components, trilinear), e.g. a cavity's diagonal
     /// `--from 1,1,0 --to 0,0,1`.
+    #[command(group = clap::ArgGroup::new("line").args(["along", "from"]).required(true))]
     Line {
         /// fields.h5 or an output directory.
         result: PathBuf,
         #[arg(long, default_value = "velocity")]
         field: String,
         /// The axis the line runs along.
-        #[arg(long, value_parser = ["x", "y", "z"], required_unless_present = "from", conflicts_with_all = ["from", "to", "points"], requires = "through")]
+        #[arg(long, value_parser = ["x", "y", "z"], conflicts_with_all = ["from", "to", "points"], requires = "through")]
         along: Option<String>,
         /// The line's other two coordinates, in x, y, z order (for `--along y`: x,z).
         #[arg(long, value_delimiter = ',', value_name = "P,Q", allow_hyphen_values = true, requires = "along")]
