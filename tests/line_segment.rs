@@ -37,6 +37,18 @@ fn rows(csv: &Path) -> Vec<Vec<f64>> {
     text.lines().skip(2).map(|l| l.split(',').map(|v| v.parse().unwrap()).collect()).collect()
 }
 
+/// `knudsen line OUT --from FROM --to TO --points N --out OUT/NAME`, which must succeed: the
+/// CSV's path.
+fn segment(out: &Path, from: &str, to: &str, points: usize, name: &str) -> PathBuf {
+    let csv = out.join(name);
+    let n = points.to_string();
+    let args =
+        ["line", out.to_str().unwrap(), "--from", from, "--to", to, "--points", &n, "--out", csv.to_str().unwrap()];
+    let o = knudsen(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    csv
+}
+
 /// Weight of the upper neighbour between centres, clamped to the outermost centres.
 fn lerp_at(centres: &[f64], p: f64) -> (usize, usize, f64) {
     let n = centres.len();
@@ -61,20 +73,7 @@ fn a_segment_is_trilinear_between_centres_and_matches_the_axis_line() {
 
     // An oblique segment from a corner of the box, whose points fall between centres on all
     // three axes and outside the outermost centres at its ends.
-    let diag = out.join("diag.csv");
-    let o = knudsen(&[
-        "line",
-        out.to_str().unwrap(),
-        "--from",
-        "1,1,0",
-        "--to",
-        "0,0.2,1",
-        "--points",
-        "9",
-        "--out",
-        diag.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let diag = segment(&out, "1,1,0", "0,0.2,1", 9, "diag.csv");
     let got = rows(&diag);
     assert_eq!(got.len(), 9, "one row per point, both ends included");
     let (from, to) = ([1.0, 1.0, 0.0], [0.0, 0.2, 1.0]);
@@ -108,32 +107,10 @@ fn a_segment_is_trilinear_between_centres_and_matches_the_axis_line() {
     // Along y through x = 0.45, z = 0.3, from the first centre to the last: the points are
     // the centres, so the segment gives the axis form's rows.
     let (y0, y1) = (c[1][0], c[1][ny - 1]);
-    let seg = out.join("seg.csv");
-    let (a, b) = (format!("0.45,{y0},0.3"), format!("0.45,{y1},0.3"));
-    let o = knudsen(&[
-        "line",
-        out.to_str().unwrap(),
-        "--from",
-        &a,
-        "--to",
-        &b,
-        "--points",
-        &ny.to_string(),
-        "--out",
-        seg.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let seg = segment(&out, &format!("0.45,{y0},0.3"), &format!("0.45,{y1},0.3"), ny, "seg.csv");
     let axis = out.join("axis.csv");
-    let o = knudsen(&[
-        "line",
-        out.to_str().unwrap(),
-        "--along",
-        "y",
-        "--through",
-        "0.45,0.3",
-        "--out",
-        axis.to_str().unwrap(),
-    ]);
+    let (o, a) = (out.to_str().unwrap(), axis.to_str().unwrap());
+    let o = knudsen(&["line", o, "--along", "y", "--through", "0.45,0.3", "--out", a]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     for (s, l) in rows(&seg).iter().zip(rows(&axis)) {
         assert!((s[2] - l[0]).abs() < 1e-15, "y {} against {}", s[2], l[0]);
@@ -170,20 +147,9 @@ fn a_segment_outside_the_grid_or_malformed_is_refused_and_writes_nothing() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2));
     assert!(err.contains("--along") && err.contains("--from"), "{err}");
-    let o = knudsen(&[
-        "line",
-        out.to_str().unwrap(),
-        "--along",
-        "y",
-        "--through",
-        "0.5,0.5",
-        "--from",
-        "0,0,0",
-        "--to",
-        "1,1,1",
-        "--out",
-        csv.to_str().unwrap(),
-    ]);
+    let (o, c) = (out.to_str().unwrap(), csv.to_str().unwrap());
+    let o =
+        knudsen(&["line", o, "--along", "y", "--through", "0.5,0.5", "--from", "0,0,0", "--to", "1,1,1", "--out", c]);
     assert_eq!(o.status.code(), Some(2));
     assert!(!csv.exists());
 }
@@ -195,20 +161,7 @@ fn a_segment_ending_on_a_face_keeps_its_last_point_on_it() {
     // ends are exact.
     let dir = tempfile::tempdir().unwrap();
     let out = result_to(dir.path(), 0.9);
-    let csv = out.join("edge.csv");
-    let o = knudsen(&[
-        "line",
-        out.to_str().unwrap(),
-        "--from",
-        "0.3,0.5,0.5",
-        "--to",
-        "0.9,0.5,0.5",
-        "--points",
-        "7",
-        "--out",
-        csv.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = segment(&out, "0.3,0.5,0.5", "0.9,0.5,0.5", 7, "edge.csv");
     let got = rows(&csv);
     assert_eq!((got[0][1], got[6][1]), (0.3, 0.9), "the ends are --from and --to exactly");
     assert!(got.iter().all(|r| r[1] >= 0.3 && r[1] <= 0.9 && r[4].is_finite()));
