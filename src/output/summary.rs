@@ -31,7 +31,8 @@ pub struct Summary {
     /// lowest residual and its iteration; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stalled: Option<Stall>,
-    /// The tolerance the stop used (the case's, or the backend's f32 floor where higher).
+    /// The tolerance the stop used (the case's, or the backends' largest f32 floor where
+    /// higher: with MPI, any process's).
     pub tolerance: f64,
     pub final_residual: f64,
     /// Seconds to the result, the coarse start's included.
