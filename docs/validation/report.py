@@ -22,8 +22,11 @@ SQPI = math.sqrt(math.pi)
 
 INTRO = """# Validation
 
-Every number on this page comes from `knudsen validate` (the suites in
-`configs/validation/*.json`) and is rendered by `docs/validation/report.py`:
+Every number in the suites' sections of this page comes from `knudsen validate` (the suites
+in `configs/validation/*.json`) and is rendered by `docs/validation/report.py`; the sections
+from "Second-order sweep" on (the centre-line profiles, the cubic cavity against DSMC) are
+runs outside the suites, on the GPUs and the CPU, kept as text in `docs/data/second-order.md`
+and `docs/data/cavity-dsmc.md`, which the script appends:
 
 ```sh
 cargo run --release -- validate                 # every suite, full subset: out/validation/results-full.json
