@@ -59,7 +59,7 @@ def reference(kind, kn):
                 "n": n / n0,
                 "ux": r["Ux"] / v0,
                 "uy": r["Uy"] / v0,
-                "uz": r.get("Uz", math.nan) / v0 if "Uz" in r else None,
+                "uz": r["Uz"] / v0 if "Uz" in r else None,
                 "t": r["T"] / T0,
                 "pxy": r["Pxy"] / (n0 * m * v0 * v0),
                 "qx": r["Qx"] / (n0 * m * v0**3),
