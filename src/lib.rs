@@ -12,7 +12,7 @@
 //! is iterated as `xi . grad f^{n+1} = nu^n (f^{S,n} - f^{n+1})`: with f^S lagged, every
 //! velocity is an independent first-order upwind sweep along its characteristics. Velocities
 //! go in batches that never mix octants; each batch sweeps the z-slices in upwind order and
-//! keeps one slice per velocity, so storage is O(N^2 x batch), not O(N^3 x M^3). Each
+//! keeps one or two slices per velocity (four under second order), so storage is O(N^2 x batch), not O(N^3 x M^3). Each
 //! finished slice adds its share to the new moments and wall fluxes and is overwritten.
 //!
 //! Between sweeps, `solver.acceleration = "gsis"` solves a macroscopic correction
