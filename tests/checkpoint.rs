@@ -158,14 +158,16 @@ fn sigint_and_sigterm_stop_after_the_iteration_and_say_how_to_continue() {
 fn the_printed_command_continues_a_run_given_solution_options() {
     // The continuation repeats every option given (the solution-shaping `--scheme`, and the
     // backend, threads, tolerance and acceleration, so that it runs the same way) except
-    // `--coarse-grids` (a continued run makes no coarse start): the command the interrupted
-    // run prints must run as printed.
+    // `--coarse-grids` (a continued run makes no coarse start), and gives the iterations the
+    // run had left (a continued run counts its own): the command the interrupted run prints
+    // must run as printed and end at the iteration the run would have ended at.
     let dir = tempfile::tempdir().unwrap();
     let case = case(dir.path());
     let out = dir.path().join("second");
     let mut child = knudsen()
         .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--scheme", "second_order"])
-        .args(["--coarse-grids", "0", "--tolerance", "1e-12", "--acceleration", "none", "--out", out.to_str().unwrap()])
+        .args(["--coarse-grids", "0", "--tolerance", "1e-12", "--acceleration", "none", "--max-iterations", "8"])
+        .args(["--out", out.to_str().unwrap()])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -179,8 +181,16 @@ fn the_printed_command_continues_a_run_given_solution_options() {
         assert!(printed.contains(given), "{given} missing: {printed}");
     }
     assert!(!printed.contains("--coarse-grids"), "{printed}");
-    let o = knudsen().args(printed.split_whitespace()).args(["--max-iterations", "1"]).output().unwrap();
+    let done = summary_of(&out)["iterations"].as_u64().unwrap();
+    assert!(done < 8, "the signal came after the last iteration: {err}");
+    assert!(printed.contains(&format!("--max-iterations {} ", 8 - done)), "{done} done: {printed}");
+    let o = knudsen().args(printed.split_whitespace()).output().unwrap();
     assert!(o.status.success(), "{printed}: {}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(summary_of(&out)["iterations"].as_u64(), Some(8), "{printed}");
+}
+
+fn summary_of(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
 }
 
 #[test]

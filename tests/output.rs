@@ -147,6 +147,20 @@ fn body_surface_reaches_vtk_and_a_run_continues_exactly() {
         let (a, b) = (read(&part, name), read(&full, name));
         assert!(a.iter().zip(&b).all(|(x, y)| x == y || (x.is_nan() && y.is_nan())), "{name} differs");
     }
+    // Each quadrilateral winds counter-clockwise seen from the gas: (p1 - p0) x (p3 - p0)
+    // along its outward normal, on the faces down each axis as on those up it.
+    let read_u64 = |d: &std::path::Path, name: &str| -> Vec<u64> {
+        hdf5::File::open(d.join("fields.h5")).unwrap().dataset(name).unwrap().read_raw().unwrap()
+    };
+    let (points, conn, normal) =
+        (read(&full, "surface/points"), read_u64(&full, "surface/connectivity"), read(&full, "surface/normal"));
+    for (f, q) in conn.chunks(4).enumerate() {
+        let p = |c: usize| &points[3 * q[c] as usize..3 * q[c] as usize + 3];
+        let (a, b) = ([0, 1, 2].map(|d| p(1)[d] - p(0)[d]), [0, 1, 2].map(|d| p(3)[d] - p(0)[d]));
+        let cross = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+        let along: f64 = (0..3).map(|d| cross[d] * normal[3 * f + d]).sum();
+        assert!(along > 0.0, "face {f} winds against its normal {:?}", &normal[3 * f..3 * f + 3]);
+    }
     let csv = std::fs::read_to_string(part.join("residuals.csv")).unwrap();
     assert_eq!(csv.lines().count(), 5, "the continued history has 4 iterations:\n{csv}");
     assert!(csv.lines().next().unwrap().ends_with(",drag_coefficient"));

@@ -188,11 +188,12 @@ pub struct Overrides {
 }
 
 impl Overrides {
-    /// Every option given but `--coarse-grids` (a continued run makes no coarse start), as a
-    /// command line repeats them: what the hint to continue an interrupted run must carry, so
-    /// that the continued run solves the same case the same way (the solution-shaping
-    /// `--scheme` among them, `config/compare.rs`; `--precision`, which a continued run may
-    /// change, so that it goes on in the same arithmetic).
+    /// Every option given but `--coarse-grids` (a continued run makes no coarse start) and
+    /// `--max-iterations` (a continued run counts new iterations, so the hint gives those
+    /// left: `cli/run.rs`), as a command line repeats them: what the hint to continue an
+    /// interrupted run must carry, so that the continued run solves the same case the same
+    /// way (the solution-shaping `--scheme` among them, `config/compare.rs`; `--precision`,
+    /// which a continued run may change, so that it goes on in the same arithmetic).
     /// `backend` (unless `auto`) and `threads`, the run's own options, come first.
     pub fn continue_args(&self, backend: BackendChoice, threads: Option<usize>) -> String {
         fn name(v: impl clap::ValueEnum) -> String {
@@ -207,9 +208,6 @@ impl Overrides {
         }
         if let Some(x) = self.memory_budget_mib {
             s += &format!(" --memory-budget-mib {x}");
-        }
-        if let Some(x) = self.max_iterations {
-            s += &format!(" --max-iterations {x}");
         }
         if let Some(x) = self.tolerance {
             s += &format!(" --tolerance {x:e}");

@@ -155,6 +155,8 @@ fn solve(
         Some(r) => Some(load_restart(r, &problem, resume.force)?),
         None => None,
     };
+    // The iterations before this run's, which its iteration limit does not count.
+    let done_before = restart.as_ref().map_or(0, |r| r.history.len());
     let stop = stop_on_signals().map_err(Failure::Run)?;
     // Before the case's backend, whose memory the coarse levels' then no longer share; and
     // after making sure the results can be written, which the coarse levels' time would
@@ -283,15 +285,30 @@ fn solve(
     let mut summary = Summary::new(SummaryInput { problem: &problem, backend: &*solver.backend, result: &result });
     summary.setup_seconds = Some(setup_seconds);
     drop(solver);
+    if result.interrupted {
+        // The same state as fields.h5, under the name a killed run leaves too; before the
+        // results, so that summary.json, written last, vouches for it as well.
+        knudsen::output::write_fields(&checkpoint, &problem, &result)?;
+    }
     write_all(dir, &problem, &result, &summary)?;
     if result.interrupted {
-        // The same state as fields.h5, under the name a killed run leaves too.
-        knudsen::output::write_fields(&checkpoint, &problem, &result)?;
         let code = stop.load(Ordering::SeqCst);
+        // The continued run counts its own iterations: given those this run had left, it
+        // ends where this run would have ended had it not been stopped.
+        let left = cfg.solver.max_iterations.saturating_sub(result.iterations() - done_before);
+        let limit = if left > 0 { format!(" --max-iterations {left}") } else { String::new() };
+        let note = if left > 0 {
+            String::new()
+        } else {
+            format!(
+                " (its limit of {} iterations was reached: --max-iterations N gives N more)",
+                cfg.solver.max_iterations
+            )
+        };
         return Err(Failure::Interrupted {
             code: code as u8,
             message: format!(
-                "interrupted by {} after iteration {}; results (not converged) and checkpoint.h5 are in {}; continue with: knudsen run {}{} --restart {d} --out {d}",
+                "interrupted by {} after iteration {}; results (not converged) and checkpoint.h5 are in {}; continue with: knudsen run {}{}{limit} --restart {d} --out {d}{note}",
                 signal_name(code),
                 result.iterations(),
                 dir.display(),

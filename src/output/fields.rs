@@ -251,7 +251,9 @@ fn write_h5(path: &Path, p: &Problem, r: &RunResult) -> anyhow::Result<()> {
 
 /// The `surface` group: one quadrilateral per body wall face, with four corners of its own
 /// (4 N points), and per face the body index, outward normal, pressure, shear stress, heat
-/// flux into the body and net mass flux (`crate::loads`).
+/// flux into the body and net mass flux (`crate::loads`). Each quadrilateral's corners run
+/// counter-clockwise seen from the gas, so that their winding gives the outward normal (as
+/// ParaView's normals and lighting take it).
 fn write_surface(file: &hdf5::File, p: &Problem, r: &RunResult) -> anyhow::Result<()> {
     let g = &p.grid;
     let surf = crate::loads::surface(p, &r.wall, &r.wall_density);
@@ -267,7 +269,14 @@ fn write_surface(file: &hdf5::File, p: &Problem, r: &RunResult) -> anyhow::Resul
         let span = |d: usize| (axes[d].faces[idx[d]], axes[d].faces[idx[d] + 1]);
         let (u0, u1) = span(t1);
         let (v0, v1) = span(t2);
-        for (u, v) in [(u0, v0), (u1, v0), (u1, v1), (u0, v1)] {
+        // Counter-clockwise in (t1, t2) winds about +e_a (t1, t2, a cyclic); a face whose
+        // normal points down the axis takes its corners the other way round.
+        let corners = if sp.normal[a] > 0.0 {
+            [(u0, v0), (u1, v0), (u1, v1), (u0, v1)]
+        } else {
+            [(u0, v0), (u0, v1), (u1, v1), (u1, v0)]
+        };
+        for (u, v) in corners {
             let mut c = sp.centre;
             c[t1] = u;
             c[t2] = v;
