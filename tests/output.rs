@@ -236,6 +236,16 @@ fn compare_takes_refined_grids_and_refuses_grids_that_do_not_coincide() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("finer along x and the second along y"), "{err}");
+    // The same grid with a body in one result only: its solid cells are gas in the other,
+    // which no difference measures (it once printed NaN and exited 0).
+    let mut body = base.clone();
+    body["bodies"] =
+        serde_json::json!([{"min": [1.0 / 3.0, 0.4, 0.25], "max": [2.0 / 3.0, 0.6, 0.5], "temperature": 1.0}]);
+    let (_d5, with_body) = run(&body);
+    let o = compare(&with_body, &a);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("bodies differ"), "{err}");
     // A path that holds no result is the request's fault too: exit 2, naming the file.
     let (missing, text) = (d0.path().join("none.h5"), d0.path().join("note.h5"));
     std::fs::write(&text, b"not hdf5").unwrap();

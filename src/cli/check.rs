@@ -3,11 +3,12 @@
 
 use super::args::Overrides;
 use super::failure::Failure;
-use super::load::{affordable_acceleration, check_host_memory, host_memory_refusal_now, load, mib};
+use super::load::{host_memory_for_check, load, mib};
 use knudsen::backend::wgpu::schedule::{schedule, GpuLimits};
 use knudsen::backend::{self, cpu::cpu_plan};
 use knudsen::boundary::FaceKind;
-use knudsen::config::{Config, SolverConfig};
+use knudsen::config::Config;
+use knudsen::plan::available_host_bytes;
 use knudsen::problem::Problem;
 use std::path::Path;
 
@@ -18,26 +19,10 @@ pub fn check(path: &Path, device_memory_mib: Option<f64>, overrides: Overrides) 
         }
     }
     let cfg = load(path, overrides)?;
-    // The least any backend needs (a GPU's solve): `check` plans every backend, and the
-    // line above prints the CPU's synthetic-solve need beside it; `run` refuses by the
-    // backend it is given.
-    let mut cfg = cfg;
-    let asked = cfg.solver.acceleration;
-    if let (a, Some(why)) = affordable_acceleration(&cfg, true) {
-        println!("note: {why}");
-        cfg.solver.acceleration = a;
-    }
-    check_host_memory(&cfg, true, 1)?;
-    // The CPU backend keeps the synthetic solve on the host: say where `run --backend cpu`
-    // would fall back or refuse, though a GPU run fits (the same rules as `run`'s).
-    let cpu = Config { solver: SolverConfig { acceleration: asked, ..cfg.solver.clone() }, ..cfg.clone() };
-    match affordable_acceleration(&cpu, false) {
-        (_, Some(why)) => println!("note: with --backend cpu, {why}"),
-        (_, None) => {
-            if let Some(why) = host_memory_refusal_now(&cpu, false, 1) {
-                println!("note: `run --backend cpu` would refuse the case: {why}");
-            }
-        }
+    // `check` plans every backend; `run` refuses by the backend it is given.
+    let (cfg, notes) = host_memory_for_check(&cfg, available_host_bytes()).map_err(Failure::BadInput)?;
+    for note in notes {
+        println!("note: {note}");
     }
     let p = Problem::new(&cfg);
     // A budget too small for the CPU backend's one velocity is refused before anything is

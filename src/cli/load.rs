@@ -87,6 +87,36 @@ pub fn check_host_memory(cfg: &Config, gpu_solve: bool, processes: usize) -> Res
     host_memory_refusal_now(cfg, gpu_solve, processes).map_or(Ok(()), |why| Err(Failure::BadInput(why)))
 }
 
+/// `knudsen check`'s view of the host memory: the case refused only where no backend would
+/// run it (the CPU backend keeps the synthetic solve on the host, a GPU backend keeps host
+/// copies of its buffers: either may need more), with notes for a backend that would refuse
+/// it or fall back to source iteration (the same rules as `run`'s). Returns the case as a
+/// GPU run would make it (`auto` may become `none`), which `check` plans.
+pub fn host_memory_for_check(cfg: &Config, available: Option<u64>) -> Result<(Config, Vec<String>), String> {
+    let mut notes = Vec::new();
+    let mut gpu = cfg.clone();
+    if let (a, Some(why)) = affordable_with(cfg, true, available) {
+        notes.push(why);
+        gpu.solver.acceleration = a;
+    }
+    let mut cpu = cfg.clone();
+    let cpu_note = match affordable_with(cfg, false, available) {
+        (a, Some(why)) => {
+            cpu.solver.acceleration = a;
+            Some(format!("with --backend cpu, {why}"))
+        }
+        (_, None) => None,
+    };
+    match (host_memory_refusal(&gpu, true, 1, available), host_memory_refusal(&cpu, false, 1, available)) {
+        (Some(why), Some(_)) => return Err(why),
+        (Some(why), None) => notes.push(format!("`run` on a GPU backend would refuse the case: {why}")),
+        (None, Some(why)) => notes.push(format!("`run --backend cpu` would refuse the case: {why}")),
+        (None, None) => {}
+    }
+    notes.extend(cpu_note);
+    Ok((gpu, notes))
+}
+
 /// Why [`check_host_memory`] would refuse the case with the memory available now, if it would.
 pub fn host_memory_refusal_now(cfg: &Config, gpu_solve: bool, processes: usize) -> Option<String> {
     host_memory_refusal(cfg, gpu_solve, processes, available_host_bytes())
@@ -154,5 +184,28 @@ mod tests {
         assert!(why.contains("use \"none\"") && !why.contains("\"auto\" (source"), "{why}");
         assert!(host_memory_refusal(&cfg, false, 1, Some(fields - 1)).unwrap().contains("`grid`/`velocity`"));
         assert!(host_memory_refusal(&cfg, false, 1, Some(all)).is_none());
+    }
+
+    #[test]
+    fn check_refuses_only_what_no_backend_would_run() {
+        // Without a synthetic solve a GPU run needs more host memory than a CPU run (host
+        // copies of its buffers): between the two, `check` once refused a case `run --backend
+        // cpu` takes.
+        let mut cfg = Config::from_json(include_str!("../../configs/cavity-quick.json")).unwrap();
+        cfg.solver.acceleration = Acceleration::None;
+        let (cpu, gpu) = (host_need(&cfg, false, false), host_need(&cfg, true, false));
+        assert!(gpu > cpu, "{gpu} {cpu}");
+        let (_, notes) = host_memory_for_check(&cfg, Some(cpu)).unwrap();
+        assert!(notes.len() == 1 && notes[0].starts_with("`run` on a GPU backend would refuse"), "{notes:?}");
+        assert!(host_memory_for_check(&cfg, Some(gpu)).unwrap().1.is_empty());
+        let why = host_memory_for_check(&cfg, Some(cpu - 1)).unwrap_err();
+        assert!(why.contains("`grid`/`velocity`"), "{why}");
+        // GSIS named: the CPU's host solve needs more than a GPU run with its solve on the
+        // device, so the note is the CPU's.
+        cfg.solver.acceleration = Acceleration::Gsis;
+        let (cpu, gpu) = (host_need(&cfg, false, true), host_need(&cfg, true, true));
+        assert!(cpu > gpu, "{gpu} {cpu}");
+        let (_, notes) = host_memory_for_check(&cfg, Some(gpu)).unwrap();
+        assert!(notes.len() == 1 && notes[0].starts_with("`run --backend cpu` would refuse"), "{notes:?}");
     }
 }

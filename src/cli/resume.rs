@@ -83,3 +83,28 @@ pub fn signal_name(code: usize) -> &'static str {
         "SIGINT"
     }
 }
+
+/// `s` as one word of a POSIX shell command line: as it is where it holds only characters no
+/// shell treats specially, else in single quotes (a quote inside as '\''), so that the
+/// printed command to continue a run pastes as it reads.
+pub fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_word;
+
+    #[test]
+    fn paths_quote_where_a_shell_would_split_them() {
+        assert_eq!(shell_word("out/cavity-quick"), "out/cavity-quick");
+        assert_eq!(shell_word("sp dir/my case.json"), "'sp dir/my case.json'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word("$HOME"), "'$HOME'");
+    }
+}

@@ -6,7 +6,7 @@ use super::failure::Failure;
 use super::load::{affordable_acceleration, check_host_memory, load, mib};
 use super::out_dir::{missing_dirs, output_dir, probe_output_dir, remove_made_dirs};
 use super::progress::Progress;
-use super::resume::{load_restart, signal_name, stop_on_signals};
+use super::resume::{load_restart, shell_word, signal_name, stop_on_signals};
 use super::LOG;
 use knudsen::backend::{self, Backend, BackendChoice};
 use knudsen::config::{Config, SolverConfig};
@@ -312,9 +312,9 @@ fn solve(
                 signal_name(code),
                 result.iterations(),
                 dir.display(),
-                path.display(),
+                shell_word(&path.display().to_string()),
                 again,
-                d = dir.display()
+                d = shell_word(&dir.display().to_string())
             ),
         });
     }

@@ -3,6 +3,9 @@
 use super::{one, positive_finite, ConfigError};
 use serde::{Deserialize, Serialize};
 
+/// The smallest rarefaction parameter delta a case may have (`GasConfig::validate`).
+pub const MIN_DELTA: f64 = 1e-15;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GasConfig {
@@ -48,6 +51,19 @@ impl GasConfig {
             (Some(kn), None) => positive_finite("gas.kn", kn)?,
             (None, Some(d)) => positive_finite("gas.delta", d)?,
         }
+        // Past this the collision term is below f64's round-off beside the streaming term:
+        // the flow is free-molecular long before (Kn of 1e3 is), and far past it (measured
+        // at delta 1e-41 and 1e-50) the synthetic solve's coefficients leave f64's range.
+        if self.delta() < MIN_DELTA {
+            let (key, given) = match g.kn {
+                Some(kn) => ("gas.kn", format!("{kn}, delta {:e}", self.delta())),
+                None => ("gas.delta", format!("{:e}", self.delta())),
+            };
+            return Err(ConfigError::new(
+                key,
+                format!("rarefaction beyond delta = {MIN_DELTA:e} (Kn near 1e15), where collisions are below f64's round-off: got {given}; any Kn above about 1e3 is free-molecular flow"),
+            ));
+        }
         if !(g.omega.is_finite() && (0.5..=1.0).contains(&g.omega)) {
             return Err(ConfigError::new(
                 "gas.omega",
@@ -60,5 +76,26 @@ impl GasConfig {
             return Err(ConfigError::new("gas.prandtl", format!("must lie in (0, 1.5], got {}", g.prandtl)));
         }
         positive_finite("gas.length", g.length)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{GasConfig, MIN_DELTA};
+
+    fn gas(kn: Option<f64>, delta: Option<f64>) -> GasConfig {
+        GasConfig { kn, delta, omega: 0.81, prandtl: 2.0 / 3.0, length: 1.0 }
+    }
+
+    #[test]
+    fn rarefaction_past_round_off_is_refused_by_the_key_given() {
+        // Kn 1e40 once passed and ended in a non-finite synthetic correction.
+        assert!(gas(Some(1e14), None).validate().is_ok());
+        assert!(gas(None, Some(MIN_DELTA)).validate().is_ok());
+        let e = gas(Some(1e40), None).validate().unwrap_err();
+        assert_eq!(e.key, "gas.kn", "{e}");
+        let e = gas(None, Some(1e-20)).validate().unwrap_err();
+        assert_eq!(e.key, "gas.delta", "{e}");
+        assert!(e.reason.contains("free-molecular"), "{e}");
     }
 }

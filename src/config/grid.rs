@@ -89,7 +89,7 @@ impl AxisConfig {
                     return err(".cells", "must be at least 1".into());
                 }
                 check_cell_count(n)?;
-                Ok(uniform_faces(lo, hi, n))
+                check_built(uniform_faces(lo, hi, n), ".cells")
             }
             (None, None, None, Some(f), None) => {
                 if f.len() < 2 {
@@ -109,7 +109,7 @@ impl AxisConfig {
             }
             (Some(lo), Some(hi), None, None, Some(st)) => {
                 check_ends(lo, hi)?;
-                stretched_faces(lo, hi, st)
+                check_built(stretched_faces(lo, hi, st)?, ".stretched")
             }
             _ => err("", "give one of {min, max, cells} (uniform), {faces} (explicit) or {min, max, stretched}".into()),
         }
@@ -190,7 +190,27 @@ fn check_ends(lo: f64, hi: f64) -> Result<(), ConfigError> {
     if hi <= lo {
         return Err(ConfigError::new(".max", format!("must exceed min ({hi} <= {lo})")));
     }
+    if !(hi - lo).is_finite() {
+        return Err(ConfigError::new("", format!("the length max - min overflows f64 ({hi} - {lo})")));
+    }
     Ok(())
+}
+
+/// Faces computed from min, max and a cell count must still increase strictly in f64: cells
+/// far narrower than their distance from 0 round onto one another (1e16 + 1 == 1e16).
+fn check_built(faces: Vec<f64>, key: &str) -> Result<Vec<f64>, ConfigError> {
+    match faces.windows(2).position(|w| !(w[1] > w[0])) {
+        None => Ok(faces),
+        Some(i) => Err(ConfigError::new(
+            key,
+            format!(
+                "the cells are too narrow for f64 at this distance from 0: faces {i} and {} round to {} and {}; move the domain nearer 0 or use fewer cells",
+                i + 1,
+                faces[i],
+                faces[i + 1]
+            ),
+        )),
+    }
 }
 
 /// The number of cells growing from width h by r per cell that reach `len` (rounded; 0
@@ -293,6 +313,22 @@ mod tests {
         assert_eq!(*f.last().unwrap(), 0.7);
         let total: f64 = f.windows(2).map(|w| w[1] - w[0]).sum();
         assert!((total - 1.2).abs() < 1e-15);
+    }
+
+    #[test]
+    fn axes_beyond_f64_are_refused_by_key() {
+        // Each of these once passed validation and then panicked building the grid.
+        let refused = |a: AxisConfig| a.faces().unwrap_err();
+        let e = refused(AxisConfig::uniform(-1e308, 1e308, 4));
+        assert!(e.reason.contains("overflows"), "{e}");
+        let e = refused(AxisConfig::uniform(1e16, 1.0000000000000016e16, 16));
+        assert!(e.key == ".cells" && e.reason.contains("too narrow"), "{e}");
+        let st = StretchConfig { uniform: [1e16, 1.000000000000002e16], cells: 64, ratio_min: 1.0, ratio_max: 1.0 };
+        let a =
+            AxisConfig { min: Some(1e16), max: Some(1.000000000000002e16), stretched: Some(st), ..Default::default() };
+        let e = refused(a);
+        assert!(e.key == ".stretched" && e.reason.contains("too narrow"), "{e}");
+        assert!(AxisConfig::uniform(1e6, 1e6 + 1.0, 16384).faces().is_ok());
     }
 
     #[test]

@@ -94,18 +94,26 @@ impl VelocityConfig {
         let step = if simpson { 2 } else { 1 };
         let h = 2.0 * self.max / (self.points - 1) as f64;
         if step as f64 * h > t_min.sqrt() {
-            let mut need = (step as f64 * 2.0 * self.max / t_min.sqrt()).ceil() as usize + 1;
+            // As a float first: a very cold wall asks for more points than any usize holds.
+            let need_f = (step as f64 * 2.0 * self.max / t_min.sqrt()).ceil() + 1.0;
+            let mut need = need_f.min(MAX_VELOCITY_POINTS as f64 + 1.0) as usize;
             if simpson && need % 2 == 0 {
                 need += 1;
             }
+            let advice = if need <= MAX_VELOCITY_POINTS {
+                format!("use at least {need} points")
+            } else {
+                format!("more than the {MAX_VELOCITY_POINTS} points allowed would be needed: raise the coldest temperature or lower velocity.max")
+            };
+            let width =
+                if t_min.sqrt() >= 1e-3 { format!("{:.3}", t_min.sqrt()) } else { format!("{:.3e}", t_min.sqrt()) };
             let which =
                 if simpson { " (composite Simpson: twice the spacing, the step of its coarse half)" } else { "" };
             return Err(ConfigError::new(
                 "velocity.points",
                 format!(
-                    "spacing {:.3} v0{which} does not resolve the coldest Maxwellian (width sqrt(T) = {:.3}); use at least {need} points",
+                    "spacing {:.3} v0{which} does not resolve the coldest Maxwellian (width sqrt(T) = {width}); {advice}",
                     step as f64 * h,
-                    t_min.sqrt()
                 ),
             ));
         }
@@ -130,7 +138,21 @@ impl VelocityConfig {
 
 #[cfg(test)]
 mod tests {
+    use super::{Quadrature, VelocityConfig, MAX_VELOCITY_POINTS};
     use crate::config::{walled_box, BodyConfig, FaceConfig};
+
+    #[test]
+    fn the_points_advised_for_a_cold_wall_stay_within_the_limit() {
+        // A wall at T = 0.01 on [-4, 4] needs 81 points; at 1e-30 or 1e-320 no count within
+        // the limit would do (the advice once read 8000000000000002 and 0 points).
+        let v = VelocityConfig { points: 16, max: 4.0, quadrature: Quadrature::Trapezoid };
+        let e = v.check_resolves(0.01).unwrap_err();
+        assert!(e.reason.ends_with("use at least 81 points"), "{e}");
+        for t in [1e-30, 1e-320] {
+            let e = v.check_resolves(t).unwrap_err();
+            assert!(e.reason.contains(&format!("more than the {MAX_VELOCITY_POINTS} points")), "{t}: {e}");
+        }
+    }
 
     #[test]
     fn walls_and_bodies_near_the_bound_are_warned_of_once_per_state() {

@@ -53,7 +53,15 @@ pub fn compare_fields(a: &Path, b: &Path) -> anyhow::Result<Vec<(&'static str, f
                 ))
                 .into());
             };
-            // Solid cells are NaN in both results; they are left out.
+            // Solid cells are NaN in both results; they are left out. A cell solid in one
+            // result only (other bodies) has no difference to measure.
+            let one_sided = x.iter().zip(&y).filter(|(p, q)| p.is_nan() != q.is_nan()).count();
+            if one_sided > 0 {
+                return Err(super::BadRequest(format!(
+                    "{name}: {one_sided} values are in a solid cell of one result and in gas in the other: the two cases' bodies differ"
+                ))
+                .into());
+            }
             let pairs = || x.iter().zip(&y).filter(|(p, q)| !(p.is_nan() && q.is_nan()));
             let d: f64 = pairs().map(|(p, q)| (p - q) * (p - q)).sum();
             let n: f64 = pairs().map(|(_, q)| q * q).sum();
