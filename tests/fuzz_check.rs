@@ -82,7 +82,7 @@ fn number() -> impl Strategy<Value = Value> {
     prop_oneof![
         any::<i64>().prop_map(Value::from),
         any::<f64>().prop_filter("JSON numbers are finite", |x| x.is_finite()).prop_map(Value::from),
-        prop::sample::select(vec![0.0, -1.0, 1.0, 0.5, 2.0, 1.5, 4.0, 16384.0, 16385.0, 1025.0, 2147483648.0, 1e300])
+        prop::sample::select(vec![0.0, -1.0, 1.0, 0.5, 2.0, 1.5, 4.0, 16384.0, 16385.0, 1025.0, 2147483648.0, 1e300, 1e308, -1e308, 1e16])
             .prop_map(Value::from),
         (0u64..40).prop_map(Value::from),
     ]
@@ -199,7 +199,7 @@ fn arbitrary_json_never_panics_or_hangs() {
 fn replacement() -> impl Strategy<Value = Option<(Value, f64)>> {
     prop_oneof![
         3 => prop::option::weighted(0.85, json()).prop_map(|v| v.map(|v| (v, f64::NAN))),
-        2 => prop::sample::select(vec![0.5, 2.0, -1.0, 1.01, 0.99, 10.0, 0.1, 3.0, 1e6])
+        2 => prop::sample::select(vec![0.5, 2.0, -1.0, 1.01, 0.99, 10.0, 0.1, 3.0, 1e6, 1e16, 1e300])
             .prop_map(|f| Some((Value::Null, f))),
     ]
 }
@@ -246,6 +246,22 @@ fn the_reported_hang_is_refused_at_once() {
     assert!(t.elapsed() < Duration::from_millis(100), "{:?}", t.elapsed());
     assert_eq!(err.key, "grid.y");
     assert!(err.reason.contains("at most 16384"), "{err}");
+}
+
+#[test]
+fn axes_beyond_f64_are_refused_not_a_panic() {
+    // A uniform axis whose length overflows, one whose faces round onto each other far from
+    // 0, and a stretched one of both: each once passed validation and panicked in the grid.
+    let mut base = shipped().into_iter().find(|v| v["grid"]["x"]["cells"].is_u64()).unwrap();
+    for (axis, key) in [
+        (serde_json::json!({"min": -1e308, "max": 1e308, "cells": 4}), "grid.x"),
+        (serde_json::json!({"min": 1e16, "max": 1.0000000000000016e16, "cells": 16}), "grid.x.cells"),
+        (serde_json::json!({"min": -1e308, "max": 1e308, "stretched": {"uniform": [-1e308, 1e308], "cells": 4}}), "grid.x"),
+    ] {
+        base["grid"]["x"] = axis.clone();
+        assert_eq!(check_path(&base.to_string()), 0, "{axis}");
+        assert_eq!(Config::from_json(&base.to_string()).unwrap_err().key, key, "{axis}");
+    }
 }
 
 /// The fuzzer's seeds are the shipped cases; each of them must itself be valid, or a
