@@ -275,6 +275,8 @@ fn text_after_the_case_is_an_error() {
         assert!(e.reason.contains("trailing characters"), "{tail}: {e}");
     }
     assert!(Config::from_json(&format!("{good}\n  \n")).is_ok(), "whitespace after the case is fine");
+    // A byte-order mark before it is fine too (some editors write one).
+    assert!(Config::from_json(&format!("\u{feff}{good}")).is_ok(), "a byte-order mark");
     // Nor is the case an array of its sections.
     let e = Config::from_json("[]").expect_err("an array");
     assert!(e.reason.contains("a case is a JSON object"), "{e}");

@@ -58,7 +58,7 @@ fn print_cuda_plan(cfg: &Config, p: &Problem, total_mib: f64) -> Result<(), Fail
     let value_bytes = backend::gpu_bytes_per_value(f64);
     let table_bytes = gpu_table_bytes(p, value_bytes)?;
     let precision = if f64 { "f64" } else { "f32" };
-    let head = format!("cuda ({precision}) on a {total_mib} MiB device, budget {} MiB", budget >> 20);
+    let head = format!("cuda ({precision}) on a {total_mib} MiB device, budget {:.1} MiB", mib(budget));
     match schedule(&v.octant_members(), &v.xi, g.dims(), budget, &GpuLimits::cuda(total), None, slots, value_bytes) {
         Ok(s) => {
             let need = s.distribution_bytes + s.field_bytes + table_bytes;
@@ -99,7 +99,7 @@ fn print_cuda_plan(cfg: &Config, p: &Problem, total_mib: f64) -> Result<(), Fail
             "cuda synthetic solve: at most {:.1} MiB of device memory; {}",
             mib(syn),
             if syn <= left {
-                format!("fits beside the sweep's {} MiB", budget >> 20)
+                format!("fits beside the sweep's {:.1} MiB", mib(budget))
             } else {
                 format!(
                     "more than the {:.1} MiB beside the sweep's budget: it would run on the host, with {:.1} MiB of host memory (or run with --acceleration none)",

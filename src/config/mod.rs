@@ -103,6 +103,9 @@ fn positive_finite(key: &str, v: f64) -> Result<(), ConfigError> {
 impl Config {
     /// Parse JSON text; unknown keys and wrong types are errors naming the key.
     pub fn from_json(text: &str) -> Result<Self, ConfigError> {
+        // Editors on some systems begin a UTF-8 file with a byte-order mark, which JSON
+        // parsers may skip (RFC 8259, 8.1).
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         // serde would also read a struct from an array of its fields in order; a case is an
         // object of named sections.
         let first = text.trim_start().chars().next();
