@@ -199,7 +199,7 @@ fn check_ends(lo: f64, hi: f64) -> Result<(), ConfigError> {
 /// Faces computed from min, max and a cell count must still increase strictly in f64: cells
 /// far narrower than their distance from 0 round onto one another (1e16 + 1 == 1e16).
 fn check_built(faces: Vec<f64>, key: &str) -> Result<Vec<f64>, ConfigError> {
-    match faces.windows(2).position(|w| !(w[1] > w[0])) {
+    match faces.windows(2).position(|w| !w[1].is_finite() || w[1] <= w[0]) {
         None => Ok(faces),
         Some(i) => Err(ConfigError::new(
             key,
