@@ -82,15 +82,13 @@ fn batching_does_not_change_the_answer() {
     assert!(small.max_batch == 7 && small.batches.len() > 100);
     let ra = Solver::new(&p, Box::new(CpuBackend::with_plan(p.clone(), big))).run(|_| {}).unwrap();
     let rb = Solver::new(&p, Box::new(CpuBackend::with_plan(p.clone(), small))).run(|_| {}).unwrap();
+    let apart = |x: &[f64], y: &[f64]| (0..x.len()).any(|c| (x[c] - y[c]).abs() > 1e-12 * (x[0].abs() + x[c].abs()));
     for (a, b) in ra.raw.iter().zip(&rb.raw) {
-        for c in 0..a.len() {
-            assert!((a[c] - b[c]).abs() <= 1e-12 * (a[0].abs() + a[c].abs()), "{a:?} vs {b:?}");
-        }
+        assert!(!apart(a, b), "{a:?} vs {b:?}");
     }
-    // And the lid changes the answer at that precision, so the comparison has teeth.
+    // And a lid 1e-9 faster fails that same comparison, so it has teeth.
     let mut v0 = v.clone();
     v0["boundaries"]["y_max"]["velocity"] = serde_json::json!([0.1 + 1e-9, 0.0, 0.0]);
     let (_, rc) = run(&config(&v0), BackendChoice::Cpu, 2);
-    let max_diff = ra.raw.iter().zip(&rc.raw).map(|(a, b)| (a[1] - b[1]).abs()).fold(0.0, f64::max);
-    assert!(max_diff > 1e-13, "perturbation invisible: {max_diff:e}");
+    assert!(ra.raw.iter().zip(&rc.raw).any(|(a, b)| apart(a, b)), "a lid 1e-9 faster passes the comparison");
 }

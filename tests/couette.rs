@@ -31,22 +31,22 @@ fn couette_shear_stress_matches_independent_1d_solver() {
     let pxy_fm = 0.1 / (2.0 * std::f64::consts::PI.sqrt());
     for (pr, reference) in [(1.0, 0.5958), (2.0 / 3.0, 0.5956)] {
         let cfg = config(&couette(pr, 24));
-        for b in backends() {
-            if b != knudsen::backend::BackendChoice::Cpu {
-                continue; // f32 cannot converge to 1e-8; the GPU is compared with the CPU elsewhere.
-            }
-            let (p, r) = run(&cfg, b, 2);
-            assert!(r.converged, "Pr {pr}: not converged");
-            // In 1D steady Couette flow P_xy is uniform across the gap; use the mid cell.
-            let mid = r.fields[p.grid.index(0, 20, 0)].p[3];
-            let ratio = -mid / pxy_fm;
-            eprintln!("Pr {pr}: P_xy / P_xy,fm = {ratio:.4} (reference {reference})");
-            assert!((ratio - reference).abs() < 0.005 * reference, "Pr {pr}: {ratio} vs {reference}");
-            // Uniform across the gap to 1% (it is exactly uniform in the continuous problem).
-            for j in 2..38 {
-                let pj = -r.fields[p.grid.index(0, j, 0)].p[3] / pxy_fm;
-                assert!((pj - ratio).abs() < 0.01 * ratio, "P_xy not uniform: cell {j} {pj} vs {ratio}");
-            }
+        // The CPU alone: f32 cannot converge to 1e-8; the GPUs are compared with the CPU
+        // elsewhere.
+        let (p, r) = run(&cfg, knudsen::backend::BackendChoice::Cpu, 2);
+        assert!(r.converged, "Pr {pr}: not converged");
+        // In 1D steady Couette flow P_xy is uniform across the gap; use the mid cell.
+        let mid = r.fields[p.grid.index(0, 20, 0)].p[3];
+        let ratio = -mid / pxy_fm;
+        eprintln!("Pr {pr}: P_xy / P_xy,fm = {ratio:.4} (reference {reference})");
+        assert!((ratio - reference).abs() < 0.005 * reference, "Pr {pr}: {ratio} vs {reference}");
+        // Uniform across the gap to 1%: exactly so in the continuous problem, and the
+        // scheme's momentum flux through the faces is uniform at its fixed point (the
+        // collisions conserve momentum on the grid); the cell values P_xy differ from it by
+        // the first-order error of 40 cells, the 0.8% above.
+        for j in 2..38 {
+            let pj = -r.fields[p.grid.index(0, j, 0)].p[3] / pxy_fm;
+            assert!((pj - ratio).abs() < 0.01 * ratio, "P_xy not uniform: cell {j} {pj} vs {ratio}");
         }
     }
 }

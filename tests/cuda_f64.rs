@@ -18,26 +18,16 @@ use common::*;
 use knudsen::backend::BackendChoice;
 use knudsen::config::Precision;
 
-fn cuda_here() -> bool {
-    match knudsen::backend::cuda_available() {
-        Ok(()) => true,
-        Err(why) => {
-            eprintln!("NOTE: CUDA f64 test not run: {why}");
-            false
-        }
-    }
-}
-
 #[test]
 fn cuda_in_f64_matches_the_cpu_sweep_for_sweep() {
-    if cuda_here() {
+    if cuda_here("the CUDA f64 test") {
         gpu_f64::matches_the_cpu_sweep_for_sweep(BackendChoice::Cuda, "CUDA", 1e-11);
     }
 }
 
 #[test]
 fn cuda_in_f64_converges_at_kn_0_001_where_f32_stalls() {
-    if cuda_here() {
+    if cuda_here("the CUDA f64 test") {
         gpu_f64::converges_at_kn_0_001_where_f32_stalls(BackendChoice::Cuda, "CUDA");
     }
 }
@@ -71,7 +61,7 @@ fn check_plans_the_f64_cuda_sweep() {
 fn cuda_in_f64_takes_the_same_records_from_the_host_and_the_device() {
     use knudsen::backend::{SweepInput, SweepOutput};
     use knudsen::boundary::Face;
-    if !cuda_here() {
+    if !cuda_here("the CUDA f64 test") {
         return;
     }
     let mut v = body_case_json();

@@ -106,6 +106,8 @@ fn batching_and_binding_splits_do_not_change_the_answer() {
 fn subgroup_and_workgroup_reductions_agree() {
     let Some(adapter) = gpu_adapter() else { return };
     if !adapter.features().contains(wgpu::Features::SUBGROUP) {
+        // CI's lavapipe offers subgroups: there their reduction must be compared.
+        assert!(!in_ci(), "CI=true but the adapter has no subgroups: the subgroup reduction is not tested");
         eprintln!("NOTE: adapter has no subgroups; only the workgroup reduction ran");
         return;
     }

@@ -100,6 +100,9 @@ fn shakhov_equilibrium_moments() {
         let mac = Macro { rho, u, t, q, p: [rho * t / 2.0; 6] };
         let e = EqCoeffs::new(&mac, pr, 1.0, 0.81);
         let m = moments(&g, |x| e.shakhov(x));
+        // The trapezoid rule at h = 0.3 (a third of the width sqrt(T) = 1.05) integrates these
+        // Gaussian moments to exp(-pi^2 T / h^2) ~ 1e-52 and the tails beyond 7 are
+        // exp(-(7 - 0.3)^2 / 1.1) ~ 1e-18: 1e-10 is round-off over 48^3 terms, with margin.
         assert!((m.rho - rho).abs() < 1e-10, "Pr {pr}: rho {}", m.rho);
         assert!((m.t - t).abs() < 1e-10, "Pr {pr}: T {}", m.t);
         for d in 0..3 {

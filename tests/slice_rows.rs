@@ -94,8 +94,7 @@ fn check_names_the_wgpu_slice_sweep_s_rows() {
 
 #[test]
 fn cuda_slice_sweep_gives_the_same_bits_at_every_row_count() {
-    match knudsen::backend::cuda_available() {
-        Ok(()) => same_bits_at_every_row_count("cuda"),
-        Err(why) => eprintln!("NOTE: CUDA rows test not run: {why}"),
+    if cuda_here("the CUDA rows test") {
+        same_bits_at_every_row_count("cuda");
     }
 }

@@ -166,6 +166,8 @@ fn check_and_run_name_the_f64_wgpu_sweep() {
     if stderr.contains("no f64 shaders") {
         assert_eq!(stderr.matches("solver.precision \"f64\"").count(), 1, "{stderr}");
     } else {
+        // CI installs llvmpipe (tests/gpu_gl.rs needs it): there the refusal must be seen.
+        assert!(!in_ci(), "CI=true but the f64 refusal through GL was not seen: {stderr}");
         eprintln!("NOTE: no GL adapter here, the f64 refusal through GL not seen: {stderr}");
     }
     // A records stage the f64 sweep cannot take (the stages write f32 records) is refused

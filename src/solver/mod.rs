@@ -265,6 +265,10 @@ impl<'a> Solver<'a> {
         // The next iterate's conserved variables, swapped with the state's each iteration
         // (a fresh vector per iteration cost its page faults).
         let mut spare_conserved = state.conserved.clone();
+        // The sweep's own incident fluxes and wall sums, kept while a synthetic correction
+        // moves them to predict the next wall densities (walls::predict_incident): the loads,
+        // mass fluxes and drag reported are the sweep's, measured with the densities it used.
+        let (mut sweep_incident, mut sweep_wall) = (out.incident.clone(), out.wall.clone());
         let (mut converged, mut interrupted, mut stalled) = (false, false, None);
         // The lowest residual so far and its iteration, over the history a continued run
         // brings too, so that it stops where the run never stopped would.
@@ -314,11 +318,17 @@ impl<'a> Solver<'a> {
             }
             mark(0);
             let sweep = Sweep { seconds: t_sweep, residual: convergence::max_or_nan(&res) };
+            sweep_incident.clone_from(&out.incident);
+            sweep_wall.clone_from(&out.wall);
             self.strategy.update_fields(p, &mut out, &mut state, sweep)?;
             mark(1);
             state.check_physical(p, iteration, self.backend.kind(), &out.raw)?;
             mark(2);
             state.update_boundaries(p, &out, self.strategy.predicted_walls());
+            if self.strategy.predicted_walls() {
+                std::mem::swap(&mut out.incident, &mut sweep_incident);
+                std::mem::swap(&mut out.wall, &mut sweep_wall);
+            }
             mark(3);
             log::debug!(
                 "iteration {iteration}: backend {t_sweep:.4} s, host update {:.4} s (rescale and residual {:.4} s, fields {:.4} s, check {:.4} s, boundaries {:.4} s)",

@@ -15,14 +15,29 @@ pub fn backends() -> Vec<BackendChoice> {
     if gpu_adapter().is_some() {
         list.push(BackendChoice::Wgpu);
     }
-    // CUDA where the binary has it and an NVIDIA driver answers (the device machine; CI
-    // has no NVIDIA GPU and checks the CUDA kernels by compiling them, tests/cuda_nvrtc.rs).
-    match knudsen::backend::cuda_available() {
-        Ok(()) => list.push(BackendChoice::Cuda),
-        Err(why) if cfg!(feature = "cuda-driver") => eprintln!("note: CUDA backend not tested here: {why}"),
-        Err(_) => {}
+    if cuda_here("the CUDA backend's leg of this test") {
+        list.push(BackendChoice::Cuda);
     }
     list
+}
+
+/// Whether the CUDA tests run here: where the binary has CUDA and an NVIDIA driver answers
+/// (the device machine). CI has no NVIDIA GPU and checks the CUDA kernels by compiling them
+/// (tests/cuda_nvrtc.rs), so elsewhere a skip is a note; the device scripts set
+/// TESTS_REQUIRE_CUDA=1 (tests/device/setup.sh), under which it is a failure instead.
+pub fn cuda_here(what: &str) -> bool {
+    match knudsen::backend::cuda_available() {
+        Ok(()) => true,
+        Err(why) => {
+            if std::env::var("TESTS_REQUIRE_CUDA").is_ok_and(|v| v == "1") {
+                panic!("TESTS_REQUIRE_CUDA=1 but {what} cannot run: {why}");
+            }
+            if cfg!(feature = "cuda-driver") {
+                eprintln!("NOTE: {what} not run: {why}");
+            }
+            false
+        }
+    }
 }
 
 /// The adapter `--backend wgpu` would use. Without one: a failure under CI=true, otherwise
@@ -31,13 +46,18 @@ pub fn gpu_adapter() -> Option<wgpu::Adapter> {
     match knudsen::backend::wgpu::device::pick(knudsen::backend::wgpu::device::adapters(), true) {
         Ok(a) => Some(a),
         Err(e) => {
-            if std::env::var("CI").is_ok_and(|v| v == "true") {
+            if in_ci() {
                 panic!("CI=true but no wgpu adapter: {e} (tests/deps.sh installs mesa-vulkan-drivers)");
             }
             eprintln!("NOTE: wgpu tests not run: {e}; run tests/deps.sh to install lavapipe");
             None
         }
     }
+}
+
+/// Whether this is CI (CI=true), where a test that cannot run fails instead of noting it.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
 }
 
 /// Relative L2 difference ||a - b|| / ||b|| of two fields.
