@@ -272,3 +272,99 @@ fn a_rank_failing_after_the_sums_began_ends_the_whole_job() {
     assert!(err.contains("rank 0 of 3 failed"), "{err}");
     assert!(err.contains("checkpoint"), "the error does not name the checkpoint: {err}");
 }
+
+#[test]
+fn processes_given_different_runs_refuse_alike() {
+    // One process told to stop after 3 iterations and the other after 8 once summed 3
+    // sweeps and then waited for each other for ever; two different velocity grids summed
+    // into a wrong answer. Every process refuses instead, at once: exit 2, nothing made.
+    let tmp = scratch("disagree");
+    let dir = tmp.path();
+    let case = write_case(dir, "case", &cavity("none"));
+    let out = dir.join("a").join("out");
+    let (exe, case, out) = (env!("CARGO_BIN_EXE_knudsen"), case.to_str().unwrap(), out.to_str().unwrap());
+    let one = |n: &'static str| ["-np", "1", exe, "run", case, "--backend", "cpu", "--max-iterations", n, "--out", out];
+    let t0 = Instant::now();
+    // An MPMD launch: `knudsen_cmd` would put one program after mpirun's options.
+    let o = Command::new("mpirun")
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("RUST_LOG", "warn")
+        .arg("--oversubscribe")
+        .args(one("3"))
+        .arg(":")
+        .args(one("8"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("were not given the same case and run"), "{err}");
+    assert!(t0.elapsed() < Duration::from_secs(60), "the job took {:?} to end", t0.elapsed());
+    assert!(!dir.join("a").exists(), "a directory was left: {err}");
+}
+
+#[test]
+fn a_refused_case_exits_2_and_leaves_no_directory() {
+    // The CPU's f32 sweep has no second order: refused on rank 0 once the case is built,
+    // which ends the job with the refusal's exit code, and the directories it made go.
+    let tmp = scratch("refused");
+    let dir = tmp.path();
+    let case = write_case(dir, "case", &cavity("none"));
+    let out = dir.join("a").join("out");
+    let o = knudsen_cmd(2)
+        .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "1", "--precision", "f32"])
+        .args(["--scheme", "second_order", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!dir.join("a").exists(), "a directory was left: {err}");
+}
+
+#[test]
+fn validate_and_bench_refuse_a_launch_of_several() {
+    // They run in one process: under mpirun each process would run all of it.
+    let tmp = scratch("one-process");
+    for args in [vec!["validate", "--fast", "--backend", "cpu"], vec!["bench", "--backend", "cpu", "--rows", "8x8"]] {
+        let o = knudsen_cmd(2).args(&args).args(["--out"]).arg(tmp.path().join(args[0])).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("runs in one process"), "{args:?}: {err}");
+        assert!(!tmp.path().join(args[0]).exists(), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn sigusr1_to_mpirun_stops_every_process_after_the_same_iteration() {
+    // Open MPI's mpirun turns a Ctrl-C into SIGTERM and, a second later, SIGKILL for the
+    // processes; SIGUSR1 it forwards. Every process stops after the same iteration, rank 0
+    // writes the results and the checkpoint, and the job exits 138 (128 + SIGUSR1) saying
+    // how to continue.
+    let tmp = scratch("usr1");
+    let dir = tmp.path();
+    let mut v = cavity_json(10, 16, 4.0, 0.1);
+    v["solver"] = serde_json::json!({"tolerance": 1e-25, "max_iterations": 400, "checkpoint_minutes": 1e-6,
+                                     "acceleration": "none", "coarse_grids": 0});
+    let case = write_case(dir, "case", &v);
+    let out = dir.join("out");
+    let mut child = knudsen_cmd(2)
+        .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "1", "--out", out.to_str().unwrap()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !out.join("checkpoint.h5").exists() {
+        assert!(child.try_wait().unwrap().is_none(), "the job ended before its first checkpoint");
+        assert!(t0.elapsed() < Duration::from_secs(120), "no checkpoint after 120 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(Command::new("kill").args(["-USR1", &child.id().to_string()]).status().unwrap().success());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(138), "{err}");
+    assert!(err.contains("interrupted by SIGUSR1") && err.contains("continue with: knudsen run"), "{err}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["interrupted"].as_bool(), Some(true), "{err}");
+    assert!(iterations(&out) < 400 && out.join("checkpoint.h5").exists(), "{err}");
+}

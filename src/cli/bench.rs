@@ -75,6 +75,7 @@ fn backends(asked: &[BackendChoice]) -> Result<Vec<(BackendChoice, bool)>, Failu
 }
 
 pub fn bench(a: BenchArgs) -> Result<(), Failure> {
+    super::failure::one_process("bench")?;
     if a.iterations == 0 {
         return Err(Failure::BadInput("--iterations must be at least 1".into()));
     }

@@ -26,14 +26,19 @@ impl Failure {
         }
     }
 
+    /// The process's exit code for this failure.
+    pub fn code(&self) -> u8 {
+        match self {
+            Failure::BadInput(_) => EXIT_BAD_INPUT,
+            Failure::Run(_) => 1,
+            Failure::Interrupted { code, .. } => *code,
+        }
+    }
+
     /// Print the error on stderr and give the exit code.
     pub fn report(self) -> ExitCode {
         eprintln!("{}", self.message());
-        match self {
-            Failure::BadInput(_) => ExitCode::from(EXIT_BAD_INPUT),
-            Failure::Run(_) => ExitCode::FAILURE,
-            Failure::Interrupted { code, .. } => ExitCode::from(code),
-        }
+        ExitCode::from(self.code())
     }
 }
 
@@ -46,5 +51,16 @@ impl From<ConfigError> for Failure {
 impl From<anyhow::Error> for Failure {
     fn from(e: anyhow::Error) -> Self {
         Failure::Run(e)
+    }
+}
+
+/// Refuse a command that runs in one process (`validate`, `bench`) when a launcher started it
+/// as several: each would run all of it, and all would write the same files.
+pub fn one_process(command: &str) -> Result<(), Failure> {
+    match knudsen::parallel::launched_processes().filter(|&n| n > 1) {
+        Some(n) => Err(Failure::BadInput(format!(
+            "knudsen {command} runs in one process, but it was started as one of {n} (mpirun, srun): each would run all of it; start it without the launcher (only `knudsen run` shares the work: docs/parallel.md)"
+        ))),
+        None => Ok(()),
     }
 }

@@ -1,4 +1,5 @@
-//! Continuing a run (`--restart DIR`), and stopping one cleanly on SIGINT or SIGTERM.
+//! Continuing a run (`--restart DIR`), and stopping one cleanly on SIGINT, SIGTERM or
+//! SIGUSR1.
 
 use super::failure::Failure;
 use super::LOG;
@@ -45,14 +46,17 @@ pub fn load_restart(dir: &Path, problem: &Problem, force: bool) -> Result<Restar
     knudsen::output::read_restart(&file, problem).map_err(bad)
 }
 
-/// A flag that SIGINT sets to 130 and SIGTERM to 143 (128 + the signal: the exit code
-/// shells expect). A second signal while the first is being handled ends the process at
-/// once (exit 1), for a user who does not want to wait for the iteration to finish.
+/// A flag that SIGINT sets to 130, SIGTERM to 143 and SIGUSR1 to 138 (128 + the signal: the
+/// exit code shells expect). SIGUSR1 is for MPI runs: Open MPI's mpirun forwards it to every
+/// process, where a Ctrl-C on mpirun reaches them as SIGTERM followed a second later by
+/// SIGKILL (docs/parallel.md). A second signal while the first is being handled ends the
+/// process at once (exit 1), for a user who does not want to wait for the iteration to
+/// finish.
 pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicUsize>> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
+    use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
     let stop = Arc::new(AtomicUsize::new(0));
     let asked = Arc::new(AtomicBool::new(false));
-    for (sig, code) in [(SIGINT, 130), (SIGTERM, 143)] {
+    for (sig, code) in [(SIGINT, 130), (SIGTERM, 143), (SIGUSR1, 138)] {
         signal_hook::flag::register_conditional_shutdown(sig, 1, asked.clone())?;
         signal_hook::flag::register(sig, asked.clone())?;
         signal_hook::flag::register_usize(sig, stop.clone(), code)?;
@@ -77,10 +81,10 @@ pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicUsize>> {
 
 /// The name of the signal behind an exit code of [`stop_on_signals`].
 pub fn signal_name(code: usize) -> &'static str {
-    if code == 143 {
-        "SIGTERM"
-    } else {
-        "SIGINT"
+    match code {
+        143 => "SIGTERM",
+        138 => "SIGUSR1",
+        _ => "SIGINT",
     }
 }
 

@@ -59,6 +59,10 @@ pub fn run(
         pool = pool.num_threads(n);
     }
     pool.build_global().map_err(|e| Failure::Run(e.into()))?;
+    // A run refused or stopped before it wrote anything leaves no directory it made: each
+    // made directory goes only while empty, so results and checkpoints stay. Found before
+    // any process makes one.
+    let made = missing_dirs(&dir);
     #[cfg(feature = "mpi")]
     {
         let mpi = knudsen::parallel::mpi::Mpi::init_if_launched().map_err(Failure::Run)?;
@@ -67,6 +71,15 @@ pub fn run(
             if m.rank > 0 {
                 // One voice: rank 0 logs, draws the progress and writes; the others warn.
                 log::set_max_level(log::LevelFilter::Warn);
+            }
+            // Every process refuses alike (exit 2, nothing made) where they were not given
+            // the same case and run: otherwise they would sum different sweeps into a wrong
+            // answer, or wait for one another's next sum when their stops differ.
+            if !m.all_agree(run_fingerprint(&cfg, &resume)) {
+                return Err(Failure::BadInput(format!(
+                    "the {} processes were not given the same case and run: the case's solution-shaping keys, `tolerance`, `max_iterations`, `acceleration`, `partner_relaxation`, `coarse_grids`, `stall_sweeps` and --restart must agree (precision and backend may differ: docs/parallel.md)",
+                    m.ranks
+                )));
             }
             let reduce = match m.reducer() {
                 Ok(r) => r,
@@ -78,12 +91,22 @@ pub fn run(
             // The coarse start's levels each take a sum of their own (coarse.rs).
             let more = || m.reducer();
             let group = Group { rank: m.rank, ranks: m.ranks, reduce: Some(reduce), more: Some(&more) };
+            // Rank 0 alone makes and writes the output directory, so it alone removes what it
+            // made and left empty; a failure on another rank ends the job before it could.
             return match solve(path, &cfg, choice, &dir, &resume, &again, group) {
-                Err(f @ Failure::Interrupted { .. }) => Err(f),
+                Err(f @ Failure::Interrupted { .. }) => {
+                    if m.rank == 0 {
+                        remove_made_dirs(&made);
+                    }
+                    Err(f)
+                }
                 Err(f) => {
                     // The other ranks wait in the next sum: end them all, with this error.
                     say(format!("rank {} of {} failed:\n{}\n", m.rank, m.ranks, f.message()));
-                    m.abort(1)
+                    if m.rank == 0 {
+                        remove_made_dirs(&made);
+                    }
+                    m.abort(i32::from(f.code()))
                 }
                 ok => ok,
             };
@@ -95,9 +118,6 @@ pub fn run(
             "started as one of {n} MPI processes, but this knudsen was built without the `mpi` feature: each would run the whole case (build with --features mpi; docs/parallel.md)"
         )));
     }
-    // A run refused or stopped before it wrote anything leaves no directory it made: each
-    // made directory goes only while empty, so results and checkpoints stay.
-    let made = missing_dirs(&dir);
     let solved =
         solve(path, &cfg, choice, &dir, &resume, &again, Group { rank: 0, ranks: 1, reduce: None, more: None });
     if solved.is_err() {
@@ -425,4 +445,26 @@ impl Drop for EarlySyntheticCompile {
 fn say(line: String) {
     use std::io::Write;
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+/// What the processes of one MPI run must share: the case's solution-shaping keys (as a
+/// restart compares them), the stop and the path (tolerance, iterations, acceleration,
+/// partner relaxation, coarse start, stall rule) and what they continue. Precision, backend,
+/// memory budget and output may differ between processes (MPMD launches).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+fn run_fingerprint(cfg: &Config, resume: &Resume) -> u64 {
+    let s = &cfg.solver;
+    let text = format!(
+        "{}|{:e}|{}|{}|{:?}|{}|{}|{:?}|{}",
+        cfg.state_hash(),
+        s.tolerance,
+        s.max_iterations,
+        s.acceleration.name(),
+        s.partner_relaxation,
+        s.coarse_grids,
+        s.stall_sweeps,
+        resume.from,
+        resume.force
+    );
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }

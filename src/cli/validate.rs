@@ -13,6 +13,7 @@ pub fn validate(
     given: (Acceleration, Option<Precision>),
     out: &Path,
 ) -> Result<(), Failure> {
+    super::failure::one_process("validate")?;
     let files = if files.is_empty() { default_suites()? } else { files };
     // Every file is read and checked before anything runs.
     let suites: Vec<Suite> = files

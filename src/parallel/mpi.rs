@@ -46,6 +46,14 @@ impl Mpi {
         }))
     }
 
+    /// Whether every process holds the same `x` (each gets the same answer).
+    pub fn all_agree(&self, x: u64) -> bool {
+        let (mut lo, mut hi) = (x, x);
+        self.world.all_reduce_into(&x, &mut lo, mpi::collective::SystemOperation::min());
+        self.world.all_reduce_into(&x, &mut hi, mpi::collective::SystemOperation::max());
+        lo == hi
+    }
+
     /// Ends every process of the job (a failing rank must not leave the others waiting).
     pub fn abort(&self, code: i32) -> ! {
         self.world.abort(code)
