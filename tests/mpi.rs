@@ -273,6 +273,30 @@ fn a_rank_failing_after_the_sums_began_ends_the_whole_job() {
     assert!(err.contains("checkpoint"), "the error does not name the checkpoint: {err}");
 }
 
+/// Run `cmd` to its end, or kill it and fail after `limit` (a job whose processes wait for
+/// each other must fail the test, not hang it): its exit code and stderr.
+fn within(mut cmd: Command, limit: Duration) -> (Option<i32>, String) {
+    let mut child = cmd.stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t0.elapsed() > limit {
+            // SIGTERM first: mpirun then ends its processes, which a SIGKILL to it would
+            // leave running.
+            let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+            std::thread::sleep(Duration::from_secs(5));
+            let _ = child.kill();
+            panic!("the job still ran after {limit:?}: its processes wait for each other");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    (status.code(), err)
+}
+
 #[test]
 fn processes_given_different_runs_refuse_alike() {
     // One process told to stop after 3 iterations and the other after 8 once summed 3
@@ -284,22 +308,13 @@ fn processes_given_different_runs_refuse_alike() {
     let out = dir.join("a").join("out");
     let (exe, case, out) = (env!("CARGO_BIN_EXE_knudsen"), case.to_str().unwrap(), out.to_str().unwrap());
     let one = |n: &'static str| ["-np", "1", exe, "run", case, "--backend", "cpu", "--max-iterations", n, "--out", out];
-    let t0 = Instant::now();
     // An MPMD launch: `knudsen_cmd` would put one program after mpirun's options.
-    let o = Command::new("mpirun")
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .env("RUST_LOG", "warn")
-        .arg("--oversubscribe")
-        .args(one("3"))
-        .arg(":")
-        .args(one("8"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    let mut mpmd = Command::new("mpirun");
+    mpmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1").env("RUST_LOG", "warn");
+    mpmd.arg("--oversubscribe").args(one("3")).arg(":").args(one("8"));
+    let (code, err) = within(mpmd, Duration::from_secs(60));
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("were not given the same case and run"), "{err}");
-    assert!(t0.elapsed() < Duration::from_secs(60), "the job took {:?} to end", t0.elapsed());
     assert!(!dir.join("a").exists(), "a directory was left: {err}");
 }
 
