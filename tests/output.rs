@@ -98,7 +98,8 @@ fn run_writes_every_result_file() {
     let p: Vec<f64> = f.dataset("pressure").unwrap().read_raw().unwrap();
     let stress: Vec<f64> = f.dataset("stress").unwrap().read_raw().unwrap();
     for c in 0..rho.len() {
-        // p = rho T / 2 = tr(P) / 3, the two definitions of docs/model.md.
+        // p = rho T / 2 = tr(P) / 3, the two definitions of docs/model.md: to f64 round-off
+        // (a few ulps of values of order 1) after source iteration's update.
         assert!((p[c] - rho[c] * t[c] / 2.0).abs() < 1e-14);
         let tr = stress[6 * c] + stress[6 * c + 1] + stress[6 * c + 2];
         assert!((p[c] - tr / 3.0).abs() < 1e-13);
