@@ -235,6 +235,15 @@ fn cases() -> Vec<(&'static str, serde_json::Value, &'static str, &'static str)>
             "must lie in [1, 1.5]",
         ),
         (
+            "three ends for a uniform part",
+            with(&|v| {
+                v["grid"]["x"] = serde_json::json!({"min": -3.0, "max": 3.0,
+                    "stretched": {"uniform": [-0.5, 0.0, 0.5], "cells": 4}})
+            }),
+            "grid.x.stretched.uniform",
+            "too many elements",
+        ),
+        (
             "faces not increasing",
             with(&|v| v["grid"]["y"] = serde_json::json!({"faces": [0.0, 0.5, 0.4, 1.0]})),
             "grid.y.faces",

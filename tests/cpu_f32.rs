@@ -123,7 +123,10 @@ fn f32_refuses_the_second_order_scheme_and_bad_values() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{stdout}");
-    assert!(stdout.contains("cpu: refuses: solver.precision \"f32\"") && !stdout.contains("cpu (f32"), "{stdout}");
+    assert!(
+        stdout.contains("cpu: refuses: solver.precision / --precision \"f32\"") && !stdout.contains("cpu (f32"),
+        "{stdout}"
+    );
     let mut v = cavity_json(4, 8, 4.0, 0.1);
     v["solver"] = serde_json::json!({"precision": "f16"});
     let e = Config::from_json(&v.to_string()).unwrap_err().to_string();

@@ -118,7 +118,13 @@ impl Config {
             // "." is the document root and "?" a position the parser could not name (syntax
             // errors); neither is a key.
             let key = if key == "." || key == "?" { String::new() } else { key };
-            ConfigError::new(key, e.into_inner().to_string())
+            let reason = e.into_inner().to_string();
+            // serde_json's word for a fixed-length array given more elements than it holds.
+            let reason = match reason.strip_prefix("trailing characters") {
+                Some(at) if !key.is_empty() => format!("too many elements{at}"),
+                _ => reason,
+            };
+            ConfigError::new(key, reason)
         })?;
         // Anything after the case's object (a second object pasted in, say) is an error, not
         // ignored.

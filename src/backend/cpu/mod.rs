@@ -109,7 +109,7 @@ pub fn cpu_plan(p: &Problem, budget_bytes: u64) -> Result<BatchPlan, crate::plan
 pub fn f32_scheme_refusal(cfg: &crate::config::Config) -> Option<String> {
     let s = &cfg.solver;
     (Precision::on_cpu(s.precision) == Precision::F32 && s.scheme != crate::config::Scheme::FirstOrder).then(|| {
-        "solver.precision \"f32\": the CPU backend's f32 sweep is first order only; use \"f64\" (its default) with the second-order scheme, or a GPU backend".to_string()
+        "solver.precision / --precision \"f32\": the CPU backend's f32 sweep is first order only; use \"f64\" (its default) with the second-order scheme, or a GPU backend".to_string()
     })
 }
 
