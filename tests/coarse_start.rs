@@ -73,6 +73,8 @@ fn a_coarse_start_reaches_the_plain_starts_fields_in_fewer_sweeps() {
         let own = s1["seconds_per_iteration"].as_f64().unwrap() * s1["iterations"].as_f64().unwrap();
         let total = s1["total_seconds"].as_f64().unwrap();
         assert!(coarse_seconds > 0.0, "{name}");
+        // The same recorded seconds multiplied and summed in another order: f64 round-off,
+        // far below 1e-9.
         assert!(
             (total - (own + coarse_seconds)).abs() <= 1e-9 * total,
             "{name}: {total} against {own} + {coarse_seconds}"

@@ -102,6 +102,9 @@ fn gsis_on_every_backend_agrees_with_the_cpu() {
     for b in backends().into_iter().filter(|&b| b != BackendChoice::Cpu) {
         let (_, r) = run(&cfg, b, 2);
         eprintln!("{b:?}: {} iterations (CPU {})", r.iterations(), cpu.iterations());
+        // The GPUs' f32 sweeps reach the 1e-6 stop by a slightly different path than the
+        // CPU's f64 (their residuals differ by round-off near the stop): a few sweeps more,
+        // not the tens that a synthetic solve gone wrong would take.
         assert!(r.converged && r.iterations() <= cpu.iterations() + 3, "{b:?}: {} iterations", r.iterations());
         for (name, d) in field_differences(&r.fields, &cpu.fields) {
             let tol = if name == "heat_flux" { 3e-4 } else { 1e-4 };
@@ -131,6 +134,7 @@ fn gsis_solves_on_the_wgpu_device_from_8192_cells_and_agrees_with_the_cpu() {
     assert_eq!(gpu.synthetic_solve, Some("wgpu"), "the solve must run on the wgpu device");
     assert!(cpu.converged && gpu.converged);
     eprintln!("wgpu {} iterations, CPU {}", gpu.iterations(), cpu.iterations());
+    // As above: a few sweeps' slack for f32 round-off near the stop.
     assert!(gpu.iterations() <= cpu.iterations() + 3, "wgpu {} iterations", gpu.iterations());
     for (name, d) in field_differences(&gpu.fields, &cpu.fields) {
         let tol = if name == "heat_flux" { 1e-3 } else { 1e-4 };
