@@ -81,12 +81,20 @@ REMARKS = {
     "cavity-grid": "First-order upwind: the observed order approaches 1 from below as the grid is refined "
     "(0.73 from 8/16/32 in the fast subset, 0.72 from 16/32/64). The centre velocity is a small quantity "
     "(a few percent of the lid speed) and the Richardson estimate puts the 64^3 value 20% from the "
-    "grid limit: first-order upwind needs fine grids for interior detail at Kn = 1.",
+    "grid limit: first-order upwind needs fine grids for interior detail at Kn = 1. The accepted window, "
+    "0.7 to 1.4, is first order approached from below, as here, and fails a sweep of order 1/2 or 2.",
     "fourier-bgk": "Cross-check, not a reference: an unattributed BGK table in the public repository "
     "olegrog/latex (file science/03_couette_heat/heat/bgkw.txt, read 2026-11-22; no source is given there, "
     "so it is not cited as published data) lists 0.9925, 0.9352, 0.6405 and 0.1767 at delta = 0.01, 0.1, 1 "
     "and 10: within 0.06% of the independent solver for delta <= 1 and 0.5% above it at delta = 10.",
-    "cavity-velocity": "The uniform velocity grid converges fast here: 33 and 65 points differ by 1e-4.",
+    "cavity-velocity": "The uniform velocity grid converges fast here: 33 and 65 points differ by 1e-4. "
+    "The accepted window, 0.7 to 4.5, is wide because the trapezoid rule converges faster than any fixed "
+    "order where f is smooth and at order 2 across its kinks; changes that alternate in sign give no order, "
+    "and the last change bounds the error instead.",
+    "couette-refinement": "The accepted window, 0.8 to 1.2, is first order: the Couette profile is smooth "
+    "across the gap at delta = 10, where first-order upwind is in its asymptotic range.",
+    "couette-velocity": "The accepted window, 1.5 to 3.0, is the uniform velocity grid's order 2 at the kink "
+    "of f at xi_y = 0 (see the introduction), with room for the coarsest grids' approach to it.",
 }
 
 
