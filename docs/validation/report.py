@@ -48,7 +48,18 @@ GSIS they take 20 and 30.
 `knudsen validate --fast` runs the fast subset; the test suite runs it (`tests/validation.rs`),
 so CI checks it on every change. Each case states the measured value, the reference, the
 relative difference and the tolerance, and passes or fails by it; the command exits with
-status 1 if any case fails.
+status 1 if any case fails. A point whose run or measurement fails (no backend, a state the
+solver refuses, a measure the case cannot give) fails its suite with the error; the suite's
+other points still run and are reported (a convergence or agreement suite is then not
+judged), and the other suites still run; `results-<subset>.json` holds them
+all. The output directory and the results file's name are checked before the first run
+(exit 2 where `--out` is a file or the results name a directory). On f32 arithmetic (the GPU
+backends' default, `--precision f32` on the CPU) a point's tolerance below 1e-5 is raised to
+that floor (`docs/configs.md`, "The f32 floor"; the results record it as `stop_raised_to`),
+and a suite that needs runs converged further fails saying so: `cavity-slip` compares
+source iteration with GSIS converged to 1e-8, and stopped at 1e-5 source iteration lies
+8e-4 from the answer (`tests/validation.rs`). Run the suite in f64 (`--precision f64` on
+CUDA or on wgpu with f64 shaders; the CPU's default) where it must pass on a GPU.
 
 Results below: {stamp}.
 
