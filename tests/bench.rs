@@ -58,6 +58,23 @@ fn bench_times_each_backend_and_writes_the_csv() {
 }
 
 #[test]
+fn a_row_runs_every_sweep_asked_for_past_the_f32_floor() {
+    // The 4^3-cell Kn 1 cavity reaches f32's 1e-5 in about 25 sweeps; 40 asked for once
+    // stopped there and failed the row.
+    let out = tempfile::tempdir().unwrap();
+    let d = out.path().join("b");
+    let args =
+        ["--backend", "cpu", "--precision", "f32", "--rows", "4x9", "--iterations", "40", "--warmup-seconds", "0"];
+    let o = bench(&[&args[..], &["--out", d.to_str().unwrap()]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(d.join("bench.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let row = split_csv(csv.lines().nth(1).unwrap());
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    assert_eq!((row[col("status")].as_str(), row[col("timed_iterations")].as_str()), ("ok", "40"), "{csv}");
+}
+
+#[test]
 fn bench_refuses_bad_input_before_running() {
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("b");

@@ -234,8 +234,14 @@ impl<'a> Solver<'a> {
         // Every process stops by the same rules: the largest floor of their backends.
         let own_floor = self.backend.residual_floor();
         let floor = self.reduce.as_ref().map_or(own_floor, |r| r.largest(own_floor));
-        warn_if_raised(tolerance, floor, own_floor, self.backend.kind());
-        let tolerance = effective_tolerance(tolerance, floor);
+        // A tolerance of 0 asks for every sweep (`knudsen bench`'s fixed count), also past
+        // the floor, where the residual no longer falls and a raised stop would end the run.
+        let tolerance = if tolerance > 0.0 {
+            warn_if_raised(tolerance, floor, own_floor, self.backend.kind());
+            effective_tolerance(tolerance, floor)
+        } else {
+            0.0
+        };
         let start = Instant::now();
         let (mut state, mut history) = match self.restart.take() {
             Some(mut r) => {
