@@ -95,6 +95,12 @@ fn bench_refuses_bad_input_before_running() {
         assert!(err.contains(needle), "{args:?}: {err}");
         assert!(!dir.exists(), "{args:?} wrote {}", dir.display());
     }
+    // bench.csv taken by a directory: refused before the rows run, not after.
+    std::fs::create_dir_all(dir.join("bench.csv")).unwrap();
+    let o = bench(&["--backend", "cpu", "--rows", "6x10", "--out", d]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("bench.csv is a directory"), "{err}");
 }
 
 /// Split one CSV line, keeping quoted fields (device names hold commas) whole.

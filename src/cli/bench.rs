@@ -105,6 +105,11 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     std::fs::create_dir_all(&a.out)
         .map_err(|e| Failure::BadInput(format!("cannot create {}: {e}", a.out.display())))?;
     probe_output_dir(&a.out).map_err(Failure::BadInput)?;
+    // The table's file taken by a directory would fail its rename after every row has run.
+    let table = a.out.join("bench.csv");
+    if table.is_dir() {
+        return Err(Failure::BadInput(format!("{} is a directory; move it or choose another --out", table.display())));
+    }
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(n) = a.threads {
         pool = pool.num_threads(n);
