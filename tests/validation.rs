@@ -58,6 +58,29 @@ fn fast_validation_subset_passes() {
 }
 
 #[test]
+fn a_suite_given_twice_or_none_at_all_is_refused() {
+    // Twice: the results and the report key suites by name, so one would hide the other.
+    // None: "all 0 suites pass" would pass nothing.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let file = dir.join("one.json");
+    std::fs::write(&file, one_couette_point().to_string()).unwrap();
+    let run = validate(&dir.join("out"), &[&file, &file], &[]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(err.contains("is given twice") && !dir.join("out").exists(), "{err}");
+    std::fs::create_dir_all(dir.join("configs/validation")).unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .current_dir(dir)
+        .args(["validate", "--fast", "--backend", "cpu", "--out", "out"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(err.contains("holds no suite"), "{err}");
+}
+
+#[test]
 fn a_failing_case_fails_the_command() {
     // The same Couette case with a reference 5% off must fail, with exit status 1.
     let mut suite = one_couette_point();

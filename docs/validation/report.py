@@ -53,7 +53,9 @@ solver refuses, a measure the case cannot give) fails its suite with the error; 
 other points still run and are reported (a convergence or agreement suite is then not
 judged), and the other suites still run; `results-<subset>.json` holds them
 all. The output directory and the results file's name are checked before the first run
-(exit 2 where `--out` is a file or the results name a directory). On f32 arithmetic (the GPU
+(exit 2 where `--out` is a file or the results name a directory), and so are a suite given
+twice, a folder of no suites and values that could only fail (a tolerance <= 0, a reference
+of 0, an order range that does not increase). On f32 arithmetic (the GPU
 backends' default, `--precision f32` on the CPU) a point's tolerance below 1e-5 is raised to
 that floor (`docs/configs.md`, "The f32 floor"; the results record it as `stop_raised_to`),
 and a suite that needs runs converged further fails saying so: `cavity-slip` compares

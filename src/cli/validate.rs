@@ -21,6 +21,13 @@ pub fn validate(
         .map(|f| Suite::from_file(f))
         .collect::<anyhow::Result<_>>()
         .map_err(|e| Failure::BadInput(format!("{e:#}")))?;
+    // Results are keyed by suite name (the report takes one per name): a name twice would
+    // hide one of them.
+    let mut names: Vec<&str> = suites.iter().map(|s| s.name.as_str()).collect();
+    names.sort_unstable();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        return Err(Failure::BadInput(format!("suite `{}` is given twice (by file or by name)", w[0])));
+    }
     let subset = if fast { "fast" } else { "full" };
     // The place of the results is checked before hours of runs, not after.
     if out.exists() && !out.is_dir() {
@@ -66,6 +73,10 @@ fn default_suites() -> Result<Vec<PathBuf>, Failure> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
+    if list.is_empty() {
+        // No suite would be "all 0 suites pass".
+        return Err(Failure::BadInput(format!("{}: holds no suite (*.json)", dir.display())));
+    }
     list.sort();
     Ok(list)
 }

@@ -154,6 +154,20 @@ impl Suite {
             if self.kind == Kind::Reference && (p.reference.is_none() || p.tolerance.is_none()) {
                 bail!("point {n}: a reference suite needs `reference` and `tolerance` on every point");
             }
+            // A relative difference needs a nonzero reference, and a tolerance that a
+            // difference can meet: otherwise the point could only fail, after its run.
+            if let Some(r) = p.reference.filter(|r| !(r.is_finite() && *r != 0.0)) {
+                bail!("point {n}: `reference` must be finite and nonzero (the difference is relative to it), got {r}");
+            }
+            if let Some(t) = p.tolerance.filter(|t| !(t.is_finite() && *t > 0.0)) {
+                bail!("point {n}: `tolerance` must be positive and finite, got {t}");
+            }
+        }
+        if let Some(t) = self.tolerance.filter(|t| !(t.is_finite() && *t > 0.0)) {
+            bail!("`tolerance` must be positive and finite, got {t}");
+        }
+        if let Some([lo, hi]) = self.order.filter(|[lo, hi]| !(lo.is_finite() && hi.is_finite() && lo < hi)) {
+            bail!("`order` must be an increasing range [lo, hi], got [{lo}, {hi}]");
         }
         // Both subsets must be able to judge the suite: CI runs `fast`, the report `full`.
         let needed = match self.kind {
@@ -214,6 +228,29 @@ mod tests {
             let path = e.unwrap().path();
             Suite::from_file(&path).unwrap_or_else(|err| panic!("{}: {err:#}", path.display()));
         }
+    }
+
+    #[test]
+    fn values_that_could_only_fail_are_rejected_before_any_run() {
+        // Each of these once ran every point and then failed the suite (exit 1).
+        let c = suite("configs/validation", "couette-bgk.json");
+        let refused = |edit: &dyn Fn(&mut Suite), words: &str| {
+            let mut s = c.clone();
+            edit(&mut s);
+            let err = s.check().unwrap_err().to_string();
+            assert!(err.contains(words), "{words}: {err}");
+        };
+        c.check().unwrap();
+        refused(&|s| s.points[0].tolerance = Some(-0.5), "`tolerance` must be positive");
+        refused(&|s| s.points[0].reference = Some(0.0), "`reference` must be finite and nonzero");
+        let mut v = suite("configs/validation", "couette-refinement.json");
+        v.check().unwrap();
+        v.order = Some([2.0, 0.5]);
+        assert!(v.check().unwrap_err().to_string().contains("increasing range"));
+        let mut a = suite("configs/validation", "cavity-slip.json");
+        a.check().unwrap();
+        a.tolerance = Some(-1.0);
+        assert!(a.check().unwrap_err().to_string().contains("`tolerance` must be positive"));
     }
 
     #[test]
