@@ -224,6 +224,8 @@ impl<'a> Solver<'a> {
         self.run_for(s.max_iterations, s.tolerance, &mut observe)
     }
 
+    /// Iterate to `tolerance` (raised to the backends' round-off floor) or `max_iterations`;
+    /// a `tolerance` of 0 runs all `max_iterations` (`knudsen bench`'s fixed count).
     pub fn run_for(
         &mut self,
         max_iterations: usize,
