@@ -81,6 +81,23 @@ fn a_suite_given_twice_or_none_at_all_is_refused() {
 }
 
 #[test]
+fn a_measure_that_is_not_a_number_fails_its_point_saying_so() {
+    // Walls at rest give the Couette shear no wall speed to scale by: -inf, which once
+    // reached results-fast.json as null with no word of why.
+    let mut suite = one_couette_point();
+    let rest = serde_json::json!({"type": "diffuse_wall", "temperature": 1.0, "velocity": [0.0, 0.0, 0.0]});
+    suite["points"][0]["set"]["boundaries.y_min"] = rest.clone();
+    suite["points"][0]["set"]["boundaries.y_max"] = rest;
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("rest.json");
+    std::fs::write(&file, suite.to_string()).unwrap();
+    let run = validate(&tmp.path().join("out"), &[&file], &[]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(run.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("the measured value is") && stdout.contains("no scale"), "{stdout}");
+}
+
+#[test]
 fn a_failing_case_fails_the_command() {
     // The same Couette case with a reference 5% off must fail, with exit status 1.
     let mut suite = one_couette_point();

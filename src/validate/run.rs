@@ -170,6 +170,9 @@ fn run_point(
     let floor = b.residual_floor();
     let result = Solver::new(&problem, b).run(|_| {})?;
     let measured = measure(suite.measure, &problem, &result)?;
+    // A value that is not a number (a scale of 0, such as walls at rest for the Couette
+    // shear) fails the point saying so; it would reach the results file as null.
+    anyhow::ensure!(measured.is_finite(), "the measured value is {measured}: the case gives the measure no scale");
     let mut r = PointResult {
         set: p.set.clone(),
         measured,
