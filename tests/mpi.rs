@@ -368,3 +368,25 @@ fn sigusr1_to_mpirun_stops_every_process_after_the_same_iteration() {
     assert_eq!(summary["interrupted"].as_bool(), Some(true), "{err}");
     assert!(iterations(&out) < 400 && out.join("checkpoint.h5").exists(), "{err}");
 }
+
+#[test]
+fn a_rank_refusing_after_rank_0_checked_the_output_leaves_no_directory() {
+    // Rank 0 makes sure the results can be written once its own backend is set up; the
+    // other rank, here given a memory budget too small for its batches, refuses at the same
+    // point and aborts the job before rank 0 could remove what it made. The check therefore
+    // leaves nothing made: the directory appears with the first file written.
+    let tmp = scratch("refused-elsewhere");
+    let dir = tmp.path();
+    let case = write_case(dir, "case", &cavity("none"));
+    let out = dir.join("a").join("out");
+    let (exe, case, out) = (env!("CARGO_BIN_EXE_knudsen"), case.to_str().unwrap(), out.to_str().unwrap());
+    let common = ["run", case, "--backend", "cpu", "--threads", "1", "--out", out];
+    let mut mpmd = Command::new("mpirun");
+    mpmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1").env("RUST_LOG", "warn");
+    mpmd.args(["--oversubscribe", "-np", "1", exe]).args(common).args([":", "-np", "1", exe]).args(common);
+    mpmd.args(["--memory-budget-mib", "0.0001"]);
+    let (code, err) = within(mpmd, Duration::from_secs(60));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("rank 1 of 2 failed"), "{err}");
+    assert!(!dir.join("a").exists(), "a directory was left: {err}");
+}

@@ -13,11 +13,25 @@ pub fn output_dir(path: &Path, cfg: &Config, out: Option<PathBuf>) -> PathBuf {
 
 /// Make sure results can be written before spending time on the solve: create the
 /// directory, write and remove a probe file in it, and find no directory under a result's
-/// name.
+/// name. The directories made for the probe go again: the first file written makes them
+/// anew ([`make_output_dir`]), so that a run ended from outside before it wrote anything (an
+/// MPI job aborted by another process's failure) leaves no empty directory behind.
 pub fn probe_output_dir(dir: &Path) -> Result<(), String> {
     if dir.exists() && !dir.is_dir() {
         return Err(format!("output path {} exists and is not a directory", dir.display()));
     }
+    let made = missing_dirs(dir);
+    let probed = probe(dir);
+    remove_made_dirs(&made);
+    probed
+}
+
+/// Create `dir` (and its parents) for the first file a run writes there.
+pub fn make_output_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
+
+fn probe(dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create output directory {}: {e}", dir.display()))?;
     let probe = dir.join(format!(".knudsen-probe-{}", std::process::id()));
     std::fs::write(&probe, b"").map_err(|e| format!("cannot write to output directory {}: {e}", dir.display()))?;

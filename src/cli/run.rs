@@ -4,7 +4,7 @@ use super::args::Overrides;
 use super::coarse::{coarse_start, compile_synthetic_as_the_device_opens, MakeReduce, Share};
 use super::failure::Failure;
 use super::load::{affordable_acceleration, check_host_memory, load, mib};
-use super::out_dir::{missing_dirs, output_dir, probe_output_dir, remove_made_dirs};
+use super::out_dir::{make_output_dir, missing_dirs, output_dir, probe_output_dir, remove_made_dirs};
 use super::progress::Progress;
 use super::resume::{load_restart, shell_word, signal_name, stop_on_signals};
 use super::LOG;
@@ -92,7 +92,8 @@ pub fn run(
             let more = || m.reducer();
             let group = Group { rank: m.rank, ranks: m.ranks, reduce: Some(reduce), more: Some(&more) };
             // Rank 0 alone makes and writes the output directory, so it alone removes what it
-            // made and left empty; a failure on another rank ends the job before it could.
+            // made and left empty. A failure on another rank ends the job before it could:
+            // hence the directory is made only by the first file written (out_dir.rs).
             return match solve(path, &cfg, choice, &dir, &resume, &again, group) {
                 Err(f @ Failure::Interrupted { .. }) => {
                     if m.rank == 0 {
@@ -248,6 +249,8 @@ fn solve(
             every,
             Box::new(|snapshot| {
                 if saved_after.get().is_none() {
+                    make_output_dir(dir)
+                        .map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
                     knudsen::output::remove_summary(dir)?;
                 }
                 knudsen::output::write_fields(&checkpoint, &problem, snapshot)?;
@@ -308,6 +311,7 @@ fn solve(
     if result.interrupted {
         // The same state as fields.h5, under the name a killed run leaves too; before the
         // results, so that summary.json, written last, vouches for it as well.
+        make_output_dir(dir).map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
         knudsen::output::write_fields(&checkpoint, &problem, &result)?;
     }
     write_all(dir, &problem, &result, &summary)?;

@@ -37,7 +37,7 @@ pub fn validate(
     if path.is_dir() {
         return Err(Failure::BadInput(format!("{} is a directory; move it or choose another --out", path.display())));
     }
-    // Created, and a file written and removed in it, so that an unwritable folder is found now.
+    // A file written and removed in it, so that an unwritable folder is found now.
     super::out_dir::probe_output_dir(out).map_err(|e| Failure::BadInput(format!("--out: {e}")))?;
     let mut results = Vec::new();
     for s in &suites {
@@ -51,6 +51,8 @@ pub fn validate(
         "subset": subset,
         "suites": results,
     });
+    super::out_dir::make_output_dir(out)
+        .map_err(|e| Failure::Run(anyhow::anyhow!("cannot create output directory {}: {e}", out.display())))?;
     knudsen::output::write_atomic_bytes(&path, serde_json::to_string_pretty(&doc).unwrap().as_bytes())
         .map_err(Failure::Run)?;
     let failed: Vec<&str> = results.iter().filter(|r| !r.pass).map(|r| r.name.as_str()).collect();
