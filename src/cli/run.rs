@@ -470,5 +470,5 @@ fn run_fingerprint(cfg: &Config, resume: &Resume) -> u64 {
         resume.from,
         resume.force
     );
-    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+    knudsen::config::fnv1a(&text)
 }

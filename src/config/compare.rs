@@ -41,9 +41,7 @@ impl Config {
     /// A hash of the keys that shape the solution (FNV-1a, 64 bits, of their JSON), stored
     /// with checkpoints and results so a restart can tell whether the case changed.
     pub fn state_hash(&self) -> String {
-        let text = self.state_json().to_string();
-        let h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
-        format!("{h:016x}")
+        format!("{:016x}", fnv1a(&self.state_json().to_string()))
     }
 
     /// The dotted keys whose values differ between `self` and a stored case (the JSON of a
@@ -58,6 +56,12 @@ impl Config {
         diff("", &stored, &self.state_json(), &mut out);
         out
     }
+}
+
+/// 64-bit FNV-1a of `text`: a fingerprint stable across builds and platforms (std's hasher
+/// promises neither), for comparing cases between runs and processes.
+pub fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
 fn remove(v: &mut Value, dotted: &str) {

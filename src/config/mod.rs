@@ -24,6 +24,7 @@ pub mod velocity;
 
 pub use bodies::{BodyConfig, MAX_WALL_FACES};
 pub use boundaries::{BoundariesConfig, FaceConfig};
+pub use compare::fnv1a;
 pub use free_stream::{FreeStreamConfig, InitialConfig, GAMMA};
 pub use gas::GasConfig;
 pub use grid::{AxisConfig, GridConfig, StretchConfig, MAX_CELLS_PER_AXIS, MAX_STRETCH_RATIO};
