@@ -331,6 +331,40 @@ fn cli_rejects_bad_configs_with_exit_2_and_writes_nothing() {
 }
 
 #[test]
+fn a_negative_option_value_is_named_by_its_option() {
+    // Refused by the option's own check, or by its type, which names the option; not
+    // clap's "unexpected argument '-1'", which read "-1e-3" as a flag and told the user to
+    // write "-- -1".
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("ok.json");
+    std::fs::write(&cfg, cavity_json(4, 16, 4.0, 0.1).to_string()).unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let out = dir.path().join("out");
+    for (args, named) in [
+        (vec!["run", cfg, "--tolerance", "-1e-3"], "--tolerance"),
+        (vec!["run", cfg, "--max-iterations", "-3"], "--max-iterations"),
+        (vec!["run", cfg, "--memory-budget-mib", "-1e3"], "--memory-budget-mib"),
+        (vec!["check", cfg, "--device-memory-mib", "-5"], "--device-memory-mib"),
+        (vec!["bench", "--warmup-seconds", "-1e-3"], "--warmup-seconds"),
+        (vec!["bench", "--iterations", "-3"], "--iterations"),
+        // Not a negative number, but the sum that is the rows' iteration limit: named as
+        // the options given, not as the row case's `solver.max_iterations`.
+        (vec!["bench", "--iterations", "999999999", "--warmup", "5"], "--iterations plus --warmup"),
+    ] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_knudsen"));
+        cmd.args(&args);
+        if args[0] != "check" {
+            cmd.arg("--out").arg(&out);
+        }
+        let o = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(named) && !err.contains("unexpected argument"), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?}: output written");
+    }
+}
+
+#[test]
 fn check_ends_quietly_when_its_reader_goes() {
     // `knudsen check CASE | head -1`: the reader closes before check prints; without the
     // default SIGPIPE disposition (src/main.rs) `println!` panicked on the closed pipe.

@@ -11,9 +11,12 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Subcommands taking numbers let a negative one through, so that the option's own check
+// names it and says what it must be, not clap's "unexpected argument '-3'".
 #[derive(Subcommand)]
 pub enum Command {
     /// Run a case to convergence and write its results.
+    #[command(allow_negative_numbers = true)]
     Run {
         /// JSON case file.
         config: PathBuf,
@@ -141,6 +144,7 @@ pub enum Command {
     /// Time fixed cases (the cavity at CxV cells x velocities, the paper cube) on the
     /// backends given, after warm-up, against the floor the measured copy bandwidth sets;
     /// print a table and write OUT/bench.csv.
+    #[command(allow_negative_numbers = true)]
     Bench {
         #[command(flatten)]
         args: BenchArgs,
@@ -149,11 +153,12 @@ pub enum Command {
     /// devices, and what `--backend auto` picks.
     Info,
     /// Validate a case and print its derived quantities without running it.
+    #[command(allow_negative_numbers = true)]
     Check {
         config: PathBuf,
         /// Also plan the CUDA backend on a device with this much memory (e.g. 12288 for a
         /// Tesla K40), with the CUDA backend's default budget of half of it.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         device_memory_mib: Option<f64>,
         #[command(flatten)]
         overrides: Overrides,
@@ -164,13 +169,14 @@ pub enum Command {
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub struct Overrides {
     /// Distribution-function memory budget in MiB (overrides solver.memory_budget_mib).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub memory_budget_mib: Option<f64>,
     /// Overrides solver.max_iterations.
     #[arg(long)]
     pub max_iterations: Option<usize>,
     /// Overrides solver.tolerance.
-    #[arg(long)]
+    // Hyphen values: clap takes "-1e-3" for a flag, not a negative number.
+    #[arg(long, allow_hyphen_values = true)]
     pub tolerance: Option<f64>,
     /// Overrides solver.acceleration.
     #[arg(long, value_enum)]
@@ -243,7 +249,7 @@ pub struct BenchArgs {
     pub warmup: usize,
     /// Untimed runs of `--warmup` iterations (each from the case's initial state) repeat
     /// before the timed run until this many seconds have passed since the backend was built.
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     pub warmup_seconds: f64,
     #[arg(long, value_enum, default_value = "first_order")]
     pub scheme: knudsen::config::Scheme,
@@ -251,11 +257,11 @@ pub struct BenchArgs {
     #[arg(long, value_enum, default_value = "f64")]
     pub precision: knudsen::config::Precision,
     /// Distribution-storage budget in MiB (default: 16384 on GPUs, the CPU's own default).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub memory_budget_mib: Option<f64>,
     /// Rows with more phase-space points are skipped (and listed so) on the CPU and on
     /// software GPU adapters.
-    #[arg(long, default_value_t = 2e9)]
+    #[arg(long, default_value_t = 2e9, allow_hyphen_values = true)]
     pub cpu_max_points: f64,
     /// Worker threads for the CPU backend (default: all cores).
     #[arg(long)]
