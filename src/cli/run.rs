@@ -3,12 +3,13 @@
 use super::args::Overrides;
 use super::coarse::{coarse_start, compile_synthetic_as_the_device_opens, MakeReduce, Share};
 use super::failure::Failure;
-use super::load::{affordable_acceleration, check_host_memory, load, mib};
+use super::load::{affordable_acceleration, check_host_memory, load};
 use super::out_dir::{make_output_dir, missing_dirs, output_dir, probe_output_dir, remove_made_dirs};
 use super::progress::Progress;
-use super::resume::{load_restart, shell_word, signal_name, stop_on_signals};
+use super::resume::{load_restart, stop_on_signals};
+use super::run_report::{interrupted, log_case, log_ending};
 use super::LOG;
-use knudsen::backend::{self, Backend, BackendChoice};
+use knudsen::backend::{self, BackendChoice};
 use knudsen::config::{Config, SolverConfig};
 use knudsen::output::{write_all, Summary, SummaryInput};
 use knudsen::problem::Problem;
@@ -317,102 +318,15 @@ fn solve(
     write_all(dir, &problem, &result, &summary)?;
     if result.interrupted {
         let code = stop.load(Ordering::SeqCst);
-        // The continued run counts its own iterations: given those this run had left, it
-        // ends where this run would have ended had it not been stopped.
         let left = cfg.solver.max_iterations.saturating_sub(result.iterations() - done_before);
-        let limit = if left > 0 { format!(" --max-iterations {left}") } else { String::new() };
-        let note = if left > 0 {
-            String::new()
-        } else {
-            format!(
-                " (its limit of {} iterations was reached: --max-iterations N gives N more)",
-                cfg.solver.max_iterations
-            )
-        };
-        return Err(Failure::Interrupted {
-            code: code as u8,
-            message: format!(
-                "interrupted by {} after iteration {}; results (not converged) and checkpoint.h5 are in {}; continue with: knudsen run {}{}{limit} --restart {d} --out {d}{note}",
-                signal_name(code),
-                result.iterations(),
-                dir.display(),
-                shell_word(&path.display().to_string()),
-                again,
-                d = shell_word(&dir.display().to_string())
-            ),
-        });
+        return Err(interrupted(code, &result, left, cfg.solver.max_iterations, path, dir, again));
     }
     // fields.h5 now holds the final state; an older checkpoint would only mislead.
     if checkpoint.exists() {
         std::fs::remove_file(&checkpoint).map_err(|e| Failure::Run(e.into()))?;
     }
-    if result.converged {
-        match &result.coarse_start {
-            Some(c) => log::info!(
-                target: LOG,
-                "converged in {} iterations after a coarse start ({:.2} s in all, {:.2} s of them the coarse levels' iterations, besides {:.2} s setting them up); results in {}",
-                result.iterations(),
-                result.seconds_in_all(),
-                c.seconds,
-                c.setup_seconds,
-                dir.display()
-            ),
-            None => log::info!(
-                target: LOG,
-                "converged in {} iterations ({:.2} s); results in {}",
-                result.iterations(),
-                result.total_seconds,
-                dir.display()
-            ),
-        }
-    } else if let Some((lowest, at)) = result.stalled {
-        log::warn!(
-            target: LOG,
-            "not converged: stalled at the f32 round-off floor; the residual stayed above its lowest, {lowest:.3e} at iteration {at}, for {} sweeps, above the tolerance {:.1e} (`solver.stall_sweeps`; docs/configs.md, \"The f32 floor\": `--precision f64` on `--backend cuda`, `--backend wgpu` (adapters with f64 shaders) or `--backend cpu` goes further); results written to {}",
-            result.iterations() - at,
-            summary.tolerance,
-            dir.display()
-        );
-    } else {
-        log::warn!(
-            target: LOG,
-            "not converged: residual {:.3e} > tolerance {:.1e} after {} iterations; results written to {}",
-            result.final_residual(),
-            summary.tolerance,
-            result.iterations(),
-            dir.display()
-        );
-    }
+    log_ending(&result, summary.tolerance, dir);
     Ok(())
-}
-
-/// The case and the plan, before the first iteration.
-fn log_case(path: &Path, cfg: &Config, problem: &Problem, backend: &dyn Backend) {
-    let plan = backend.plan_summary();
-    if backend.residual_floor() > 0.0 {
-        if let Some(n) = cfg.f32_floor_note() {
-            log::warn!(target: LOG, "{n}");
-        }
-    }
-    log::info!(target: LOG,
-        "{}: {} cells x {} velocities = {:.3e} phase-space points; Kn = {:.4}, delta = {:.4}, Pr = {:.4}",
-        path.display(),
-        problem.grid.cells(),
-        problem.vgrid.len(),
-        problem.phase_points() as f64,
-        cfg.kn(),
-        cfg.delta(),
-        cfg.gas.prandtl
-    );
-    log::info!(target: LOG,
-        "backend {} on {}; {} batches of up to {} velocities, {} in flight, {:.1} MiB of distribution storage",
-        backend.kind(),
-        backend.device(),
-        plan.batches,
-        plan.max_batch,
-        plan.in_flight,
-        mib(plan.distribution_bytes)
-    );
 }
 
 /// The synthetic solve's CUDA kernels compiled from before the backend is built
