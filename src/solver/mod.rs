@@ -21,19 +21,18 @@
 pub mod coarse;
 pub mod convergence;
 pub mod prolong;
+mod run_result;
 pub mod source_iteration;
 pub mod state;
 pub mod synthetic;
 
 pub use convergence::{residuals, IterationRecord, MOMENTUM_FLOOR, RESIDUAL_NAMES};
+pub use run_result::RunResult;
 pub use state::Restart;
 
 use crate::backend::{Backend, SweepInput, SweepOutput};
-use crate::body::WALL_SUMS;
-use crate::boundary::FaceData;
 use crate::config::Acceleration;
-use crate::damping::DensitySteps;
-use crate::model::{raw, Macro, NRAW};
+use crate::model::raw;
 use crate::problem::Problem;
 use convergence::{conserved_from_raw, effective_tolerance, warn_if_raised};
 use rayon::prelude::*;
@@ -95,59 +94,6 @@ pub struct Sweep {
     pub seconds: f64,
     /// The largest relative change of the conserved variables it made.
     pub residual: f64,
-}
-
-#[derive(Debug, Clone)]
-pub struct RunResult {
-    /// Final macroscopic state per cell.
-    pub fields: Vec<Macro>,
-    pub raw: Vec<[f64; NRAW]>,
-    pub incident: FaceData,
-    /// Body wall faces: the incident sums of the final sweep and the wall densities that
-    /// sweep used (together they give the exact discrete surface fluxes; `crate::loads`).
-    pub wall: Vec<[f64; WALL_SUMS]>,
-    pub wall_density: Vec<f64>,
-    /// The inputs of the next iteration, so a run can be continued (`Restart`).
-    pub next_face_density: FaceData,
-    pub next_wall_density: Vec<f64>,
-    /// Partner data of the next iteration (specular and periodic faces).
-    pub next_partner: FaceData,
-    /// The damping state of the next wall-density update (`crate::damping`).
-    pub next_steps: DensitySteps,
-    /// The strategy's own state ([`Strategy::saved`]).
-    pub strategy_state: Option<Vec<[f64; 5]>>,
-    pub history: Vec<IterationRecord>,
-    pub converged: bool,
-    /// Stopped on request ([`Solver::with_stop`]) before convergence or the iteration limit.
-    pub interrupted: bool,
-    /// Stopped because the residual had not fallen below its lowest for
-    /// `solver.stall_sweeps` sweeps at the f32 arithmetic's floor ([`convergence::stalled`]):
-    /// that lowest residual and its iteration.
-    pub stalled: Option<(f64, usize)>,
-    /// The tolerance the stop used: the case's, or where that lies below it the largest
-    /// round-off floor of the processes' backends ([`convergence::effective_tolerance`]).
-    pub stop_tolerance: f64,
-    pub total_seconds: f64,
-    /// Where the strategy's solve last ran ([`Strategy::solved_on`]).
-    pub synthetic_solve: Option<&'static str>,
-    /// Synthetic solves made in this run ([`Strategy::solves`]).
-    pub synthetic_solves: Option<usize>,
-    /// The coarse levels the run started from (`knudsen run`, [`coarse`]); `total_seconds`
-    /// does not count them ([`RunResult::seconds_in_all`] does).
-    pub coarse_start: Option<coarse::CoarseStart>,
-}
-
-impl RunResult {
-    pub fn iterations(&self) -> usize {
-        self.history.len()
-    }
-    pub fn final_residual(&self) -> f64 {
-        self.history.last().map_or(f64::NAN, IterationRecord::residual)
-    }
-    /// Seconds to this result: the iterations' and the coarse start's.
-    pub fn seconds_in_all(&self) -> f64 {
-        self.total_seconds + self.coarse_start.as_ref().map_or(0.0, |c| c.seconds)
-    }
 }
 
 /// Receives a snapshot of the run (a [`RunResult`] with `converged` false) to write.
@@ -387,7 +333,15 @@ impl<'a> Solver<'a> {
                 if last_checkpoint.elapsed() >= *every {
                     let seconds = elapsed0 + start.elapsed().as_secs_f64();
                     let saved = self.strategy.saved();
-                    let r = result(state.clone(), out.clone(), history.clone(), [false; 2], seconds, saved, tolerance);
+                    let r = run_result::assemble(
+                        state.clone(),
+                        out.clone(),
+                        history.clone(),
+                        [false; 2],
+                        seconds,
+                        saved,
+                        tolerance,
+                    );
                     write(&RunResult {
                         synthetic_solve: self.strategy.solved_on(),
                         synthetic_solves: self.strategy.solves().map(|s| s[0]),
@@ -401,41 +355,17 @@ impl<'a> Solver<'a> {
             r.finish()?;
         }
         let seconds = elapsed0 + start.elapsed().as_secs_f64();
-        let r = result(state, out, history, [converged, interrupted], seconds, self.strategy.saved(), tolerance);
+        let r = run_result::assemble(
+            state,
+            out,
+            history,
+            [converged, interrupted],
+            seconds,
+            self.strategy.saved(),
+            tolerance,
+        );
         let synthetic_solves = self.strategy.solves().map(|s| s[0]);
         Ok(RunResult { synthetic_solve: self.strategy.solved_on(), synthetic_solves, stalled, ..r })
-    }
-}
-
-fn result(
-    state: State,
-    out: SweepOutput,
-    history: Vec<IterationRecord>,
-    [converged, interrupted]: [bool; 2],
-    total_seconds: f64,
-    strategy_state: Option<Vec<[f64; 5]>>,
-    stop_tolerance: f64,
-) -> RunResult {
-    RunResult {
-        strategy_state,
-        fields: state.fields,
-        raw: out.raw,
-        incident: out.incident,
-        wall: out.wall,
-        wall_density: state.used_wall_density,
-        next_face_density: state.face_density,
-        next_wall_density: state.wall_density,
-        next_partner: state.partner,
-        next_steps: state.steps,
-        history,
-        converged,
-        interrupted,
-        stalled: None,
-        stop_tolerance,
-        total_seconds,
-        synthetic_solve: None,
-        synthetic_solves: None,
-        coarse_start: None,
     }
 }
 
