@@ -239,3 +239,66 @@ fn a_box_open_through_a_free_stream_face_with_periodic_and_specular_sides_conver
         gsis_reaches_the_source_iteration_answer_sooner(sides, &v);
     }
 }
+
+/// The CPU backend, but its third sweep returns NaN moments in one cell: what a device
+/// fault or an overflow gives.
+struct Poisoned {
+    inner: Box<dyn knudsen::backend::Backend>,
+    sweeps: usize,
+    cell: usize,
+}
+
+impl knudsen::backend::Backend for Poisoned {
+    fn kind(&self) -> &'static str {
+        "poisoned cpu"
+    }
+    fn device(&self) -> String {
+        self.inner.device()
+    }
+    fn plan_summary(&self) -> knudsen::backend::PlanSummary {
+        self.inner.plan_summary()
+    }
+    fn bytes_per_value(&self) -> usize {
+        self.inner.bytes_per_value()
+    }
+    fn sweep(
+        &mut self,
+        input: &knudsen::backend::SweepInput,
+        out: &mut knudsen::backend::SweepOutput,
+    ) -> anyhow::Result<()> {
+        self.inner.sweep(input, out)?;
+        self.sweeps += 1;
+        if self.sweeps == 3 {
+            out.raw[self.cell][0] = f64::NAN;
+        }
+        Ok(())
+    }
+    fn copy_bandwidth(&mut self) -> anyhow::Result<f64> {
+        self.inner.copy_bandwidth()
+    }
+}
+
+#[test]
+fn a_sweep_with_non_finite_moments_ends_the_run_naming_the_cell_before_any_solve() {
+    // Before, the synthetic update ran first: GMRES took every step to its limit on the NaN
+    // right-hand side, and the run then ended blaming the synthetic solve ("`--acceleration
+    // none` runs without it"). The sweep's fault is named at once, with its cell.
+    // With the mass rescale (closed domains' default), whose factor would spread the NaN to
+    // every cell, and without.
+    for rescale in [true, false] {
+        let mut v = cavity_json(6, 10, 4.0, 0.1);
+        v["gas"]["kn"] = serde_json::json!(0.02);
+        v["solver"]["mass_rescale"] = serde_json::json!(rescale);
+        let cfg = with(config(&v), Acceleration::Gsis, 1e-9, 50);
+        let p = std::sync::Arc::new(knudsen::problem::Problem::new(&cfg));
+        let (inner, _) = knudsen::backend::create(BackendChoice::Cpu, p.clone(), cfg.solver.memory_budget_mib).unwrap();
+        let cell = p.grid.index(2, 3, 4);
+        let backend = Box::new(Poisoned { inner, sweeps: 0, cell });
+        let mut records = 0;
+        let e = knudsen::solver::Solver::new(&p, backend).run(|_| records += 1).unwrap_err();
+        let e = format!("{e:#}");
+        assert!(e.contains("iteration 3") && e.contains(&format!("cell {cell} (i, j, k = 2, 3, 4)")), "{e}");
+        assert!(e.contains("non-finite moments") && !e.contains("synthetic"), "{e}");
+        assert_eq!(records, 2, "rescale {rescale}: the poisoned sweep was recorded as an iteration");
+    }
+}

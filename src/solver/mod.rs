@@ -260,8 +260,16 @@ impl<'a> Solver<'a> {
                 lap = Instant::now();
             };
             let factor = p.config.mass_rescale().then(|| mass0 / mass_of(&out, &volumes));
+            if let Some(f) = factor.filter(|f| !f.is_finite()) {
+                let what = format!("the mass rescale's factor is {f}");
+                return Err(State::non_finite_sweep(p, iteration, self.backend.kind(), &out.raw, &what));
+            }
             rescale_and_conserve(&mut out, factor, &mut spare_conserved);
             let res = residuals(&state.conserved, &spare_conserved, convergence::momentum_floor(floor));
+            if let Some(r) = Some(convergence::max_or_nan(&res)).filter(|r| !r.is_finite()) {
+                let what = format!("residual is {r}");
+                return Err(State::non_finite_sweep(p, iteration, self.backend.kind(), &out.raw, &what));
+            }
             std::mem::swap(&mut state.conserved, &mut spare_conserved);
             // The partner data's relaxation acts on the sweep's exits before a synthetic
             // correction moves them, so the move is taken whole. Not on a run's first sweep:

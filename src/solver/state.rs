@@ -141,6 +141,33 @@ impl State {
         )
     }
 
+    /// The error of a sweep that gave a non-finite value (`what`: its residual or its total
+    /// mass): the first fluid cell whose raw moments are not finite, where there is one.
+    /// Raised before the mass rescale, which would spread the value to every cell, and
+    /// before the macroscopic update, which would otherwise spend its time on it (a
+    /// synthetic solve's GMRES ran to its step limit) and be blamed for it.
+    pub fn non_finite_sweep(
+        p: &Problem,
+        iteration: usize,
+        backend: &str,
+        raw: &[[f64; crate::model::NRAW]],
+        what: &str,
+    ) -> anyhow::Error {
+        let solids = &p.bodies.solids;
+        let bad =
+            raw.par_iter().enumerate().position_first(|(c, m)| !solids.is_solid(c) && m.iter().any(|x| !x.is_finite()));
+        match bad {
+            Some(c) => {
+                let [i, j, k] = p.grid.coords(c);
+                anyhow::anyhow!(
+                    "iteration {iteration}: the sweep on the {backend} backend returned non-finite moments in cell {c} (i, j, k = {i}, {j}, {k}): {:?}",
+                    raw[c]
+                )
+            }
+            None => anyhow::anyhow!("iteration {iteration}: {what} on the {backend} backend"),
+        }
+    }
+
     /// The box-face, wall and partner data of the next sweep from this sweep's incident
     /// fluxes and exits, damped where successive updates alternate (`crate::damping`).
     /// `predicted`: the update moved the incident fluxes to predict a synthetic correction.

@@ -226,12 +226,20 @@ pub fn gmres_in<S: Space>(
     if bnorm == 0.0 {
         return Ok((x, Outcome { iterations: 0, relative_residual: 0.0, seconds: [0.0; 3] }));
     }
+    // A non-finite right-hand side or residual never falls below the tolerance: without
+    // this, every step up to the limit would run on it (thousands, seconds each at scale).
+    if !bnorm.is_finite() {
+        anyhow::bail!("the synthetic system's right-hand side is not finite (norm {bnorm})");
+    }
     let mut r = s.take()?;
     s.copy(&mut r, b)?;
     let mut total = 0;
     let mut rel = 1.0;
     while total < max_iterations {
         let beta = s.dot(&r, &r)?.sqrt();
+        if !beta.is_finite() {
+            anyhow::bail!("GMRES: the residual's norm is {beta} after {total} steps");
+        }
         rel = beta / bnorm;
         if rel <= rtol {
             break;
