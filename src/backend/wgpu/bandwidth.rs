@@ -34,7 +34,7 @@ pub fn copy_bandwidth(device: &wgpu::Device, queue: &wgpu::Queue, software: bool
         }
         let t0 = Instant::now();
         queue.submit([enc.finish()]);
-        device.poll(wgpu::PollType::wait_indefinitely())?;
+        super::faults::wait(device, None)?;
         Ok(t0.elapsed().as_secs_f64())
     };
     let desc = wgpu::ShaderModuleDescriptor {

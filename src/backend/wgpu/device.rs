@@ -214,7 +214,7 @@ pub fn open_or_kept(
     }
     let kept = KEPT.with(|k| k.borrow().as_ref().filter(|d| d.key == key).map(|d| (d.device.clone(), d.queue.clone())));
     if let Some((device, queue)) = kept {
-        device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| format!("the kept device: {e}"))?;
+        super::faults::wait(&device, None).map_err(|e| format!("the kept device: {e}"))?;
         return Ok((device, queue));
     }
     let (device, queue) = open(adapter, Some(limits), subgroups)?;

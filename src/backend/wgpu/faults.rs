@@ -34,6 +34,33 @@ impl Faults {
     }
 }
 
+/// Wait for everything submitted to `device` to finish, then hand out the first fault
+/// `faults` recorded meanwhile, if any, as the error. wgpu's poll panics where the device was
+/// lost (wgpu-core hands that error to its fatal handler): the panic becomes an error too,
+/// so that the run ends with its message and exit code, and under MPI ends the others.
+pub fn wait(device: &wgpu::Device, faults: Option<&Faults>) -> anyhow::Result<()> {
+    wait_with(|| device.poll(wgpu::PollType::wait_indefinitely()).map(|_| ()), faults)
+}
+
+fn wait_with(poll: impl FnOnce() -> Result<(), wgpu::PollError>, faults: Option<&Faults>) -> anyhow::Result<()> {
+    let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(poll));
+    if let Some(fault) = faults.and_then(Faults::take) {
+        anyhow::bail!("{fault}");
+    }
+    match polled {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => anyhow::bail!("waiting for the GPU: {e}"),
+        Err(panic) => {
+            let said = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "wgpu panicked".into());
+            anyhow::bail!("waiting for the GPU: {}", said.trim())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -58,5 +85,34 @@ mod tests {
         let fault = faults.take().expect("the error was recorded");
         assert!(fault.starts_with("wgpu error") && fault.contains("invalid"), "{fault}");
         assert!(faults.take().is_none(), "handed out once");
+    }
+
+    /// A device destroyed while work was submitted: the loss, as recorded, is the error.
+    #[test]
+    fn a_lost_device_is_the_error_of_the_wait() {
+        let Ok(adapter) = super::super::device::pick(super::super::device::adapters(), true) else {
+            assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true but no wgpu adapter");
+            return;
+        };
+        let (device, queue) = super::super::device::open(&adapter, None, false).unwrap();
+        let faults = Faults::watch(&device);
+        device.destroy();
+        queue.submit([device.create_command_encoder(&Default::default()).finish()]);
+        let e = wait(&device, Some(&faults)).expect_err("a lost device");
+        assert!(e.to_string().contains("device was lost"), "{e}");
+    }
+
+    /// A real loss (a GPU fault) makes wgpu's poll panic, which a destroyed device does not:
+    /// the panic, as wgpu-core raises it, becomes the wait's error, and a recorded fault
+    /// still comes first.
+    #[test]
+    fn a_panicking_poll_is_an_error() {
+        let e = wait_with(|| panic!("Error in Device::poll: Parent device is lost"), None).unwrap_err();
+        assert!(e.to_string().contains("Parent device is lost"), "{e}");
+        let faults = Faults::default();
+        faults.record("the GPU device was lost (Unknown): Xid 79".into());
+        let e = wait_with(|| panic!("Error in Device::poll"), Some(&faults)).unwrap_err();
+        assert!(e.to_string().contains("Xid 79"), "{e}");
+        assert!(wait_with(|| Ok(()), Some(&faults)).is_ok(), "the fault was handed out once");
     }
 }

@@ -36,7 +36,7 @@ pub use build::sweep_rows;
 
 use super::{Backend, PlanSummary, SweepInput, SweepOutput};
 use crate::problem::Problem;
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use kernels::{encode_moment_slice, encode_sweep_slice, encode_wall_load_slice, Kernel};
 use layout::PARAMS_STRIDE;
 use schedule::GpuSchedule;
@@ -168,6 +168,10 @@ impl WgpuBackend {
         let faults = faults::Faults::watch(&device);
         let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        // A driver that fails to compile a pipeline raises an internal error (and wgpu may
+        // then count the device lost): found here, where `auto` can still fall back, not at
+        // the first sweep.
+        let internal = device.push_error_scope(wgpu::ErrorFilter::Internal);
         let built = Self::build(
             problem.clone(),
             device.clone(),
@@ -181,11 +185,17 @@ impl WgpuBackend {
             fused_plan,
             records,
         );
+        if let Some(e) = pollster::block_on(internal.pop()) {
+            return Err(anyhow!("the GPU driver failed to build the pipelines: {e}"));
+        }
         if let Some(e) = pollster::block_on(validation.pop()) {
             return Err(anyhow!("wgpu rejected the pipelines or buffers: {e}"));
         }
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(anyhow!("out of GPU memory allocating the case: {e}; lower --memory-budget-mib"));
+        }
+        if let Some(fault) = built.faults.take() {
+            return Err(anyhow!("{}: {fault}", built.info.name));
         }
         log::debug!("wgpu: pipelines and buffers built in {:.3} s", t_build.elapsed().as_secs_f64());
         log::info!(
@@ -382,11 +392,7 @@ impl Backend for WgpuBackend {
                 f.record(format!("reading the results back failed: {e}"));
             }
         });
-        let polled = self.device.poll(wgpu::PollType::wait_indefinitely());
-        if let Some(fault) = self.faults.take() {
-            anyhow::bail!("{}: {fault}", self.info.name);
-        }
-        polled.context("waiting for the GPU")?;
+        faults::wait(&self.device, Some(&self.faults)).map_err(|e| anyhow!("{}: {e}", self.info.name))?;
         let t_gpu = t0.elapsed().as_secs_f64();
         {
             let view = slice.get_mapped_range().map_err(|e| anyhow!("mapping the results: {e:?}"))?;

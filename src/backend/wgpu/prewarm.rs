@@ -57,7 +57,8 @@ pub fn start(case: &Problem, budget_bytes: Option<u64>, adapter: &wgpu::Adapter,
         // pipeline would reach the device's uncaptured-error handler (the coarse level's
         // fault watch) instead of the case's own checks. On an error the case compiles its
         // own kernels inside those checks.
-        let scopes = [wgpu::ErrorFilter::OutOfMemory, wgpu::ErrorFilter::Validation].map(|f| dev.push_error_scope(f));
+        let scopes = [wgpu::ErrorFilter::OutOfMemory, wgpu::ErrorFilter::Validation, wgpu::ErrorFilter::Internal]
+            .map(|f| dev.push_error_scope(f));
         let kernels = fused::compile(&dev, &todo);
         let errors: Vec<String> =
             scopes.into_iter().rev().filter_map(|s| pollster::block_on(s.pop())).map(|e| e.to_string()).collect();

@@ -4,7 +4,7 @@ use super::kernels::{encode_moment_slice, encode_sweep_slice, encode_wall_load_s
 use super::layout::PARAMS_STRIDE;
 use super::WgpuBackend;
 use crate::backend::SweepInput;
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 
 /// The moment, incident and wall sums, and each chunk's slice storage.
 pub type StageOutput = ([Vec<f32>; 3], Vec<Vec<f32>>);
@@ -66,7 +66,7 @@ impl WgpuBackend {
         for b in &bufs {
             b.slice(..).map_async(wgpu::MapMode::Read, |_| {});
         }
-        self.device.poll(wgpu::PollType::wait_indefinitely()).context("waiting for the GPU")?;
+        super::faults::wait(&self.device, None)?;
         let mut out = bufs
             .iter()
             .map(|b| -> anyhow::Result<Vec<f32>> {

@@ -213,7 +213,7 @@ impl Space for DeviceSpace<'_> {
 
     fn finish(&self) -> anyhow::Result<()> {
         self.s.flush();
-        self.s.device.poll(wgpu::PollType::wait_indefinitely()).context("waiting for the synthetic solve")?;
+        crate::backend::wgpu::faults::wait(&self.s.device, None).context("the synthetic solve")?;
         Ok(())
     }
 }

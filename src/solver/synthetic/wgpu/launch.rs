@@ -132,7 +132,7 @@ impl WgpuSynthetic {
         slice.map_async(wgpu::MapMode::Read, move |r| {
             let _ = tx.send(r);
         });
-        self.device.poll(wgpu::PollType::wait_indefinitely()).context("waiting for the synthetic solve")?;
+        crate::backend::wgpu::faults::wait(&self.device, None).context("the synthetic solve")?;
         rx.recv().context("the map callback never ran")?.map_err(|e| anyhow!("reading back: {e}"))?;
         let out = {
             let view = slice.get_mapped_range().map_err(|e| anyhow!("mapping: {e:?}"))?;

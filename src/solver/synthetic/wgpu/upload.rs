@@ -113,7 +113,7 @@ impl WgpuSynthetic {
         // The line factors' launches, queued after the uploads they read.
         self.flush();
         scope.check(format!("{}: the synthetic solve's hierarchy does not fit or was rejected", self.name))?;
-        self.device.poll(wgpu::PollType::wait_indefinitely()).context("waiting for the upload")?;
+        crate::backend::wgpu::faults::wait(&self.device, None).context("the synthetic solve's upload")?;
         log::debug!(
             "gsis: wgpu upload: the last copies and the line factors waited for {:.3} s",
             t.elapsed().as_secs_f64()
