@@ -96,7 +96,10 @@ fn a_kernel_syntax_error_fails_the_check() {
     std::fs::write(&bad, program).unwrap();
     let o = nvrtc_check(&dir, &["--source", bad.to_str().unwrap()]);
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("NVRTC"), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("NVRTC"), "{err}");
+    // The compiler's log as it reads, one message per line, not one escaped string.
+    assert!(err.lines().any(|l| l.contains("error: expected a \";\"")) && !err.contains("\\n"), "{err}");
 }
 
 #[test]

@@ -128,9 +128,20 @@ fn nvrtc(source: &str, options: Vec<String>, arch: Option<&'static str>) -> Resu
     // Every field of the options (not only those set here) is part of the key.
     let key = super::kernel_cache::key("ptx", source, &[format!("{opts:?}")], arch, &nvrtc_version());
     let text = super::kernel_cache::load_or_compile(&key, || {
-        compile_ptx_with_opts(source, opts).map(|p| p.to_src().into_bytes()).map_err(|e| format!("{e}"))
+        compile_ptx_with_opts(source, opts).map(|p| p.to_src().into_bytes()).map_err(|e| compile_error_text(&e))
     })?;
     String::from_utf8(text).map(Ptx::from_src).map_err(|e| format!("PTX from the kernel cache: {e}"))
+}
+
+/// NVRTC's error with its compiler log as the log reads, line by line: cudarc's Display is
+/// its Debug, which prints the log as one escaped string.
+fn compile_error_text(e: &cudarc::nvrtc::CompileError) -> String {
+    match e {
+        cudarc::nvrtc::CompileError::CompileError { nvrtc, log, .. } => {
+            format!("NVRTC failed to compile the kernels ({nvrtc:?}):\n{}", log.to_string_lossy().trim_end())
+        }
+        other => format!("NVRTC: {other:?}"),
+    }
 }
 
 /// NVRTC's version, "major.minor" (the library found at run time).

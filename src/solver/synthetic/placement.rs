@@ -187,7 +187,13 @@ impl Gsis {
             _ => None,
         };
         match on_device {
-            Some((Ok((x, o)), place)) => return Ok((x, o, place)),
+            Some((Ok((x, o)), place)) if x.iter().flatten().all(|v| v.is_finite()) => return Ok((x, o, place)),
+            // The device's arithmetic (f32 on wgpu) overflowed where the host's may not: its
+            // answer is a failure like an error, and the host solves again.
+            Some((Ok(_), place)) => {
+                log::warn!("gsis: the {place} synthetic solve gave non-finite values; it moves to the host");
+                self.device = Device::Host;
+            }
             Some((Err(e), _)) => {
                 log::warn!("gsis: the synthetic solve moves to the host: {e:#}");
                 self.device = Device::Host;
