@@ -349,6 +349,19 @@ fn a_forced_restart_with_a_body_moved_by_its_size_is_refused() {
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     let o = knudsen().args(["run", first.to_str().unwrap(), "--backend", "cpu", "--out"]).arg(&a).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Unforced, the refusal names the changed keys and does not offer a `--force` that
+    // could not help.
+    let o = knudsen()
+        .args(["run", moved.to_str().unwrap(), "--backend", "cpu", "--restart"])
+        .arg(&a)
+        .arg("--out")
+        .arg(&b)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("bodies") && err.contains("--force cannot continue it either"), "{err}");
+    assert!(!err.contains("add --force"), "{err}");
     let o = knudsen()
         .args(["run", moved.to_str().unwrap(), "--backend", "cpu", "--force", "--restart"])
         .arg(&a)
@@ -416,4 +429,23 @@ fn a_checkpoint_takes_away_an_earlier_runs_summary() {
     child.wait().unwrap();
     assert!(out.join("checkpoint.h5").exists());
     assert!(!out.join("summary.json").exists(), "the earlier run's summary survived the new run's checkpoint");
+}
+
+#[test]
+fn a_restart_from_nowhere_says_so() {
+    // Not HDF5's "unable to open file ... errno = 2": the path, and that nothing is there.
+    let dir = tempfile::tempdir().unwrap();
+    let case = case(dir.path());
+    let (nowhere, out) = (dir.path().join("nowhere"), dir.path().join("out"));
+    let o = knudsen()
+        .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--restart"])
+        .arg(&nowhere)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("nowhere: no such file or directory") && !err.contains("H5F"), "{err}");
+    assert!(!out.exists(), "{err}");
 }

@@ -384,6 +384,33 @@ fn a_line_interpolates_between_cell_rows() {
     assert!(String::from_utf8_lossy(&coords.stderr).contains("is not a cell field"), "{coords:?}");
     assert_eq!(coords.status.code(), Some(2));
     assert!(!out.join("outside.csv").exists());
+    // What is not there is said in words, and a mistyped field is answered with those there.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let absent = dir.path().join("absent");
+    for (result, field, said) in [
+        (out.as_path(), "temprature", "no field `temprature` (the cell fields: density, heat_flux, pressure"),
+        (empty.as_path(), "temperature", "holds no fields.h5, so no result"),
+        (absent.as_path(), "temperature", "absent: no such file or directory"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
+            .arg("line")
+            .arg(result)
+            .args(["--field", field, "--along", "y", "--through", "0.45,0.3", "--out"])
+            .arg(out.join("bad.csv"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(said) && !err.contains("H5Fopen"), "{err}");
+        let o = Command::new(env!("CARGO_BIN_EXE_knudsen")).arg("compare").arg(result).arg(&out).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        if field == "temperature" {
+            assert_eq!(o.status.code(), Some(2), "{err}");
+            assert!(err.contains(said), "{err}");
+        }
+    }
+    assert!(!out.join("bad.csv").exists());
 }
 
 #[test]

@@ -33,8 +33,14 @@ pub fn load_restart(dir: &Path, problem: &Problem, force: bool) -> Result<Restar
     }
     if !changed.is_empty() {
         if !force {
+            // --force continues a changed case, never another grid or bodies: offered only
+            // where the state would load.
+            let hint = match knudsen::output::read_restart(&file, problem) {
+                Ok(_) => "add --force to continue anyway".to_string(),
+                Err(e) => format!("--force cannot continue it either: {e:#}"),
+            };
             return Err(Failure::BadInput(format!(
-                "--restart {}: the case differs from the one that wrote {} in {}; add --force to continue anyway",
+                "--restart {}: the case differs from the one that wrote {} in {}; {hint}",
                 dir.display(),
                 file.display(),
                 changed.join(", ")

@@ -33,9 +33,15 @@ impl CellField {
     /// cannot be opened, a missing field, or a dataset not shaped (nz, ny, nx[, components])
     /// (the coordinates, the restart group's) is a [`BadRequest`].
     pub fn read(result: &Path, name: &str) -> anyhow::Result<Self> {
-        let f = if result.is_dir() { result.join("fields.h5") } else { result.to_path_buf() };
-        let file = hdf5::File::open(&f).map_err(|e| BadRequest(format!("opening {}: {e}", f.display())))?;
-        let ds = file.dataset(name).map_err(|_| BadRequest(format!("{}: no field `{name}`", f.display())))?;
+        let file = super::open_result(result)?;
+        let f = Path::new(file.filename().as_str()).to_path_buf();
+        let ds = file.dataset(name).map_err(|_| {
+            BadRequest(format!(
+                "{}: no field `{name}` (the cell fields: {})",
+                f.display(),
+                cell_fields(&file).join(", ")
+            ))
+        })?;
         let read = |a: &str| -> anyhow::Result<Vec<f64>> { Ok(file.dataset(a)?.read_raw()?) };
         let centres = [read("x")?, read("y")?, read("z")?];
         let cells = [centres[2].len(), centres[1].len(), centres[0].len()];
@@ -67,4 +73,11 @@ impl CellField {
         let [nx, ny] = [self.centres[0].len(), self.centres[1].len()];
         self.data[((ijk[2] * ny + ijk[1]) * nx + ijk[0]) * self.comps + c]
     }
+}
+
+/// The names of the cell fields in `file` (its root datasets of 3 or 4 dimensions), for a
+/// message naming a field that is not there.
+fn cell_fields(file: &hdf5::File) -> Vec<String> {
+    let names = file.member_names().unwrap_or_default();
+    names.into_iter().filter(|n| file.dataset(n).is_ok_and(|d| matches!(d.ndim(), 3 | 4))).collect()
 }

@@ -27,12 +27,7 @@ const COMPARED: [(&str, usize); 6] =
 /// fields are averaged over each coarse cell first (a restriction, exact for uniform grids),
 /// which compares solutions at two resolutions.
 pub fn compare_fields(a: &Path, b: &Path) -> anyhow::Result<Vec<(&'static str, f64)>> {
-    let open = |p: &Path| {
-        let f = if p.is_dir() { p.join("fields.h5") } else { p.to_path_buf() };
-        // A missing or unreadable file is the caller's request gone wrong, not a failure.
-        hdf5::File::open(&f).map_err(|e| anyhow::Error::new(super::BadRequest(format!("opening {}: {e}", f.display()))))
-    };
-    let (fa, fb) = (open(a)?, open(b)?);
+    let (fa, fb) = (super::open_result(a)?, super::open_result(b)?);
     same_faces(&fa, &fb)?;
     COMPARED
         .iter()

@@ -25,6 +25,26 @@ use std::path::Path;
 /// The names a run writes in its output directory (`write_all`, and the checkpoint).
 pub const RESULT_FILES: [&str; 5] = ["fields.h5", "fields.xmf", "residuals.csv", "summary.json", "checkpoint.h5"];
 
+/// Open the result at `path`: a `fields.h5` file, or the output directory holding one. What
+/// is not there is said in words (not as HDF5's "unable to open file"), as a [`BadRequest`]:
+/// the caller's request gone wrong, not a failure.
+pub fn open_result(path: &Path) -> anyhow::Result<hdf5::File> {
+    let bad = |what: String| anyhow::Error::new(BadRequest(what));
+    if !path.exists() {
+        return Err(bad(format!("{}: no such file or directory", path.display())));
+    }
+    let file = if path.is_dir() { path.join("fields.h5") } else { path.to_path_buf() };
+    if !file.exists() {
+        let only = if path.join("checkpoint.h5").exists() {
+            " (only a checkpoint.h5: the run did not finish; `knudsen run --restart` continues it)"
+        } else {
+            ""
+        };
+        return Err(bad(format!("{} holds no fields.h5, so no result{only}", path.display())));
+    }
+    hdf5::File::open(&file).map_err(|_| bad(format!("{}: not a readable HDF5 result", file.display())))
+}
+
 /// Remove a `summary.json` an earlier run left in `dir`, before this run writes anything
 /// there (its results, or its first checkpoint): a summary vouches for the files beside it.
 pub fn remove_summary(dir: &Path) -> anyhow::Result<()> {

@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 /// `dir/fields.h5` and `dir/checkpoint.h5` holds more iterations (a run killed after a
 /// checkpoint leaves only the latter, a finished one the former).
 pub fn restart_file(dir: &Path) -> anyhow::Result<PathBuf> {
+    if !dir.exists() {
+        anyhow::bail!("no such file or directory");
+    }
     if !dir.is_dir() {
         return Ok(dir.to_path_buf());
     }
