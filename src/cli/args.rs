@@ -41,7 +41,12 @@ pub enum Command {
     },
     /// Compare two results (fields.h5 files or output directories): relative L2
     /// difference of each field.
-    Compare { a: PathBuf, b: PathBuf },
+    Compare {
+        /// A result: fields.h5 or an output directory.
+        a: PathBuf,
+        /// The result compared against (the differences are relative to it).
+        b: PathBuf,
+    },
     /// Write one cell plane of a result's field as CSV (the two in-plane coordinates of
     /// each cell centre, then the field's components): the plane of cells normal to `axis`
     /// whose centres lie nearest `at` (a point outside the grid is refused).
@@ -83,7 +88,8 @@ pub enum Command {
         /// The segment's last end, x,y,z.
         #[arg(long, value_delimiter = ',', value_name = "X,Y,Z", allow_hyphen_values = true, requires = "from")]
         to: Vec<f64>,
-        /// Equally spaced points along the segment, both ends included (at least 2).
+        /// Equally spaced points along the segment, both ends included: 2 to 1000000
+        /// (default 201, every half percent of it).
         #[arg(long, requires = "from")]
         points: Option<usize>,
         /// CSV file to write.
@@ -131,13 +137,16 @@ pub enum Command {
         fast: bool,
         #[arg(long, value_enum, default_value = "cpu")]
         backend: BackendChoice,
-        /// solver.acceleration of every point that does not set its own.
+        /// solver.acceleration of every point that does not set its own (here gsis by
+        /// default, whose path does not depend on timings: the iteration counts recorded
+        /// in the results stay comparable between runs).
         #[arg(long, value_enum, default_value = "gsis")]
         acceleration: knudsen::config::Acceleration,
         /// solver.precision of every point that does not set its own (default: the backend's
         /// own; "f64" with `--backend cuda` or `wgpu` runs the suite on the f64 slice kernels).
         #[arg(long, value_enum)]
         precision: Option<knudsen::config::Precision>,
+        /// Directory of results-<subset>.json (made if missing).
         #[arg(long, default_value = "out/validation")]
         out: PathBuf,
     },
@@ -155,6 +164,7 @@ pub enum Command {
     /// Validate a case and print its derived quantities without running it.
     #[command(allow_negative_numbers = true)]
     Check {
+        /// JSON case file.
         config: PathBuf,
         /// Also plan the CUDA backend on a device with this much memory (e.g. 12288 for a
         /// Tesla K40), with the CUDA backend's default budget of half of it.
@@ -266,6 +276,7 @@ pub struct BenchArgs {
     /// Worker threads for the CPU backend (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Directory of bench.csv (made if missing).
     #[arg(long, default_value = "out/bench")]
     pub out: PathBuf,
 }

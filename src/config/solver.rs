@@ -139,9 +139,9 @@ pub enum Acceleration {
     Gsis,
     /// GSIS's correction where its measured cost pays, source iteration's update elsewhere
     /// (`solver/synthetic/ledger.rs`); the path depends on timings, the fixed point does not.
-    /// The default: the fastest to the same answer on every shipped case measured
-    /// (`docs/configs.md`, "Choosing `acceleration`"). With several MPI processes it solves
-    /// after every sweep, as `Gsis`.
+    /// The case files' default: the fastest to the same answer on every shipped case
+    /// measured (`docs/configs.md`, "Choosing `acceleration`"). With several MPI processes
+    /// it solves after every sweep, as `Gsis`.
     #[default]
     Auto,
 }
