@@ -213,8 +213,8 @@ fn write_h5(path: &Path, p: &Problem, r: &RunResult) -> anyhow::Result<()> {
     // The residual after a restart compares against the last sweep's output, which a
     // synthetic correction's fields no longer give (and source iteration's give only to
     // round-off, through the macroscopic variables).
-    let sc: Vec<f64> = r.raw.iter().flat_map(crate::solver::convergence::conserved_from_raw).collect();
-    rs.new_dataset::<f64>().shape([r.raw.len(), 5]).create("sweep_conserved")?.write_raw(&sc)?;
+    let sc: Vec<f64> = r.sweep_conserved.iter().flatten().copied().collect();
+    rs.new_dataset::<f64>().shape([r.sweep_conserved.len(), 5]).create("sweep_conserved")?.write_raw(&sc)?;
     super::restart::write_history(&rs, &r.history)?;
     for (name, axis) in [("x", &g.x), ("y", &g.y), ("z", &g.z)] {
         file.new_dataset::<f64>().shape([axis.len()]).create(name)?.write_raw(&axis.centres)?;

@@ -236,6 +236,8 @@ impl<'a> Solver<'a> {
         // that round-off could hide the fall for a while.
         let stall_sweeps = if p.config.solver.acceleration.synthetic() { p.config.solver.stall_sweeps } else { 0 };
         let mut last_checkpoint = Instant::now();
+        // The iteration the last checkpoint holds.
+        let mut saved_at = None;
         let first = history.len() + 1;
         for iteration in first..first.saturating_add(max_iterations) {
             let t0 = Instant::now();
@@ -246,7 +248,19 @@ impl<'a> Solver<'a> {
                 wall_density: &state.wall_density,
                 partner: &state.partner,
             };
-            self.backend.sweep(&input, &mut out)?;
+            if let Err(e) = self.backend.sweep(&input, &mut out) {
+                // The state is still the last whole iteration's, untouched by the failed
+                // sweep: kept as a checkpoint where one is written and this run has made an
+                // iteration since the last (the loads of an earlier one are not at hand).
+                if iteration > first && saved_at != Some(iteration - 1) {
+                    let last = SweepOutput { raw: Vec::new(), incident: sweep_incident, wall: sweep_wall, ..out };
+                    let seconds = elapsed0 + start.elapsed().as_secs_f64();
+                    if let Err(w) = self.checkpoint(&state, last, &history, seconds, tolerance) {
+                        return Err(e.context(format!("its last iteration could not be kept either: {w:#}")));
+                    }
+                }
+                return Err(e);
+            }
             // Every process stops after the same iteration: the largest request wins.
             let mut stop = self.stop.as_ref().map_or(0, |f| f.load(Ordering::SeqCst));
             if let Some(r) = &mut self.reduce {
@@ -337,26 +351,11 @@ impl<'a> Solver<'a> {
                 interrupted = true;
                 break;
             }
-            if let Some((every, write)) = &mut self.checkpoints {
-                if last_checkpoint.elapsed() >= *every {
-                    let seconds = elapsed0 + start.elapsed().as_secs_f64();
-                    let saved = self.strategy.saved();
-                    let r = run_result::assemble(
-                        state.clone(),
-                        out.clone(),
-                        history.clone(),
-                        [false; 2],
-                        seconds,
-                        saved,
-                        tolerance,
-                    );
-                    write(&RunResult {
-                        synthetic_solve: self.strategy.solved_on(),
-                        synthetic_solves: self.strategy.solves().map(|s| s[0]),
-                        ..r
-                    })?;
-                    last_checkpoint = Instant::now();
-                }
+            if self.checkpoints.as_ref().is_some_and(|(every, _)| last_checkpoint.elapsed() >= *every) {
+                let seconds = elapsed0 + start.elapsed().as_secs_f64();
+                self.checkpoint(&state, out.clone(), &history, seconds, tolerance)?;
+                saved_at = Some(iteration);
+                last_checkpoint = Instant::now();
             }
         }
         if let Some(r) = &mut self.reduce {
@@ -374,6 +373,25 @@ impl<'a> Solver<'a> {
         );
         let synthetic_solves = self.strategy.solves().map(|s| s[0]);
         Ok(RunResult { synthetic_solve: self.strategy.solved_on(), synthetic_solves, stalled, ..r })
+    }
+}
+
+impl Solver<'_> {
+    /// Hand the run as it stands (`state` after the sweep that gave `out`) to the checkpoint
+    /// writer, if there is one.
+    fn checkpoint(
+        &mut self,
+        state: &State,
+        out: SweepOutput,
+        history: &[IterationRecord],
+        seconds: f64,
+        tolerance: f64,
+    ) -> anyhow::Result<()> {
+        let saved = self.strategy.saved();
+        let (solved_on, solves) = (self.strategy.solved_on(), self.strategy.solves().map(|s| s[0]));
+        let Some((_, write)) = &mut self.checkpoints else { return Ok(()) };
+        let r = run_result::assemble(state.clone(), out, history.to_vec(), [false; 2], seconds, saved, tolerance);
+        write(&RunResult { synthetic_solve: solved_on, synthetic_solves: solves, ..r })
     }
 }
 

@@ -14,7 +14,11 @@ use crate::model::{Macro, NRAW};
 pub struct RunResult {
     /// Final macroscopic state per cell.
     pub fields: Vec<Macro>,
+    /// The final sweep's raw moments (empty in a snapshot written after a failed sweep).
     pub raw: Vec<[f64; NRAW]>,
+    /// The conserved variables of the final sweep's moments, after the mass rescale: what a
+    /// continued run's first residual compares against (`restart/sweep_conserved`).
+    pub sweep_conserved: Vec<[f64; 5]>,
     pub incident: FaceData,
     /// Body wall faces: the incident sums of the final sweep and the wall densities that
     /// sweep used (together they give the exact discrete surface fluxes; `crate::loads`).
@@ -76,6 +80,7 @@ pub(super) fn assemble(
         strategy_state,
         fields: state.fields,
         raw: out.raw,
+        sweep_conserved: state.conserved,
         incident: out.incident,
         wall: out.wall,
         wall_density: state.used_wall_density,
