@@ -153,7 +153,7 @@ impl Gsis {
                 Update::Solve => "synthetic solves",
                 Update::Source => "source-iteration updates",
             };
-            log::info!("gsis auto: {what} from iteration {} ({why})", self.solves[1]);
+            log::info!("gsis auto: {what} from this run's update {} ({why})", self.solves[1]);
         }
         update
     }
