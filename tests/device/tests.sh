@@ -15,7 +15,21 @@ if [ ! -e /work/main ]; then mkdir -p /work && ln -sfn "$PWD" /work/main; fi
 nvidia-smi -L
 for t in ${TESTS:-cuda_f64 gsis second_order coarse_start partner_relaxation cavity faces rest wall_damping slice_rows}; do
   s=$(date +%s)
-  timeout 240 carry/t/$t --test-threads 2 > "$OUT/$t.log" 2>&1
+  carry/t/$t --test-threads 2 > "$OUT/$t.log" 2>&1 &
+  pid=$!
+  # A binary still running after 200 s has hung (all of them take under 90 s): its threads'
+  # kernel stacks and wait channels, and with gdb their user stacks, go to $OUT/$t.hang
+  # before it is killed, so that a hang that does not recur can still be read.
+  for _ in $(seq 200); do kill -0 $pid 2>/dev/null || break; sleep 1; done
+  if kill -0 $pid 2>/dev/null; then
+    for task in /proc/$pid/task/*; do
+      echo "== $task $(cat $task/comm 2>/dev/null) wchan=$(cat $task/wchan 2>/dev/null)"
+      cat $task/stack 2>/dev/null
+    done > "$OUT/$t.hang"
+    command -v gdb >/dev/null && gdb -p $pid -batch -ex 'thread apply all bt' >> "$OUT/$t.hang" 2>&1
+    kill -9 $pid
+  fi
+  wait $pid
   echo "$t rc=$? $(( $(date +%s) - s ))s $(grep -E '^test result' "$OUT/$t.log")"
   grep -E 'panicked|FAILED|NOTE' "$OUT/$t.log" | head -5
 done
