@@ -450,45 +450,6 @@ fn a_restart_from_nowhere_says_so() {
     assert!(!out.exists(), "{err}");
 }
 
-/// The CPU backend whose `fail_at`-th sweep fails, as a device fault would.
-struct FailsAt {
-    inner: Box<dyn knudsen::backend::Backend>,
-    sweeps: usize,
-    fail_at: usize,
-}
-
-impl knudsen::backend::Backend for FailsAt {
-    fn kind(&self) -> &'static str {
-        self.inner.kind()
-    }
-    fn device(&self) -> String {
-        self.inner.device()
-    }
-    fn plan_summary(&self) -> knudsen::backend::PlanSummary {
-        self.inner.plan_summary()
-    }
-    fn bytes_per_value(&self) -> usize {
-        self.inner.bytes_per_value()
-    }
-    fn sweep(
-        &mut self,
-        input: &knudsen::backend::SweepInput,
-        out: &mut knudsen::backend::SweepOutput,
-    ) -> anyhow::Result<()> {
-        self.sweeps += 1;
-        // Half a sweep's damage first: the moments it leaves must not reach the checkpoint.
-        self.inner.sweep(input, out)?;
-        if self.sweeps == self.fail_at {
-            out.raw.iter_mut().for_each(|m| m[0] = f64::NAN);
-            anyhow::bail!("the device fell off the bus");
-        }
-        Ok(())
-    }
-    fn copy_bandwidth(&mut self) -> anyhow::Result<f64> {
-        self.inner.copy_bandwidth()
-    }
-}
-
 #[test]
 fn a_failed_sweep_keeps_the_last_whole_iteration_which_continues_to_the_same_fields() {
     // Checkpoints due only every 1000 minutes: before, a sweep that failed lost everything
@@ -505,7 +466,16 @@ fn a_failed_sweep_keeps_the_last_whole_iteration_which_continues_to_the_same_fie
     let cpu = || knudsen::backend::create(knudsen::backend::BackendChoice::Cpu, p.clone(), None).unwrap().0;
     let whole = knudsen::solver::Solver::new(&p, cpu()).run(|_| {}).unwrap();
     let file = dir.path().join("checkpoint.h5");
-    let backend = Box::new(FailsAt { inner: cpu(), sweeps: 0, fail_at: 5 });
+    // The fifth sweep fails, as a device fault would, after half a sweep's damage: the
+    // moments it leaves must not reach the checkpoint.
+    let fail = |n: usize, out: &mut knudsen::backend::SweepOutput| {
+        if n == 5 {
+            out.raw.iter_mut().for_each(|m| m[0] = f64::NAN);
+            anyhow::bail!("the device fell off the bus");
+        }
+        Ok(())
+    };
+    let backend = Box::new(Hooked { inner: cpu(), sweeps: 0, after: fail });
     let write = |r: &knudsen::solver::RunResult| knudsen::output::write_fields(&file, &p, r);
     let e = knudsen::solver::Solver::new(&p, backend)
         .with_checkpoints(Duration::from_secs(60_000), Box::new(write))

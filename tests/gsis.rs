@@ -240,44 +240,6 @@ fn a_box_open_through_a_free_stream_face_with_periodic_and_specular_sides_conver
     }
 }
 
-/// The CPU backend, but its third sweep returns NaN moments in one cell: what a device
-/// fault or an overflow gives.
-struct Poisoned {
-    inner: Box<dyn knudsen::backend::Backend>,
-    sweeps: usize,
-    cell: usize,
-}
-
-impl knudsen::backend::Backend for Poisoned {
-    fn kind(&self) -> &'static str {
-        "poisoned cpu"
-    }
-    fn device(&self) -> String {
-        self.inner.device()
-    }
-    fn plan_summary(&self) -> knudsen::backend::PlanSummary {
-        self.inner.plan_summary()
-    }
-    fn bytes_per_value(&self) -> usize {
-        self.inner.bytes_per_value()
-    }
-    fn sweep(
-        &mut self,
-        input: &knudsen::backend::SweepInput,
-        out: &mut knudsen::backend::SweepOutput,
-    ) -> anyhow::Result<()> {
-        self.inner.sweep(input, out)?;
-        self.sweeps += 1;
-        if self.sweeps == 3 {
-            out.raw[self.cell][0] = f64::NAN;
-        }
-        Ok(())
-    }
-    fn copy_bandwidth(&mut self) -> anyhow::Result<f64> {
-        self.inner.copy_bandwidth()
-    }
-}
-
 #[test]
 fn a_sweep_with_non_finite_moments_ends_the_run_naming_the_cell_before_any_solve() {
     // Before, the synthetic update ran first: GMRES took every step to its limit on the NaN
@@ -293,11 +255,20 @@ fn a_sweep_with_non_finite_moments_ends_the_run_naming_the_cell_before_any_solve
         let p = std::sync::Arc::new(knudsen::problem::Problem::new(&cfg));
         let (inner, _) = knudsen::backend::create(BackendChoice::Cpu, p.clone(), cfg.solver.memory_budget_mib).unwrap();
         let cell = p.grid.index(2, 3, 4);
-        let backend = Box::new(Poisoned { inner, sweeps: 0, cell });
+        // Its third sweep returns NaN moments in one cell: what a device fault or an
+        // overflow gives.
+        let poison = move |n: usize, out: &mut knudsen::backend::SweepOutput| {
+            if n == 3 {
+                out.raw[cell][0] = f64::NAN;
+            }
+            Ok(())
+        };
+        let backend = Box::new(Hooked { inner, sweeps: 0, after: poison });
         let mut records = 0;
         let e = knudsen::solver::Solver::new(&p, backend).run(|_| records += 1).unwrap_err();
         let e = format!("{e:#}");
         assert!(e.contains("iteration 3") && e.contains(&format!("cell {cell} (i, j, k = 2, 3, 4)")), "{e}");
+        assert!(e.contains("on the cpu backend"), "{e}");
         assert!(e.contains("non-finite moments") && !e.contains("synthetic"), "{e}");
         assert_eq!(records, 2, "rescale {rescale}: the poisoned sweep was recorded as an iteration");
     }

@@ -186,3 +186,34 @@ pub fn body_case_json() -> serde_json::Value {
     v
 }
 pub mod gpu_f64;
+
+/// A backend whose every sweep is followed by `after(n, out)`, `n` counting its sweeps from
+/// 1: a fault injected where a test needs one (non-finite moments, a failed sweep).
+pub struct Hooked<F> {
+    pub inner: Box<dyn backend::Backend>,
+    pub sweeps: usize,
+    pub after: F,
+}
+
+impl<F: FnMut(usize, &mut backend::SweepOutput) -> anyhow::Result<()>> backend::Backend for Hooked<F> {
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+    fn device(&self) -> String {
+        self.inner.device()
+    }
+    fn plan_summary(&self) -> backend::PlanSummary {
+        self.inner.plan_summary()
+    }
+    fn bytes_per_value(&self) -> usize {
+        self.inner.bytes_per_value()
+    }
+    fn sweep(&mut self, input: &backend::SweepInput, out: &mut backend::SweepOutput) -> anyhow::Result<()> {
+        self.inner.sweep(input, out)?;
+        self.sweeps += 1;
+        (self.after)(self.sweeps, out)
+    }
+    fn copy_bandwidth(&mut self) -> anyhow::Result<f64> {
+        self.inner.copy_bandwidth()
+    }
+}
