@@ -492,3 +492,47 @@ fn a_failed_sweep_keeps_the_last_whole_iteration_which_continues_to_the_same_fie
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "the continued run's fields differ");
     }
 }
+
+#[test]
+fn a_failed_sweeps_checkpoint_holds_the_last_sweeps_own_wall_sums() {
+    // A body case under GSIS, whose correction moves the incident sums to predict the next
+    // wall densities: the snapshot after a failed fifth sweep must hold the fourth sweep's
+    // own sums (the surface loads and mass fluxes written), as the periodic checkpoint after
+    // the fourth iteration does, not the prediction.
+    let mut v = body_case_json();
+    v["solver"] =
+        serde_json::json!({"tolerance": 1e-12, "max_iterations": 8, "acceleration": "gsis", "coarse_grids": 0});
+    let cfg = config(&pinned(&v));
+    let p = std::sync::Arc::new(knudsen::problem::Problem::new(&cfg));
+    let cpu = || knudsen::backend::create(knudsen::backend::BackendChoice::Cpu, p.clone(), None).unwrap().0;
+    let snapshots = std::cell::RefCell::new(Vec::new());
+    let keep = |r: &knudsen::solver::RunResult| {
+        snapshots.borrow_mut().push(r.clone());
+        Ok(())
+    };
+    knudsen::solver::Solver::new(&p, cpu()).with_checkpoints(Duration::ZERO, Box::new(keep)).run(|_| {}).unwrap();
+    let fourth = snapshots.borrow().iter().find(|r| r.iterations() == 4).cloned().expect("a snapshot after 4");
+    let fail = |n: usize, _: &mut knudsen::backend::SweepOutput| {
+        if n == 5 {
+            anyhow::bail!("the device fell off the bus");
+        }
+        Ok(())
+    };
+    let failed = std::cell::RefCell::new(None);
+    let keep = |r: &knudsen::solver::RunResult| {
+        *failed.borrow_mut() = Some(r.clone());
+        Ok(())
+    };
+    let backend = Box::new(Hooked { inner: cpu(), sweeps: 0, after: fail });
+    {
+        let mut solver =
+            knudsen::solver::Solver::new(&p, backend).with_checkpoints(Duration::from_secs(60_000), Box::new(keep));
+        solver.run(|_| {}).unwrap_err();
+    }
+    let failed = failed.into_inner().expect("the failed sweep's checkpoint");
+    assert_eq!(failed.iterations(), 4);
+    assert!(!fourth.wall.is_empty());
+    assert_eq!(format!("{:?}", failed.wall), format!("{:?}", fourth.wall), "the wall sums differ");
+    assert_eq!(format!("{:?}", failed.wall_density), format!("{:?}", fourth.wall_density));
+    assert_eq!(format!("{:?}", failed.fields), format!("{:?}", fourth.fields));
+}

@@ -273,3 +273,23 @@ fn a_sweep_with_non_finite_moments_ends_the_run_naming_the_cell_before_any_solve
         assert_eq!(records, 2, "rescale {rescale}: the poisoned sweep was recorded as an iteration");
     }
 }
+
+#[test]
+fn a_sweep_that_added_nothing_ends_the_run_as_the_backends_fault() {
+    // All moments zero (a kernel that wrote nothing): the mass rescale's factor is infinite
+    // and the run ends there, calling it the backend's fault and naming a cell, not a
+    // "residual is inf" with no cell.
+    let cfg = with(config(&cavity_json(6, 10, 4.0, 0.1)), Acceleration::Gsis, 1e-9, 50);
+    let p = std::sync::Arc::new(knudsen::problem::Problem::new(&cfg));
+    let (inner, _) = knudsen::backend::create(BackendChoice::Cpu, p.clone(), cfg.solver.memory_budget_mib).unwrap();
+    let wipe = |n: usize, out: &mut knudsen::backend::SweepOutput| {
+        if n == 2 {
+            out.raw.iter_mut().for_each(|m| *m = [0.0; knudsen::model::NRAW]);
+        }
+        Ok(())
+    };
+    let backend = Box::new(Hooked { inner, sweeps: 0, after: wipe });
+    let e = format!("{:#}", knudsen::solver::Solver::new(&p, backend).run(|_| {}).unwrap_err());
+    assert!(e.contains("iteration 2") && e.contains("added nothing to cell 0 (i, j, k = 0, 0, 0)"), "{e}");
+    assert!(e.contains("a fault of the backend"), "{e}");
+}

@@ -284,7 +284,7 @@ fn solve(
                 None if root && checkpoint.exists() => {
                     format!("the earlier checkpoint in {} is kept", checkpoint.display())
                 }
-                None => "no checkpoint was due, so nothing was written".into(),
+                None => "no checkpoint of this run was written".into(),
             };
             Failure::Run(e.context(format!("the run failed; {kept}")))
         })?;

@@ -221,7 +221,8 @@ impl<'a> Solver<'a> {
         let mut spare_conserved = state.conserved.clone();
         // The sweep's own incident fluxes and wall sums, kept while a synthetic correction
         // moves them to predict the next wall densities (walls::predict_incident): the loads,
-        // mass fluxes and drag reported are the sweep's, measured with the densities it used.
+        // mass fluxes and drag reported are the sweep's, measured with the densities it used;
+        // and into the next iteration, for the checkpoint of a sweep that fails.
         let (mut sweep_incident, mut sweep_wall) = (out.incident.clone(), out.wall.clone());
         let (mut converged, mut interrupted, mut stalled) = (false, false, None);
         // The lowest residual so far and its iteration, over the history a continued run
@@ -256,7 +257,9 @@ impl<'a> Solver<'a> {
                     let last = SweepOutput { raw: Vec::new(), incident: sweep_incident, wall: sweep_wall, ..out };
                     let seconds = elapsed0 + start.elapsed().as_secs_f64();
                     if let Err(w) = self.checkpoint(&state, last, &history, seconds, tolerance) {
-                        return Err(e.context(format!("its last iteration could not be kept either: {w:#}")));
+                        return Err(
+                            e.context(format!("writing its last whole iteration as a checkpoint failed too: {w:#}"))
+                        );
                     }
                 }
                 return Err(e);
@@ -301,9 +304,11 @@ impl<'a> Solver<'a> {
             state.check_physical(p, iteration, self.backend.kind(), &out.raw)?;
             mark(2);
             state.update_boundaries(p, &out, self.strategy.predicted_walls());
+            // Copied back, not swapped: the copies stay the sweep's own into the next
+            // iteration, where a failed sweep's checkpoint takes them.
             if self.strategy.predicted_walls() {
-                std::mem::swap(&mut out.incident, &mut sweep_incident);
-                std::mem::swap(&mut out.wall, &mut sweep_wall);
+                out.incident.clone_from(&sweep_incident);
+                out.wall.clone_from(&sweep_wall);
             }
             mark(3);
             log::debug!(

@@ -164,7 +164,23 @@ impl State {
                     raw[c]
                 )
             }
-            None => anyhow::anyhow!("iteration {iteration}: {what} on the {backend} backend"),
+            None => {
+                // A fluid cell the sweep added nothing to (its zero density divides the
+                // residual) is the backend's fault.
+                let empty = raw
+                    .par_iter()
+                    .enumerate()
+                    .position_first(|(c, m)| !solids.is_solid(c) && m.iter().all(|&x| x == 0.0));
+                match empty {
+                    Some(c) => {
+                        let [i, j, k] = p.grid.coords(c);
+                        anyhow::anyhow!(
+                            "iteration {iteration}: {what}: the sweep on the {backend} backend added nothing to cell {c} (i, j, k = {i}, {j}, {k}), a fault of the backend, not of the case (please report it)"
+                        )
+                    }
+                    None => anyhow::anyhow!("iteration {iteration}: {what} on the {backend} backend"),
+                }
+            }
         }
     }
 
