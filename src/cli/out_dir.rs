@@ -28,11 +28,11 @@ pub fn probe_output_dir(dir: &Path) -> Result<(), String> {
 
 /// Create `dir` (and its parents) for the first file a run writes there.
 pub fn make_output_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)
+    knudsen::output::make_dir(dir)
 }
 
 fn probe(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create output directory {}: {e}", dir.display()))?;
+    make_output_dir(dir).map_err(|e| format!("cannot create output directory {}: {e}", dir.display()))?;
     let probe = dir.join(format!(".knudsen-probe-{}", std::process::id()));
     std::fs::write(&probe, b"").map_err(|e| format!("cannot write to output directory {}: {e}", dir.display()))?;
     let _ = std::fs::remove_file(probe);

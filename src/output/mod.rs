@@ -57,12 +57,24 @@ pub fn remove_summary(dir: &Path) -> anyhow::Result<()> {
     }
 }
 
+/// `create_dir_all`, tried again where a parent it made went before the child was made:
+/// another run's output check removes the parents it made while empty (`knudsen run`), and
+/// two runs into siblings under a new parent may meet there.
+pub fn make_dir(dir: &Path) -> std::io::Result<()> {
+    let mut tries = 0;
+    loop {
+        match std::fs::create_dir_all(dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 5 => tries += 1,
+            done => return done,
+        }
+    }
+}
+
 /// Write every result file of a finished run into `dir` (created if needed). An earlier
 /// run's `summary.json` goes first and the new one is written last, so that a summary never
 /// stands beside files it does not describe, even if a write in between fails.
 pub fn write_all(dir: &Path, problem: &Problem, result: &RunResult, summary: &Summary) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
+    make_dir(dir).map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
     let summary_path = dir.join("summary.json");
     remove_summary(dir)?;
     write_fields(&dir.join("fields.h5"), problem, result)?;
