@@ -117,16 +117,9 @@ pub struct MpiReduce<'a> {
     clock: SumClock,
 }
 
-/// The largest `x` over the processes of `world` (`Reduce::largest` of both sums).
-pub(super) fn largest_over(world: &SimpleCommunicator, x: f64) -> f64 {
-    let mut out = x;
-    world.all_reduce_into(&x, &mut out, mpi::collective::SystemOperation::max());
-    out
-}
-
 impl Reduce for MpiReduce<'_> {
     fn largest(&self, x: f64) -> f64 {
-        largest_over(self.world, x)
+        super::shared::largest_over(self.world, x)
     }
 
     fn reduce(&mut self, out: &mut SweepOutput, stop: usize) -> anyhow::Result<usize> {

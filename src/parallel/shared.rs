@@ -118,7 +118,7 @@ impl<'a> SharedReduce<'a> {
 
 impl Reduce for SharedReduce<'_> {
     fn largest(&self, x: f64) -> f64 {
-        super::mpi::largest_over(self.world, x)
+        largest_over(self.world, x)
     }
 
     fn reduce(&mut self, out: &mut SweepOutput, stop: usize) -> anyhow::Result<usize> {
@@ -186,4 +186,12 @@ impl Drop for SharedReduce<'_> {
             log::debug!("the shared sum's window is left to the job's end (the run did not finish)");
         }
     }
+}
+
+/// The largest `x` over the processes of `world` (`Reduce::largest` of both sums; here, not
+/// in `mpi.rs`, which builds on this file).
+pub(super) fn largest_over(world: &SimpleCommunicator, x: f64) -> f64 {
+    let mut out = x;
+    world.all_reduce_into(&x, &mut out, mpi::collective::SystemOperation::max());
+    out
 }
