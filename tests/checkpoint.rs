@@ -50,9 +50,14 @@ fn start(case: &Path, out: &Path) -> Child {
 }
 
 fn finish(case: &Path, out: &Path, extra: &[&str]) -> Output {
+    continue_from(case, out, out, extra)
+}
+
+/// `knudsen run CASE --restart FROM --out OUT EXTRA` on the CPU.
+fn continue_from(case: &Path, from: &Path, out: &Path, extra: &[&str]) -> Output {
     knudsen()
         .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--restart"])
-        .args([out.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .args([from.to_str().unwrap(), "--out", out.to_str().unwrap()])
         .args(extra)
         .output()
         .unwrap()
@@ -351,24 +356,12 @@ fn a_forced_restart_with_a_body_moved_by_its_size_is_refused() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // Unforced, the refusal names the changed keys and does not offer a `--force` that
     // could not help.
-    let o = knudsen()
-        .args(["run", moved.to_str().unwrap(), "--backend", "cpu", "--restart"])
-        .arg(&a)
-        .arg("--out")
-        .arg(&b)
-        .output()
-        .unwrap();
+    let o = continue_from(&moved, &a, &b, &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("bodies") && err.contains("--force cannot continue it either"), "{err}");
     assert!(!err.contains("add --force"), "{err}");
-    let o = knudsen()
-        .args(["run", moved.to_str().unwrap(), "--backend", "cpu", "--force", "--restart"])
-        .arg(&a)
-        .arg("--out")
-        .arg(&b)
-        .output()
-        .unwrap();
+    let o = continue_from(&moved, &a, &b, &["--force"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("its solid cells differ from this case's bodies"), "{err}");
@@ -437,13 +430,7 @@ fn a_restart_from_nowhere_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let case = case(dir.path());
     let (nowhere, out) = (dir.path().join("nowhere"), dir.path().join("out"));
-    let o = knudsen()
-        .args(["run", case.to_str().unwrap(), "--backend", "cpu", "--restart"])
-        .arg(&nowhere)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = continue_from(&case, &nowhere, &out, &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("nowhere: no such file or directory") && !err.contains("H5F"), "{err}");

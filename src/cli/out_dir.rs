@@ -14,7 +14,7 @@ pub fn output_dir(path: &Path, cfg: &Config, out: Option<PathBuf>) -> PathBuf {
 /// Make sure results can be written before spending time on the solve: create the
 /// directory, write and remove a probe file in it, and find no directory under a result's
 /// name. The directories made for the probe go again: the first file written makes them
-/// anew ([`make_output_dir`]), so that a run ended from outside before it wrote anything (an
+/// anew (`knudsen::output::make_dir`), so that a run ended from outside before it wrote anything (an
 /// MPI job aborted by another process's failure) leaves no empty directory behind.
 pub fn probe_output_dir(dir: &Path) -> Result<(), String> {
     if dir.exists() && !dir.is_dir() {
@@ -26,13 +26,8 @@ pub fn probe_output_dir(dir: &Path) -> Result<(), String> {
     probed
 }
 
-/// Create `dir` (and its parents) for the first file a run writes there.
-pub fn make_output_dir(dir: &Path) -> std::io::Result<()> {
-    knudsen::output::make_dir(dir)
-}
-
 fn probe(dir: &Path) -> Result<(), String> {
-    make_output_dir(dir).map_err(|e| format!("cannot create output directory {}: {e}", dir.display()))?;
+    knudsen::output::make_dir(dir).map_err(|e| format!("{e:#}"))?;
     let probe = dir.join(format!(".knudsen-probe-{}", std::process::id()));
     std::fs::write(&probe, b"").map_err(|e| format!("cannot write to output directory {}: {e}", dir.display()))?;
     let _ = std::fs::remove_file(probe);

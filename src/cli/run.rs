@@ -4,7 +4,7 @@ use super::args::Overrides;
 use super::coarse::{coarse_start, compile_synthetic_as_the_device_opens, MakeReduce, Share};
 use super::failure::Failure;
 use super::load::{affordable_acceleration, check_host_memory, load};
-use super::out_dir::{make_output_dir, missing_dirs, output_dir, probe_output_dir, remove_made_dirs};
+use super::out_dir::{missing_dirs, output_dir, probe_output_dir, remove_made_dirs};
 use super::progress::Progress;
 use super::resume::{load_restart, stop_on_signals};
 use super::run_report::{interrupted, log_case, log_ending};
@@ -250,8 +250,7 @@ fn solve(
             every,
             Box::new(|snapshot| {
                 if saved_after.get().is_none() {
-                    make_output_dir(dir)
-                        .map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
+                    knudsen::output::make_dir(dir)?;
                     knudsen::output::remove_summary(dir)?;
                 }
                 knudsen::output::write_fields(&checkpoint, &problem, snapshot)?;
@@ -312,7 +311,7 @@ fn solve(
     if result.interrupted {
         // The same state as fields.h5, under the name a killed run leaves too; before the
         // results, so that summary.json, written last, vouches for it as well.
-        make_output_dir(dir).map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
+        knudsen::output::make_dir(dir)?;
         knudsen::output::write_fields(&checkpoint, &problem, &result)?;
     }
     write_all(dir, &problem, &result, &summary)?;

@@ -51,8 +51,7 @@ pub fn validate(
         "subset": subset,
         "suites": results,
     });
-    super::out_dir::make_output_dir(out)
-        .map_err(|e| Failure::Run(anyhow::anyhow!("cannot create output directory {}: {e}", out.display())))?;
+    knudsen::output::make_dir(out).map_err(Failure::Run)?;
     knudsen::output::write_atomic_bytes(&path, serde_json::to_string_pretty(&doc).unwrap().as_bytes())
         .map_err(Failure::Run)?;
     let failed: Vec<&str> = results.iter().filter(|r| !r.pass).map(|r| r.name.as_str()).collect();

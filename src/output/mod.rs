@@ -60,12 +60,13 @@ pub fn remove_summary(dir: &Path) -> anyhow::Result<()> {
 /// `create_dir_all`, tried again where a parent it made went before the child was made:
 /// another run's output check removes the parents it made while empty (`knudsen run`), and
 /// two runs into siblings under a new parent may meet there.
-pub fn make_dir(dir: &Path) -> std::io::Result<()> {
+pub fn make_dir(dir: &Path) -> anyhow::Result<()> {
     let mut tries = 0;
     loop {
         match std::fs::create_dir_all(dir) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 5 => tries += 1,
-            done => return done,
+            Err(e) => anyhow::bail!("cannot create output directory {}: {e}", dir.display()),
+            Ok(()) => return Ok(()),
         }
     }
 }
@@ -74,7 +75,7 @@ pub fn make_dir(dir: &Path) -> std::io::Result<()> {
 /// run's `summary.json` goes first and the new one is written last, so that a summary never
 /// stands beside files it does not describe, even if a write in between fails.
 pub fn write_all(dir: &Path, problem: &Problem, result: &RunResult, summary: &Summary) -> anyhow::Result<()> {
-    make_dir(dir).map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
+    make_dir(dir)?;
     let summary_path = dir.join("summary.json");
     remove_summary(dir)?;
     write_fields(&dir.join("fields.h5"), problem, result)?;

@@ -283,8 +283,9 @@ impl<'a> Solver<'a> {
             }
             rescale_and_conserve(&mut out, factor, &mut spare_conserved);
             let res = residuals(&state.conserved, &spare_conserved, convergence::momentum_floor(floor));
-            if let Some(r) = Some(convergence::max_or_nan(&res)).filter(|r| !r.is_finite()) {
-                let what = format!("residual is {r}");
+            let residual = convergence::max_or_nan(&res);
+            if !residual.is_finite() {
+                let what = format!("residual is {residual}");
                 return Err(State::non_finite_sweep(p, iteration, self.backend.kind(), &out.raw, &what));
             }
             std::mem::swap(&mut state.conserved, &mut spare_conserved);
@@ -296,7 +297,7 @@ impl<'a> Solver<'a> {
                 p.bounds.relax_exits(&mut out.exits, &state.partner, theta);
             }
             mark(0);
-            let sweep = Sweep { seconds: t_sweep, residual: convergence::max_or_nan(&res) };
+            let sweep = Sweep { seconds: t_sweep, residual };
             sweep_incident.clone_from(&out.incident);
             sweep_wall.clone_from(&out.wall);
             self.strategy.update_fields(p, &mut out, &mut state, sweep)?;

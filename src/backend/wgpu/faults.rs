@@ -65,15 +65,20 @@ fn wait_with(poll: impl FnOnce() -> Result<(), wgpu::PollError>, faults: Option<
 mod tests {
     use super::*;
 
+    /// A device on any adapter (lavapipe in CI), or None outside CI where there is none.
+    fn device() -> Option<(wgpu::Device, wgpu::Queue)> {
+        let Ok(adapter) = super::super::device::pick(super::super::device::adapters(), true) else {
+            assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true but no wgpu adapter");
+            return None;
+        };
+        Some(super::super::device::open(&adapter, None, false).unwrap())
+    }
+
     /// A validation error outside any error scope (wgpu's default handler panics on it) is
     /// recorded once and handed out once.
     #[test]
     fn an_uncaptured_validation_error_is_recorded_not_panicked() {
-        let Ok(adapter) = super::super::device::pick(super::super::device::adapters(), true) else {
-            assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true but no wgpu adapter");
-            return;
-        };
-        let (device, _queue) = super::super::device::open(&adapter, None, false).unwrap();
+        let Some((device, _queue)) = device() else { return };
         let faults = Faults::watch(&device);
         // MAP_READ with STORAGE needs a feature no device was asked for: a validation error.
         let _buffer = device.create_buffer(&wgpu::BufferDescriptor {
@@ -90,11 +95,7 @@ mod tests {
     /// A device destroyed while work was submitted: the loss, as recorded, is the error.
     #[test]
     fn a_lost_device_is_the_error_of_the_wait() {
-        let Ok(adapter) = super::super::device::pick(super::super::device::adapters(), true) else {
-            assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true but no wgpu adapter");
-            return;
-        };
-        let (device, queue) = super::super::device::open(&adapter, None, false).unwrap();
+        let Some((device, queue)) = device() else { return };
         let faults = Faults::watch(&device);
         device.destroy();
         queue.submit([device.create_command_encoder(&Default::default()).finish()]);
