@@ -11,7 +11,7 @@ fn main() -> ExitCode {
     if matches!(cli.command, Command::Check { .. } | Command::Info | Command::Compare { .. }) {
         quiet_on_closed_pipe();
     }
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).format_timestamp(None).init();
+    cli::logger::init();
     if let Err(failure) = cli::switches::check_switches() {
         return failure.report();
     }

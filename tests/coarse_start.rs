@@ -207,3 +207,39 @@ fn a_case_the_gpu_backend_refuses_is_refused_before_its_coarse_level_runs() {
         assert!(!out.join("summary.json").exists() && !out.join("fields.h5").exists(), "{name}");
     }
 }
+
+/// What a run says is about the case: a coarse level's own `info` lines (its backend's, its
+/// synthetic solve's choices) are `debug` lines, and `auto`'s step down to the CPU, which the
+/// level and the case both meet where there is no GPU, is said once.
+#[test]
+fn a_coarse_start_leaves_the_log_to_the_case_and_says_a_step_down_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = cavity_json(12, 12, 4.0, 0.2);
+    v["solver"] =
+        serde_json::json!({"tolerance": 1e-4, "max_iterations": 50, "acceleration": "auto", "coarse_grids": 1});
+    let path = dir.path().join("case.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let run = |out: &str, rust_log: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
+            .args(["run", path.to_str().unwrap(), "--threads", "2", "--out"])
+            .arg(dir.path().join(out))
+            .env("RUST_LOG", rust_log)
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&o.stderr).to_string();
+        assert!(o.status.success(), "{log}");
+        log
+    };
+    let log = run("info", "info");
+    assert!(log.contains("coarse start: 6 x 6 x 6 cells"), "{log}");
+    // Said by the level and by the case: each once at `info`.
+    assert_eq!(log.matches("gsis auto: ").count(), 1, "{log}");
+    let on_cpu = log.contains("] backend cpu on ");
+    let step_downs = log.lines().filter(|l| l.starts_with("[WARN") && l.contains("using the CPU backend")).count();
+    assert_eq!(step_downs, usize::from(on_cpu), "{log}");
+    // Kept, not lost: the level's line is there at `debug`.
+    let log = run("debug", "knudsen=debug");
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("gsis auto: ")).collect();
+    assert_eq!(lines.len(), 2, "{log}");
+    assert!(lines[0].starts_with("[DEBUG") && lines[1].starts_with("[INFO"), "{lines:?}");
+}

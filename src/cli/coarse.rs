@@ -87,7 +87,7 @@ pub fn coarse_start<'a>(
         check(true)?;
         let (b, fallback) = backend::create(choice, p, budget)?;
         if let Some(why) = fallback {
-            log::warn!("coarse start: {why}");
+            super::logger::warn_step_down(super::LOG, &why);
         }
         check(false)?;
         // The case's wgpu backend will take this device: compile its fused sweep meanwhile.
@@ -109,7 +109,9 @@ pub fn coarse_start<'a>(
     // The case's own wgpu backend takes the last level's device (cleared in run.rs).
     knudsen::backend::wgpu::device::keep_devices(true);
     compile_synthetic_as_the_device_opens(cfg, problem, choice);
+    let quiet = super::logger::Levels::quiet();
     let started = coarse::start(cfg, problem, hooks);
+    drop(quiet);
     if let Some(e) = case_refused.take() {
         return Err(Failure::BadInput(format!("{e:#}")));
     }

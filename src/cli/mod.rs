@@ -1,6 +1,6 @@
 //! The `knudsen` commands, one file each: [`run`], [`check`], [`validate`], [`bench`], [`info`],
 //! [`compare`], [`slice`] (planes and lines) and the hidden [`nvrtc`] and [`vk_stats`] diagnostics. The pieces they share: [`args`]
-//! (what clap parses), [`load`] (the case with its command-line overrides),
+//! (what clap parses), [`load`] (the case with its command-line overrides), [`logger`] (the log, a coarse level's lines kept to `debug`),
 //! [`out_dir`] (where results go), [`progress`] (what a run shows), [`run_report`] (what a run says before and after) and [`failure`] (the
 //! error and its exit code), [`switches`] (the `KNUDSEN_*` environment, checked first). A new command is a new file here and one arm in `main.rs`.
 
@@ -12,6 +12,7 @@ pub mod compare;
 pub mod failure;
 pub mod info;
 pub mod load;
+pub mod logger;
 pub mod nvrtc;
 pub mod out_dir;
 pub mod progress;

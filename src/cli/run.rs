@@ -214,7 +214,7 @@ fn solve(
         probe_output_dir(dir).map_err(Failure::BadInput)?;
     }
     if let Some(why) = fallback {
-        log::warn!(target: LOG, "{why}");
+        super::logger::warn_step_down(LOG, &why);
     }
     if root {
         log_case(path, cfg, &problem, &*backend);
