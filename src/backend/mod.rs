@@ -11,6 +11,7 @@ pub mod bandwidth;
 pub mod cpu;
 #[cfg(feature = "cuda-driver")]
 pub mod cuda;
+pub mod fault;
 pub mod fused;
 pub mod gpu_io;
 pub mod gpu_tables;
@@ -201,7 +202,8 @@ pub fn gpu_table_bytes(layout: &gpu_io::TableLayout, nz: usize, wall_faces: usiz
 pub const CPU_DEFAULT_BUDGET_MIB: f64 = 512.0;
 
 /// Create the backend for `choice`. `budget_mib` is the case's or the CLI's budget, if any.
-/// Returns the backend and, when auto had to fall back to the CPU, the reason.
+/// Returns the backend and, when auto had to fall back to the CPU, the reason. An error that
+/// is the machine's, not the case's, carries a [`fault::Fault`] (or a CUDA driver error).
 pub fn create(
     choice: BackendChoice,
     problem: std::sync::Arc<Problem>,
@@ -230,16 +232,16 @@ pub fn create(
             Ok((Box::new(wgpu::WgpuBackend::new(problem, gpu_budget, &named_wgpu_options())?), None))
         }
         BackendChoice::Auto => {
-            // Each GPU path with the budget, then with a quarter of it (smaller batches),
+            // Each GPU path with the budget, then with a quarter of it (smaller batches) where
+            // the plan or memory was the trouble (not a device or compiler fault: `fault`),
             // then the CPU; every step down is said.
             let mut tried = Vec::new();
             #[cfg(feature = "cuda-driver")]
             if cuda::available().is_ok() {
-                for budget in [cuda_budget, Some(bytes(budget_mib.unwrap_or(wgpu::DEFAULT_BUDGET_MIB)) / 4)] {
-                    match cuda::create(problem.clone(), budget) {
-                        Ok(b) => return Ok((b, fallback_note(&tried, "a smaller CUDA batch"))),
-                        Err(e) => tried.push(format!("CUDA: {e:#}")),
-                    }
+                let budgets = [cuda_budget, Some(bytes(budget_mib.unwrap_or(wgpu::DEFAULT_BUDGET_MIB)) / 4)];
+                let build = |budget| cuda::create(problem.clone(), budget);
+                if let Some(b) = fault::try_budgets("CUDA", budgets, build, &mut tried) {
+                    return Ok((b, fallback_note(&tried, "a smaller CUDA batch")));
                 }
                 // A context kept from a coarse start would hold its device memory while wgpu
                 // allocates on the same GPU.
@@ -253,11 +255,9 @@ pub fn create(
                     let refusal = wgpu::real::f64_refusal(&problem, adapter.features(), &adapter.get_info().name);
                     let budgets = if refusal.is_some() { vec![] } else { vec![gpu_budget, gpu_budget / 4] };
                     tried.extend(refusal.map(|why| format!("wgpu: {why}")));
-                    for budget in budgets {
-                        match wgpu::WgpuBackend::with_adapter(problem.clone(), budget, &opts, &adapter) {
-                            Ok(b) => return Ok((Box::new(b), fallback_note(&tried, "wgpu with a smaller batch"))),
-                            Err(e) => tried.push(format!("wgpu: {e:#}")),
-                        }
+                    let build = |budget| wgpu::WgpuBackend::with_adapter(problem.clone(), budget, &opts, &adapter);
+                    if let Some(b) = fault::try_budgets("wgpu", budgets, build, &mut tried) {
+                        return Ok((Box::new(b), fallback_note(&tried, "wgpu with a smaller batch")));
                     }
                 }
                 Err(why) => tried.push(why),

@@ -17,6 +17,15 @@ pub enum Failure {
 }
 
 impl Failure {
+    /// A backend that could not be built: the run failed (exit 1) where the machine did
+    /// (`backend::fault`), else the case does not fit what was asked for (exit 2).
+    pub fn of_backend(e: anyhow::Error) -> Self {
+        match knudsen::backend::fault::fault_kind(&e) {
+            Some(_) => Failure::Run(e),
+            None => Failure::BadInput(format!("{e:#}")),
+        }
+    }
+
     /// The line `report` prints.
     pub fn message(&self) -> String {
         match self {

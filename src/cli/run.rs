@@ -208,7 +208,7 @@ fn solve(
     let t_setup = std::time::Instant::now();
     let created = backend::create(choice, problem.clone(), cfg.solver.memory_budget_mib);
     let setup_seconds = t_setup.elapsed().as_secs_f64();
-    let (backend, fallback) = created.map_err(|e| Failure::BadInput(format!("{e:#}")))?;
+    let (backend, fallback) = created.map_err(Failure::of_backend)?;
     // The plan is checked; before the solve, make sure its results can be written.
     if root {
         probe_output_dir(dir).map_err(Failure::BadInput)?;

@@ -180,7 +180,8 @@ fn arch_of(ctx: &Arc<CudaContext>) -> anyhow::Result<Option<&'static str>> {
 /// Compile for `ctx`'s device and load the module.
 pub fn compile(ctx: &Arc<CudaContext>, sizes: &Sizes) -> anyhow::Result<Arc<CudaModule>> {
     let t0 = std::time::Instant::now();
-    let ptx = compile_ptx(&program_for(sizes), sizes, arch_of(ctx)?).map_err(|e| anyhow::anyhow!(e))?;
+    let ptx = compile_ptx(&program_for(sizes), sizes, arch_of(ctx)?)
+        .map_err(|e| crate::backend::fault::Fault::error(crate::backend::fault::FaultKind::Compile, e))?;
     let t1 = t0.elapsed().as_secs_f64();
     let module = ctx.load_module(ptx)?;
     log::debug!(

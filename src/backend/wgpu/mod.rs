@@ -35,6 +35,7 @@ pub mod twin_wall;
 pub use build::sweep_rows;
 
 use super::{Backend, PlanSummary, SweepInput, SweepOutput};
+use crate::backend::fault::{Fault, FaultKind};
 use crate::problem::Problem;
 use anyhow::anyhow;
 use kernels::{encode_moment_slice, encode_sweep_slice, encode_wall_load_slice, Kernel};
@@ -158,8 +159,8 @@ impl WgpuBackend {
             plan.moments_per_thread = n;
         }
         let t = std::time::Instant::now();
-        let (device, queue) =
-            device::open_or_kept(adapter, requested.clone(), !opts.no_subgroups).map_err(|e| anyhow!(e))?;
+        let (device, queue) = device::open_or_kept(adapter, requested.clone(), !opts.no_subgroups)
+            .map_err(|e| Fault::error(FaultKind::Device, e))?;
         log::debug!("wgpu: device opened in {:.3} s", t.elapsed().as_secs_f64());
         let t_build = std::time::Instant::now();
         let has_f64 = device.features().contains(wgpu::Features::SHADER_F64);
@@ -185,17 +186,23 @@ impl WgpuBackend {
             fused_plan,
             records,
         );
+        // The plan was checked against the adapter's limits before: what fails now is the
+        // machine's (a rejected pipeline included: the driver's compiler, or a limit wgpu
+        // checks that the plan did not foresee), not the case's.
         if let Some(e) = pollster::block_on(internal.pop()) {
-            return Err(anyhow!("the GPU driver failed to build the pipelines: {e}"));
+            return Err(Fault::error(FaultKind::Compile, format!("the GPU driver failed to build the pipelines: {e}")));
         }
         if let Some(e) = pollster::block_on(validation.pop()) {
-            return Err(anyhow!("wgpu rejected the pipelines or buffers: {e}"));
+            return Err(Fault::error(FaultKind::Device, format!("wgpu rejected the pipelines or buffers: {e}")));
         }
         if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(anyhow!("out of GPU memory allocating the case: {e}; lower --memory-budget-mib"));
+            return Err(Fault::error(
+                FaultKind::OutOfMemory,
+                format!("out of GPU memory allocating the case: {e}; lower --memory-budget-mib"),
+            ));
         }
         if let Some(fault) = built.faults.take() {
-            return Err(anyhow!("{}: {fault}", built.info.name));
+            return Err(Fault::error(FaultKind::Device, format!("{}: {fault}", built.info.name)));
         }
         log::debug!("wgpu: pipelines and buffers built in {:.3} s", t_build.elapsed().as_secs_f64());
         log::info!(
