@@ -299,7 +299,23 @@ fn processes_given_different_runs_refuse_alike() {
     mpmd.arg("--oversubscribe").args(one("3")).arg(":").args(one("8"));
     let (code, err) = within(mpmd, Duration::from_secs(60));
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("were not given the same case and run"), "{err}");
+    // Every process refuses; rank 0 alone says so.
+    assert_eq!(err.matches("were not given the same case and run").count(), 1, "{err}");
+    assert!(!dir.join("a").exists(), "a directory was left: {err}");
+}
+
+#[test]
+fn a_case_files_error_is_said_once_by_a_job_of_three() {
+    let tmp = scratch("bad-case");
+    let dir = tmp.path();
+    let case = dir.join("case.json");
+    std::fs::write(&case, r#"{"grid": 3}"#).unwrap();
+    let out = dir.join("a").join("out");
+    let mut cmd = knudsen_cmd(3);
+    cmd.args(["run", case.to_str().unwrap(), "--backend", "cpu", "--out", out.to_str().unwrap()]);
+    let (code, err) = within(cmd, Duration::from_secs(60));
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.matches("`grid`: invalid type").count(), 1, "{err}");
     assert!(!dir.join("a").exists(), "a directory was left: {err}");
 }
 

@@ -95,7 +95,6 @@ pub fn try_budgets<T, B>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use anyhow::Context;
 
     #[test]
     fn a_smaller_budget_is_tried_after_memory_but_not_after_a_compiler_fault() {
@@ -144,6 +143,7 @@ mod tests {
     #[cfg(feature = "cuda-driver")]
     #[test]
     fn a_cuda_driver_error_is_the_machines_and_its_out_of_memory_is_memory() {
+        use anyhow::Context;
         use cudarc::driver::{sys::CUresult, DriverError};
         let oom: anyhow::Result<()> = Err(DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY).into());
         let oom = oom.context("allocating the slices").unwrap_err();

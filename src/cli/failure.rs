@@ -14,6 +14,10 @@ pub enum Failure {
     /// A signal stopped the run after writing its state; exit 128 + the signal (130 for
     /// SIGINT, 143 for SIGTERM), with a line saying how to continue.
     Interrupted { code: u8, message: String },
+    /// Said by another process of the job, which met the same failure (`run_mpi.rs`): this
+    /// one exits with the code and says nothing.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    Said(u8),
 }
 
 impl Failure {
@@ -32,6 +36,7 @@ impl Failure {
             Failure::BadInput(msg) => format!("error: {msg}"),
             Failure::Run(e) => format!("error: {e:#}"),
             Failure::Interrupted { message, .. } => message.clone(),
+            Failure::Said(_) => String::new(),
         }
     }
 
@@ -41,12 +46,15 @@ impl Failure {
             Failure::BadInput(_) => EXIT_BAD_INPUT,
             Failure::Run(_) => 1,
             Failure::Interrupted { code, .. } => *code,
+            Failure::Said(code) => *code,
         }
     }
 
     /// Print the error on stderr and give the exit code.
     pub fn report(self) -> ExitCode {
-        eprintln!("{}", self.message());
+        if !matches!(self, Failure::Said(_)) {
+            eprintln!("{}", self.message());
+        }
         ExitCode::from(self.code())
     }
 }

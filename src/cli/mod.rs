@@ -1,7 +1,7 @@
 //! The `knudsen` commands, one file each: [`run`], [`check`], [`validate`], [`bench`], [`info`],
 //! [`compare`], [`slice`] (planes and lines) and the hidden [`nvrtc`] and [`vk_stats`] diagnostics. The pieces they share: [`args`]
 //! (what clap parses), [`load`] (the case with its command-line overrides), [`logger`] (the log, a coarse level's lines kept to `debug`),
-//! [`out_dir`] (where results go), [`progress`] (what a run shows), [`run_report`] (what a run says before and after) and [`failure`] (the
+//! [`out_dir`] (where results go), [`progress`] (what a run shows), [`run_report`] (what a run says before and after), `run_mpi` (a run as one of several MPI processes) and [`failure`] (the
 //! error and its exit code), [`switches`] (the `KNUDSEN_*` environment, checked first). A new command is a new file here and one arm in `main.rs`.
 
 pub mod args;
@@ -18,6 +18,8 @@ pub mod out_dir;
 pub mod progress;
 pub mod resume;
 pub mod run;
+#[cfg(feature = "mpi")]
+pub mod run_mpi;
 pub mod run_report;
 pub mod slice;
 pub mod switches;

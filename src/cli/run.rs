@@ -33,8 +33,48 @@ pub fn run(
     resume: Resume,
     overrides: Overrides,
 ) -> Result<(), Failure> {
+    let prepare = || prepare(path, choice, out, threads, overrides);
+    // Before the case is read, so that the processes of a job say a case's error once.
+    #[cfg(feature = "mpi")]
+    if let Some(m) = knudsen::parallel::mpi::Mpi::init_if_launched().map_err(Failure::Run)?.filter(|m| m.ranks > 1) {
+        return super::run_mpi::run_on_ranks(&m, prepare, path, choice, &resume);
+    }
+    #[cfg(not(feature = "mpi"))]
+    if let Some(n) = knudsen::parallel::launched_processes().filter(|&n| n > 1) {
+        return Err(Failure::BadInput(format!(
+            "started as one of {n} MPI processes, but this knudsen was built without the `mpi` feature: each would run the whole case (build with --features mpi; docs/parallel.md)"
+        )));
+    }
+    let Prepared { cfg, dir, made, again } = prepare()?;
+    let solved =
+        solve(path, &cfg, choice, &dir, &resume, &again, Group { rank: 0, ranks: 1, reduce: None, more: None });
+    if solved.is_err() {
+        remove_made_dirs(&made);
+    }
+    solved
+}
+
+/// The case with its overrides, where its results go, and the directories a failed run
+/// removes again.
+pub(super) struct Prepared {
+    pub cfg: Config,
+    pub dir: PathBuf,
+    /// The directories that `dir` needs made, found before any process makes one.
+    pub made: Vec<PathBuf>,
+    /// What the command to continue an interrupted run must repeat.
+    pub again: String,
+}
+
+/// What every process does before the solve: the case read, the options checked, the
+/// threads' pool built.
+fn prepare(
+    path: &Path,
+    choice: BackendChoice,
+    out: Option<PathBuf>,
+    threads: Option<usize>,
+    overrides: Overrides,
+) -> Result<Prepared, Failure> {
     let cfg = load(path, overrides)?;
-    // What the command to continue an interrupted run must repeat.
     let again = overrides.continue_args(choice, threads);
     let dir = output_dir(path, &cfg, out);
     if threads == Some(0) {
@@ -61,83 +101,21 @@ pub fn run(
     }
     pool.build_global().map_err(|e| Failure::Run(e.into()))?;
     // A run refused or stopped before it wrote anything leaves no directory it made: each
-    // made directory goes only while empty, so results and checkpoints stay. Found before
-    // any process makes one.
+    // made directory goes only while empty, so results and checkpoints stay.
     let made = missing_dirs(&dir);
-    #[cfg(feature = "mpi")]
-    {
-        let mpi = knudsen::parallel::mpi::Mpi::init_if_launched().map_err(Failure::Run)?;
-        if let Some(m) = mpi.as_ref().filter(|m| m.ranks > 1) {
-            knudsen::backend::set_device_slot(m.local_rank);
-            if m.rank > 0 {
-                // One voice: rank 0 logs, draws the progress and writes; the others warn.
-                log::set_max_level(log::LevelFilter::Warn);
-            }
-            // Every process refuses alike (exit 2, nothing made) where they were not given
-            // the same case and run: otherwise they would sum different sweeps into a wrong
-            // answer, or wait for one another's next sum when their stops differ.
-            if !m.all_agree(run_fingerprint(&cfg, &resume)) {
-                return Err(Failure::BadInput(format!(
-                    "the {} processes were not given the same case and run: the case's solution-shaping keys, `tolerance`, `max_iterations`, `acceleration`, `partner_relaxation`, `coarse_grids`, `stall_sweeps` and --restart must agree (precision and backend may differ: docs/parallel.md)",
-                    m.ranks
-                )));
-            }
-            let reduce = match m.reducer() {
-                Ok(r) => r,
-                Err(e) => {
-                    say(format!("rank {} of {} failed: {e:#}\n", m.rank, m.ranks));
-                    m.abort(1)
-                }
-            };
-            // The coarse start's levels each take a sum of their own (coarse.rs).
-            let more = || m.reducer();
-            let group = Group { rank: m.rank, ranks: m.ranks, reduce: Some(reduce), more: Some(&more) };
-            // Rank 0 alone makes and writes the output directory, so it alone removes what it
-            // made and left empty. A failure on another rank ends the job before it could:
-            // hence the directory is made only by the first file written (out_dir.rs).
-            return match solve(path, &cfg, choice, &dir, &resume, &again, group) {
-                Err(f @ Failure::Interrupted { .. }) => {
-                    if m.rank == 0 {
-                        remove_made_dirs(&made);
-                    }
-                    Err(f)
-                }
-                Err(f) => {
-                    // The other ranks wait in the next sum: end them all, with this error.
-                    say(format!("rank {} of {} failed:\n{}\n", m.rank, m.ranks, f.message()));
-                    if m.rank == 0 {
-                        remove_made_dirs(&made);
-                    }
-                    m.abort(i32::from(f.code()))
-                }
-                ok => ok,
-            };
-        }
-    }
-    #[cfg(not(feature = "mpi"))]
-    if let Some(n) = knudsen::parallel::launched_processes().filter(|&n| n > 1) {
-        return Err(Failure::BadInput(format!(
-            "started as one of {n} MPI processes, but this knudsen was built without the `mpi` feature: each would run the whole case (build with --features mpi; docs/parallel.md)"
-        )));
-    }
-    let solved =
-        solve(path, &cfg, choice, &dir, &resume, &again, Group { rank: 0, ranks: 1, reduce: None, more: None });
-    if solved.is_err() {
-        remove_made_dirs(&made);
-    }
-    solved
+    Ok(Prepared { cfg, dir, made, again })
 }
 
 /// This process among those sharing the velocities (one, without MPI).
-struct Group<'a> {
-    rank: usize,
-    ranks: usize,
-    reduce: Option<Box<dyn knudsen::parallel::Reduce + 'a>>,
+pub(super) struct Group<'a> {
+    pub rank: usize,
+    pub ranks: usize,
+    pub reduce: Option<Box<dyn knudsen::parallel::Reduce + 'a>>,
     /// Further sums, for the coarse start's levels.
-    more: Option<MakeReduce<'a>>,
+    pub more: Option<MakeReduce<'a>>,
 }
 
-fn solve(
+pub(super) fn solve(
     path: &Path,
     cfg: &Config,
     choice: BackendChoice,
@@ -353,35 +331,4 @@ impl Drop for EarlySyntheticCompile {
     fn drop(&mut self) {
         knudsen::solver::synthetic::cuda::PtxJob::discard_early();
     }
-}
-
-/// One message on stderr in one write: `eprintln!` writes its pieces one by one, and Open
-/// MPI's abort notice (from another process, on the same stream) once landed between "rank 0"
-/// and " of 3 failed" (tests/mpi.rs).
-#[cfg(feature = "mpi")]
-fn say(line: String) {
-    use std::io::Write;
-    let _ = std::io::stderr().lock().write_all(line.as_bytes());
-}
-
-/// What the processes of one MPI run must share: the case's solution-shaping keys (as a
-/// restart compares them), the stop and the path (tolerance, iterations, acceleration,
-/// partner relaxation, coarse start, stall rule) and what they continue. Precision, backend,
-/// memory budget and output may differ between processes (MPMD launches).
-#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-fn run_fingerprint(cfg: &Config, resume: &Resume) -> u64 {
-    let s = &cfg.solver;
-    let text = format!(
-        "{}|{:e}|{}|{}|{:?}|{}|{}|{:?}|{}",
-        cfg.state_hash(),
-        s.tolerance,
-        s.max_iterations,
-        s.acceleration.name(),
-        s.partner_relaxation,
-        s.coarse_grids,
-        s.stall_sweeps,
-        resume.from,
-        resume.force
-    );
-    knudsen::config::fnv1a(&text)
 }

@@ -54,6 +54,12 @@ impl Mpi {
         lo == hi
     }
 
+    /// Waits until every process has come here.
+    pub fn barrier(&self) {
+        use mpi::collective::CommunicatorCollectives;
+        self.world.barrier();
+    }
+
     /// Ends every process of the job (a failing rank must not leave the others waiting).
     pub fn abort(&self, code: i32) -> ! {
         self.world.abort(code)
