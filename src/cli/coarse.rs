@@ -113,7 +113,8 @@ pub fn coarse_start<'a>(
     let started = coarse::start(cfg, problem, hooks);
     drop(quiet);
     if let Some(e) = case_refused.take() {
-        return Err(Failure::BadInput(format!("{e:#}")));
+        // The check opens the CUDA context: its driver errors are the machine's.
+        return Err(Failure::of_backend(e));
     }
     let outcome = match started {
         Ok(o) => o,

@@ -119,10 +119,16 @@ pub fn compile_ptx(source: &str, sizes: &Sizes, arch: Option<&'static str>) -> R
     nvrtc(source, sizes.defines(), arch)
 }
 
-fn nvrtc(source: &str, options: Vec<String>, arch: Option<&'static str>) -> Result<Ptx, String> {
+/// Why NVRTC cannot be used here, if it cannot: a compiler this machine does not have, which
+/// (unlike a compile that fails) is no fault of the device (`backend::fault`).
+fn nvrtc_missing() -> Option<String> {
     // SAFETY: only probes whether the shared library can be opened.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Err("NVRTC (libnvrtc.so) not found; install the CUDA toolkit or PyPI's nvidia-cuda-nvrtc and put its lib directory on LD_LIBRARY_PATH".into());
+    (!unsafe { cudarc::nvrtc::sys::is_culib_present() }).then(|| "NVRTC (libnvrtc.so) not found; install the CUDA toolkit or PyPI's nvidia-cuda-nvrtc and put its lib directory on LD_LIBRARY_PATH".into())
+}
+
+fn nvrtc(source: &str, options: Vec<String>, arch: Option<&'static str>) -> Result<Ptx, String> {
+    if let Some(why) = nvrtc_missing() {
+        return Err(why);
     }
     let opts = CompileOptions { options, arch, ..Default::default() };
     // Every field of the options (not only those set here) is part of the key.
@@ -180,6 +186,9 @@ fn arch_of(ctx: &Arc<CudaContext>) -> anyhow::Result<Option<&'static str>> {
 /// Compile for `ctx`'s device and load the module.
 pub fn compile(ctx: &Arc<CudaContext>, sizes: &Sizes) -> anyhow::Result<Arc<CudaModule>> {
     let t0 = std::time::Instant::now();
+    if let Some(why) = nvrtc_missing() {
+        anyhow::bail!(why);
+    }
     let ptx = compile_ptx(&program_for(sizes), sizes, arch_of(ctx)?)
         .map_err(|e| crate::backend::fault::Fault::error(crate::backend::fault::FaultKind::Compile, e))?;
     let t1 = t0.elapsed().as_secs_f64();

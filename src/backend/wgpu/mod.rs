@@ -186,20 +186,23 @@ impl WgpuBackend {
             fused_plan,
             records,
         );
-        // The plan was checked against the adapter's limits before: what fails now is the
-        // machine's (a rejected pipeline included: the driver's compiler, or a limit wgpu
-        // checks that the plan did not foresee), not the case's.
-        if let Some(e) = pollster::block_on(internal.pop()) {
-            return Err(Fault::error(FaultKind::Compile, format!("the GPU driver failed to build the pipelines: {e}")));
-        }
-        if let Some(e) = pollster::block_on(validation.pop()) {
-            return Err(Fault::error(FaultKind::Device, format!("wgpu rejected the pipelines or buffers: {e}")));
-        }
+        // Popped in the reverse order of their pushes, then reported memory first: a buffer
+        // that failed to allocate is invalid, and binding it raises a validation error too.
+        let internal = pollster::block_on(internal.pop());
+        let validation = pollster::block_on(validation.pop());
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(Fault::error(
                 FaultKind::OutOfMemory,
                 format!("out of GPU memory allocating the case: {e}; lower --memory-budget-mib"),
             ));
+        }
+        // The driver's compiler failing is the machine's fault; a validation error is a
+        // limit wgpu checks that the plan did not foresee, which a smaller batch may meet.
+        if let Some(e) = internal {
+            return Err(Fault::error(FaultKind::Compile, format!("the GPU driver failed to build the pipelines: {e}")));
+        }
+        if let Some(e) = validation {
+            return Err(anyhow!("wgpu rejected the pipelines or buffers: {e}"));
         }
         if let Some(fault) = built.faults.take() {
             return Err(Fault::error(FaultKind::Device, format!("{}: {fault}", built.info.name)));
