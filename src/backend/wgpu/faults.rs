@@ -1,8 +1,10 @@
 //! GPU faults that wgpu reports out of band: validation errors outside an error scope (by
 //! default wgpu panics on them), a lost device and failed buffer mappings. Each is kept, the
 //! first one wins, and the next sweep returns it as an error naming the adapter, so a fault
-//! ends the run with one clear message instead of a panic or a hang.
+//! ends the run with one clear message instead of a panic or a hang. The errors that building
+//! a backend raises are caught in error scopes instead ([`built_within_scopes`]).
 
+use crate::backend::fault::{Fault, FaultKind};
 use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Default)]
@@ -61,6 +63,36 @@ fn wait_with(poll: impl FnOnce() -> Result<(), wgpu::PollError>, faults: Option<
     }
 }
 
+/// `build()`, whose pipelines and buffers are made on `device`, with the errors they raise
+/// caught (an error scope each) where `--backend auto` can still step down, not at the first
+/// sweep: device memory the allocation did not get, the driver failing to compile a pipeline
+/// (an internal error, after which wgpu may count the device lost), and wgpu's validation.
+pub fn built_within_scopes<T>(device: &wgpu::Device, build: impl FnOnce() -> T) -> anyhow::Result<T> {
+    let memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let internal = device.push_error_scope(wgpu::ErrorFilter::Internal);
+    let built = build();
+    // Popped in the reverse order of their pushes, then reported memory first: a buffer that
+    // failed to allocate is invalid, and binding it raises a validation error too.
+    let internal = pollster::block_on(internal.pop());
+    let validation = pollster::block_on(validation.pop());
+    if let Some(e) = pollster::block_on(memory.pop()) {
+        return Err(Fault::error(
+            FaultKind::OutOfMemory,
+            format!("out of GPU memory allocating the case: {e}; lower --memory-budget-mib"),
+        ));
+    }
+    // The driver's compiler failing is the machine's fault; a validation error is a limit
+    // wgpu checks that the plan did not foresee, which a smaller batch may meet.
+    if let Some(e) = internal {
+        return Err(Fault::error(FaultKind::Compile, format!("the GPU driver failed to build the pipelines: {e}")));
+    }
+    if let Some(e) = validation {
+        anyhow::bail!("wgpu rejected the pipelines or buffers: {e}");
+    }
+    Ok(built)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,6 +122,25 @@ mod tests {
         let fault = faults.take().expect("the error was recorded");
         assert!(fault.starts_with("wgpu error") && fault.contains("invalid"), "{fault}");
         assert!(faults.take().is_none(), "handed out once");
+    }
+
+    /// A validation error while the backend is built is caught by its scope, as the case's
+    /// (no machine fault: a smaller batch may help), and one that is not leaves the build's
+    /// value.
+    #[test]
+    fn a_validation_error_building_is_the_builds_error_and_no_machine_fault() {
+        let Some((device, _queue)) = device() else { return };
+        let invalid = wgpu::BufferDescriptor {
+            label: Some("invalid"),
+            size: 16,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        };
+        let e = built_within_scopes(&device, || device.create_buffer(&invalid)).unwrap_err();
+        assert!(e.to_string().starts_with("wgpu rejected the pipelines or buffers"), "{e}");
+        assert!(crate::backend::fault::smaller_budget_may_help(&e), "{e}");
+        let fine = wgpu::BufferDescriptor { usage: wgpu::BufferUsages::STORAGE, ..invalid };
+        assert_eq!(built_within_scopes(&device, || device.create_buffer(&fine).size()).unwrap(), 16);
     }
 
     /// A device destroyed while work was submitted: the loss, as recorded, is the error.

@@ -167,43 +167,21 @@ impl WgpuBackend {
         let records = real::records_stage(&problem, has_f64)?;
         let subgroups = device.features().contains(wgpu::Features::SUBGROUP);
         let faults = faults::Faults::watch(&device);
-        let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        // A driver that fails to compile a pipeline raises an internal error (and wgpu may
-        // then count the device lost): found here, where `auto` can still fall back, not at
-        // the first sweep.
-        let internal = device.push_error_scope(wgpu::ErrorFilter::Internal);
-        let built = Self::build(
-            problem.clone(),
-            device.clone(),
-            queue.clone(),
-            info.clone(),
-            subgroups,
-            sched,
-            tables,
-            requested.max_compute_workgroups_per_dimension,
-            faults,
-            fused_plan,
-            records,
-        );
-        // Popped in the reverse order of their pushes, then reported memory first: a buffer
-        // that failed to allocate is invalid, and binding it raises a validation error too.
-        let internal = pollster::block_on(internal.pop());
-        let validation = pollster::block_on(validation.pop());
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(Fault::error(
-                FaultKind::OutOfMemory,
-                format!("out of GPU memory allocating the case: {e}; lower --memory-budget-mib"),
-            ));
-        }
-        // The driver's compiler failing is the machine's fault; a validation error is a
-        // limit wgpu checks that the plan did not foresee, which a smaller batch may meet.
-        if let Some(e) = internal {
-            return Err(Fault::error(FaultKind::Compile, format!("the GPU driver failed to build the pipelines: {e}")));
-        }
-        if let Some(e) = validation {
-            return Err(anyhow!("wgpu rejected the pipelines or buffers: {e}"));
-        }
+        let built = faults::built_within_scopes(&device, || {
+            Self::build(
+                problem.clone(),
+                device.clone(),
+                queue.clone(),
+                info.clone(),
+                subgroups,
+                sched,
+                tables,
+                requested.max_compute_workgroups_per_dimension,
+                faults,
+                fused_plan,
+                records,
+            )
+        })?;
         if let Some(fault) = built.faults.take() {
             return Err(Fault::error(FaultKind::Device, format!("{}: {fault}", built.info.name)));
         }
