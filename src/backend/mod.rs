@@ -327,6 +327,20 @@ pub fn check_case(choice: BackendChoice, problem: &Problem, budget_mib: Option<f
     }
 }
 
+/// Warn that `auto` stepped down (`why`, from [`create`]) under the log target `target`,
+/// unless this process already said so: a run's coarse levels and its case, or a validation
+/// suite's points, each meet the same missing GPU.
+pub fn warn_step_down(target: &str, why: &str) {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if said.iter().any(|s| s == why) {
+        log::debug!(target: target, "again: {why}");
+    } else {
+        log::warn!(target: target, "{why}");
+        said.push(why.to_string());
+    }
+}
+
 /// What `auto` says when it did not get its first choice: the failures before the one that
 /// worked.
 fn fallback_note(tried: &[String], now: &str) -> Option<String> {

@@ -87,7 +87,7 @@ pub fn coarse_start<'a>(
         check(true)?;
         let (b, fallback) = backend::create(choice, p, budget)?;
         if let Some(why) = fallback {
-            super::logger::warn_step_down(super::LOG, &why);
+            backend::warn_step_down(super::LOG, &why);
         }
         check(false)?;
         // The case's wgpu backend will take this device: compile its fused sweep meanwhile.

@@ -1,19 +1,14 @@
 //! The command line's logger: env_logger's, except that what a coarse level says about
 //! itself at `info` (its backend's kernels, its synthetic solve's choices) is kept to `debug`,
 //! so that a run's log speaks of the case once, not of each level and then the case again;
-//! the coarse start's own summary lines stay. And `auto`'s step down to another backend is
-//! said once a run, where the levels and the case each meet it.
+//! the coarse start's own summary lines stay.
 
 use log::{Level, Log, Metadata, Record};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
 
 /// Set while a coarse level runs (`Levels`); every thread's lines count, the level's
 /// helper threads' included.
 static IN_LEVEL: AtomicBool = AtomicBool::new(false);
-
-/// The step-down reasons already said this run.
-static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// The coarse start's own lines, which say what its levels did: never demoted.
 const LEVELS_TARGET: &str = "knudsen::solver::coarse";
@@ -73,17 +68,5 @@ impl Levels {
 impl Drop for Levels {
     fn drop(&mut self) {
         IN_LEVEL.store(false, Ordering::Relaxed);
-    }
-}
-
-/// Warn that `auto` stepped down (`why`, from `backend::create`), unless this run already said
-/// so: the coarse levels and the case meet the same missing GPU.
-pub fn warn_step_down(target: &str, why: &str) {
-    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
-    if said.iter().any(|s| s == why) {
-        log::debug!(target: target, "again: {why}");
-    } else {
-        log::warn!(target: target, "{why}");
-        said.push(why.to_string());
     }
 }

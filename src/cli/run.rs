@@ -192,7 +192,7 @@ pub(super) fn solve(
         probe_output_dir(dir).map_err(Failure::BadInput)?;
     }
     if let Some(why) = fallback {
-        super::logger::warn_step_down(LOG, &why);
+        backend::warn_step_down(LOG, &why);
     }
     if root {
         log_case(path, cfg, &problem, &*backend);

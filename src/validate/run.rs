@@ -164,7 +164,7 @@ fn run_point(
     let problem = Arc::new(Problem::new(&cfg));
     let (b, fallback) = crate::backend::create(backend, problem.clone(), cfg.solver.memory_budget_mib)?;
     if let Some(why) = fallback {
-        log::warn!("{why}");
+        crate::backend::warn_step_down(module_path!(), &why);
     }
     let kind = b.kind().to_string();
     let floor = b.residual_floor();
