@@ -305,7 +305,7 @@ fn processes_given_different_runs_refuse_alike() {
 }
 
 #[test]
-fn a_case_files_error_is_said_once_by_a_job_of_three() {
+fn a_case_files_error_and_a_refused_restart_are_said_once_by_a_job_of_three() {
     let tmp = scratch("bad-case");
     let dir = tmp.path();
     let case = dir.join("case.json");
@@ -316,6 +316,16 @@ fn a_case_files_error_is_said_once_by_a_job_of_three() {
     let (code, err) = within(cmd, Duration::from_secs(60));
     assert_eq!(code, Some(2), "{err}");
     assert_eq!(err.matches("`grid`: invalid type").count(), 1, "{err}");
+    assert!(!dir.join("a").exists(), "a directory was left: {err}");
+    // And a refusal every process meets in its checks before the first sum.
+    let case = write_case(dir, "case", &cavity("none"));
+    let mut cmd = knudsen_cmd(3);
+    cmd.args(["run", case.to_str().unwrap(), "--backend", "cpu", "--threads", "1", "--out", out.to_str().unwrap()]);
+    cmd.args(["--restart", dir.join("nowhere").to_str().unwrap()]);
+    let (code, err) = within(cmd, Duration::from_secs(60));
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.matches("nowhere").count(), 1, "{err}");
+    assert!(!err.contains("rank "), "{err}");
     assert!(!dir.join("a").exists(), "a directory was left: {err}");
 }
 

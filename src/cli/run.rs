@@ -46,8 +46,15 @@ pub fn run(
         )));
     }
     let Prepared { cfg, dir, made, again } = prepare()?;
-    let solved =
-        solve(path, &cfg, choice, &dir, &resume, &again, Group { rank: 0, ranks: 1, reduce: None, more: None });
+    let solved = solve(
+        path,
+        &cfg,
+        choice,
+        &dir,
+        &resume,
+        &again,
+        Group { rank: 0, ranks: 1, reduce: None, more: None, agree: None },
+    );
     if solved.is_err() {
         remove_made_dirs(&made);
     }
@@ -113,7 +120,12 @@ pub(super) struct Group<'a> {
     pub reduce: Option<Box<dyn knudsen::parallel::Reduce + 'a>>,
     /// Further sums, for the coarse start's levels.
     pub more: Option<MakeReduce<'a>>,
+    /// The processes' checks before the first sum, made as one (`run_mpi::one_voice`).
+    pub agree: Option<Agree<'a>>,
 }
+
+/// Every process's outcome of the same checks, as all of them must take it.
+pub(super) type Agree<'a> = &'a dyn Fn(Result<(), Failure>) -> Result<(), Failure>;
 
 pub(super) fn solve(
     path: &Path,
@@ -139,22 +151,34 @@ pub(super) fn solve(
         }
         _ => cfg,
     };
-    check_host_memory(cfg, gpu_solve, group.ranks)?;
+    let checked = (|| {
+        check_host_memory(cfg, gpu_solve, group.ranks)?;
+        let mut problem = Problem::new(cfg);
+        if group.ranks > 1 {
+            problem.vgrid = knudsen::parallel::share_velocities(&problem.vgrid, group.rank, group.ranks)
+                .map_err(Failure::BadInput)?;
+        }
+        let problem = Arc::new(problem);
+        let restart = match &resume.from {
+            Some(r) => Some(load_restart(r, &problem, resume.force)?),
+            None => None,
+        };
+        Ok((problem, restart))
+    })();
+    let (checked, failure) = match checked {
+        Ok(v) => (Some(v), Ok(())),
+        Err(f) => (None, Err(f)),
+    };
+    match group.agree {
+        Some(agree) => agree(failure)?,
+        None => failure?,
+    }
+    let (problem, restart) = checked.expect("a failure returned above");
     if root {
         for w in cfg.warnings() {
             log::warn!(target: LOG, "{w}");
         }
     }
-    let mut problem = Problem::new(cfg);
-    if group.ranks > 1 {
-        problem.vgrid =
-            knudsen::parallel::share_velocities(&problem.vgrid, group.rank, group.ranks).map_err(Failure::BadInput)?;
-    }
-    let problem = Arc::new(problem);
-    let restart = match &resume.from {
-        Some(r) => Some(load_restart(r, &problem, resume.force)?),
-        None => None,
-    };
     // The iterations before this run's, which its iteration limit does not count.
     let done_before = restart.as_ref().map_or(0, |r| r.history.len());
     let stop = stop_on_signals().map_err(Failure::Run)?;

@@ -46,12 +46,17 @@ pub(super) fn run_on_ranks(
     };
     // The coarse start's levels each take a sum of their own (coarse.rs).
     let more = || m.reducer();
-    let group = Group { rank: m.rank, ranks: m.ranks, reduce: Some(reduce), more: Some(&more) };
+    // The case's own checks (host memory, the share of the velocities, --restart) every
+    // process makes before the first sum: said once where all fail alike.
+    let agree = |r| one_voice(m, r);
+    let group = Group { rank: m.rank, ranks: m.ranks, reduce: Some(reduce), more: Some(&more), agree: Some(&agree) };
     // Rank 0 alone makes and writes the output directory, so it alone removes what it made
     // and left empty. A failure on another rank ends the job before it could: hence the
     // directory is made only by the first file written (out_dir.rs).
     match solve(path, &cfg, choice, &dir, resume, &again, group) {
-        Err(f @ Failure::Interrupted { .. }) => {
+        // Every process stopped alike, or met the same failure, which rank 0 said: each
+        // ends with its code.
+        Err(f @ (Failure::Interrupted { .. } | Failure::Said(_))) => {
             if m.rank == 0 {
                 remove_made_dirs(&made);
             }
