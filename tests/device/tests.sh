@@ -1,5 +1,6 @@
 #!/bin/bash
-# The integration tests whose backend loops include CUDA, run on the device with CUDA
+# The integration tests whose backend loops include CUDA (and `gpu_prewarm`, whose wgpu
+# tests then run on the device's GPU instead of lavapipe), run on the device with CUDA
 # required (TESTS_REQUIRE_CUDA=1, set by setup.sh: a CUDA that does not answer fails them
 # instead of leaving the CUDA leg out, as CI does). Carry `carry/t.tar.xz`, made here by
 #   cargo test --release --features cuda --no-run --test T ... (the names in TESTS below)
@@ -13,7 +14,7 @@
 mkdir -p target/release && cp carry/t/knudsen target/release/knudsen
 if [ ! -e /work/main ]; then mkdir -p /work && ln -sfn "$PWD" /work/main; fi
 nvidia-smi -L
-for t in ${TESTS:-cuda_f64 gsis second_order coarse_start partner_relaxation cavity faces rest wall_damping slice_rows}; do
+for t in ${TESTS:-cuda_f64 gsis second_order coarse_start partner_relaxation cavity faces rest wall_damping slice_rows gpu_prewarm}; do
   s=$(date +%s)
   carry/t/$t --test-threads 2 > "$OUT/$t.log" 2>&1 &
   pid=$!
