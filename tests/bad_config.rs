@@ -36,6 +36,12 @@ fn cases() -> Vec<(&'static str, serde_json::Value, &'static str, &'static str)>
         ("zero cells", with(&|v| v["grid"]["y"]["cells"] = serde_json::json!(0)), "grid.y.cells", "at least 1"),
         ("negative cells", with(&|v| v["grid"]["x"]["cells"] = serde_json::json!(-3)), "grid.x.cells", "invalid value"),
         ("empty domain", with(&|v| v["grid"]["z"]["max"] = serde_json::json!(0.0)), "grid.z.max", "must exceed min"),
+        (
+            "partner relaxation too small for the stop to see",
+            with(&|v| v["solver"]["partner_relaxation"] = serde_json::json!(1e-3)),
+            "solver.partner_relaxation",
+            "is below 0.05",
+        ),
         ("zero Kn", with(&|v| v["gas"]["kn"] = serde_json::json!(0.0)), "gas.kn", "positive"),
         ("negative Kn", with(&|v| v["gas"]["kn"] = serde_json::json!(-1.0)), "gas.kn", "positive"),
         ("Kn and delta", with(&|v| v["gas"]["delta"] = serde_json::json!(1.0)), "gas", "not both"),
