@@ -160,6 +160,41 @@ fn sigint_and_sigterm_stop_after_the_iteration_and_say_how_to_continue() {
 }
 
 #[test]
+fn a_second_signal_ends_the_run_at_once_saying_so_and_its_checkpoint_continues() {
+    // GNU `timeout -s INT` sends two at once (to the process and to its group): the second
+    // ends the process without waiting for the iteration, with SIGINT's code and a line that
+    // says so, not a silent exit 1.
+    let dir = tempfile::tempdir().unwrap();
+    let case = case(dir.path());
+    let reference = reference(dir.path(), &case);
+    // Two signals microseconds apart merge into one (a signal is pending until handled): the
+    // second goes 10 ms after the first, well inside the iteration (50-100 ms) that the first
+    // lets finish. Where the process still ended first (the first came at an iteration's
+    // end), again.
+    let (o, out) = (0..3)
+        .find_map(|attempt| {
+            let out = dir.path().join(format!("twice-{attempt}"));
+            let mut child = start(&case, &out);
+            wait_for_checkpoint(&mut child, &out, 3);
+            let pid = child.id().to_string();
+            assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+            std::thread::sleep(Duration::from_millis(10));
+            assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+            let o = child.wait_with_output().unwrap();
+            // A process that had ended (unreaped, it still takes the signal) says nothing of it.
+            String::from_utf8_lossy(&o.stderr).contains("a second SIGINT").then_some((o, out))
+        })
+        .expect("the run ended before a second signal three times");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("a second SIGINT: ending at once"), "{err}");
+    assert!(!err.contains("continue with"), "the first signal's ending ran: {err}");
+    let o = finish(&case, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_same(&out, &reference);
+}
+
+#[test]
 fn the_printed_command_continues_a_run_given_solution_options() {
     // The continuation repeats every option given (the solution-shaping `--scheme`, and the
     // backend, threads, tolerance and acceleration, so that it runs the same way) except

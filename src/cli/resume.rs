@@ -63,7 +63,24 @@ pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicUsize>> {
     let stop = Arc::new(AtomicUsize::new(0));
     let asked = Arc::new(AtomicBool::new(false));
     for (sig, code) in [(SIGINT, 130), (SIGTERM, 143), (SIGUSR1, 138)] {
-        signal_hook::flag::register_conditional_shutdown(sig, 1, asked.clone())?;
+        // A second signal ends the process at once, saying so (a launcher such as GNU
+        // `timeout` may send two at once: the process and its group), with the signal's code.
+        let again: &'static [u8] = match sig {
+            SIGINT => b"knudsen: a second SIGINT: ending at once (results and checkpoints already written stay)\n",
+            SIGTERM => b"knudsen: a second SIGTERM: ending at once (results and checkpoints already written stay)\n",
+            _ => b"knudsen: a second SIGUSR1: ending at once (results and checkpoints already written stay)\n",
+        };
+        let seen = asked.clone();
+        // SAFETY: the action only loads an atomic and calls write(2) and _exit(2), both
+        // async-signal-safe.
+        unsafe {
+            signal_hook::low_level::register(sig, move || {
+                if seen.load(std::sync::atomic::Ordering::SeqCst) {
+                    libc::write(2, again.as_ptr().cast(), again.len());
+                    libc::_exit(code as i32);
+                }
+            })?;
+        }
         signal_hook::flag::register(sig, asked.clone())?;
         signal_hook::flag::register_usize(sig, stop.clone(), code)?;
     }
