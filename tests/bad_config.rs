@@ -60,14 +60,20 @@ fn cases() -> Vec<(&'static str, serde_json::Value, &'static str, &'static str)>
         (
             "narrow velocity grid",
             with(&|v| v["velocity"]["max"] = serde_json::json!(1.8)),
-            "initial.velocity",
-            "too near the velocity bound",
+            "velocity.max",
+            "too near the velocity bound for the initial state",
+        ),
+        (
+            "hot wall at rest near the bound",
+            with(&|v| v["boundaries"]["x_max"]["temperature"] = serde_json::json!(10.0)),
+            "velocity.max",
+            "for the wall boundaries.x_max (speed 0, T = 10)",
         ),
         (
             "lid speed near the bound",
             with(&|v| v["boundaries"]["y_max"]["velocity"] = serde_json::json!([2.5, 0.0, 0.0])),
-            "boundaries.y_max.velocity",
-            "too near the velocity bound",
+            "velocity.max",
+            "too near the velocity bound for the wall boundaries.y_max (speed 2.5",
         ),
         (
             "wall moving through itself",
@@ -228,8 +234,8 @@ fn cases() -> Vec<(&'static str, serde_json::Value, &'static str, &'static str)>
                 v["boundaries"]["x_min"] = serde_json::json!({"type": "free_stream"});
                 v["free_stream"] = serde_json::json!({"mach": 2.5});
             }),
-            "free_stream.mach",
-            "too near the velocity bound",
+            "velocity.max",
+            "too near the velocity bound for the free stream",
         ),
         (
             "stretch ratio out of range",

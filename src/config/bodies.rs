@@ -199,7 +199,7 @@ impl BodyConfig {
         if body.velocity.iter().any(|c| !c.is_finite()) {
             return Err(ConfigError::new(format!("{key}.velocity"), "must be finite"));
         }
-        v.check_fits(&format!("{key}.velocity"), body.velocity, body.temperature)?;
+        v.check_fits(&format!("the body {key}"), body.velocity, body.temperature)?;
         *t_min = t_min.min(body.temperature);
         for (d, axis) in faces.iter().enumerate() {
             let an = ["x", "y", "z"][d];

@@ -88,7 +88,7 @@ impl BoundariesConfig {
                     if velocity.iter().any(|c| !c.is_finite()) {
                         return Err(ConfigError::new(format!("boundaries.{name}.velocity"), "must be finite"));
                     }
-                    v.check_fits(&format!("boundaries.{name}.velocity"), *velocity, *temperature)?;
+                    v.check_fits(&format!("the wall boundaries.{name}"), *velocity, *temperature)?;
                     *t_min = t_min.min(*temperature);
                 }
                 FaceConfig::FreeStream {} => {

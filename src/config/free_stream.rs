@@ -86,8 +86,7 @@ impl FreeStreamConfig {
                 }
             }
         }
-        let key = if fs.mach.is_some() { "free_stream.mach" } else { "free_stream.velocity" };
-        v.check_fits(key, fs.velocity(), fs.temperature)?;
+        v.check_fits("the free stream", fs.velocity(), fs.temperature)?;
         *t_min = t_min.min(fs.temperature);
         Ok(())
     }
@@ -114,6 +113,6 @@ impl InitialConfig {
     pub fn validate(&self, v: &VelocityConfig) -> Result<(), ConfigError> {
         positive_finite("initial.density", self.density)?;
         positive_finite("initial.temperature", self.temperature)?;
-        v.check_fits("initial.velocity", self.velocity, self.temperature)
+        v.check_fits("the initial state", self.velocity, self.temperature)
     }
 }

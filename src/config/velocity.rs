@@ -69,16 +69,18 @@ impl VelocityConfig {
         Ok(())
     }
 
-    /// A drifting Maxwellian (u, t) must sit well inside the velocity cube.
-    pub fn check_fits(&self, key: &str, u: [f64; 3], t: f64) -> Result<(), ConfigError> {
+    /// A drifting Maxwellian (u, t), the state of `what` (a face, a body, the initial state or
+    /// the free stream), must sit well inside the velocity cube. Refused under `velocity.max`,
+    /// the key that always helps (the state may have no speed at all: a hot wall at rest).
+    pub fn check_fits(&self, what: &str, u: [f64; 3], t: f64) -> Result<(), ConfigError> {
         let a = self.max;
         let umax = u.iter().fold(0.0f64, |m, c| m.max(c.abs()));
-        let margin = MIN_THERMAL_WIDTHS_INSIDE * t.sqrt();
-        if umax + margin > a {
+        let need = umax + MIN_THERMAL_WIDTHS_INSIDE * t.sqrt();
+        if need > a {
             return Err(ConfigError::new(
-                key,
+                "velocity.max",
                 format!(
-                    "speed {umax} is too near the velocity bound {a}: the Maxwellian at T = {t} needs |u| + {MIN_THERMAL_WIDTHS_INSIDE} sqrt(T) <= velocity.max"
+                    "{a} is too near the velocity bound for {what} (speed {umax}, T = {t}): its Maxwellian needs |u| + {MIN_THERMAL_WIDTHS_INSIDE} sqrt(T) = {need:.4} <= velocity.max; raise velocity.max to at least that, or lower that speed or temperature"
                 ),
             ));
         }
