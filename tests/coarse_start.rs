@@ -243,3 +243,25 @@ fn a_coarse_start_leaves_the_log_to_the_case_and_says_a_step_down_once() {
     assert_eq!(lines.len(), 2, "{log}");
     assert!(lines[0].starts_with("[DEBUG") && lines[1].starts_with("[INFO"), "{lines:?}");
 }
+
+/// A budget too small for any backend (`--backend auto`, which checks nothing before the
+/// level): the level's refusal is not reported as a failed coarse start with a run from the
+/// initial state to follow; the case is refused with its own figures, exit 2, nothing made.
+#[test]
+fn a_budget_the_level_cannot_take_refuses_the_case_without_a_failed_coarse_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = cavity_json(8, 16, 4.0, 0.1);
+    v["solver"] = serde_json::json!({"memory_budget_mib": 1e-6, "coarse_grids": 1});
+    let path = dir.path().join("case.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_knudsen"))
+        .args(["run", path.to_str().unwrap(), "--threads", "2", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("memory budget"), "{err}");
+    assert!(!err.contains("coarse start failed"), "{err}");
+    assert!(!out.exists(), "{err}");
+}

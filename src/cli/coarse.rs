@@ -83,9 +83,14 @@ pub fn coarse_start<'a>(
         }
         Ok(())
     };
+    // A level's backend refused for the case's own reasons (a budget, a limit): the case,
+    // larger, is refused too, with its own figures, once it is built.
+    let level_refused = std::cell::Cell::new(false);
     let mut make_backend = |p: Arc<Problem>| {
         check(true)?;
-        let (b, fallback) = backend::create(choice, p, budget)?;
+        let (b, fallback) = backend::create(choice, p, budget).inspect_err(|e| {
+            level_refused.set(knudsen::backend::fault::fault_kind(e).is_none());
+        })?;
         if let Some(why) = fallback {
             backend::warn_step_down(super::LOG, &why);
         }
@@ -125,7 +130,11 @@ pub fn coarse_start<'a>(
             // builds its own.
             knudsen::backend::cuda_keep_context(false);
             knudsen::backend::wgpu::device::keep_devices(false);
-            log::warn!("the coarse start failed ({e:#}); starting from the initial state instead");
+            if level_refused.get() {
+                log::debug!("the coarse level's backend was refused ({e:#}); the case's is built next");
+            } else {
+                log::warn!("the coarse start failed ({e:#}); starting from the initial state instead");
+            }
             None
         }
         Err(e) => return Err(Failure::Run(e.context("coarse start"))),
