@@ -266,9 +266,29 @@ impl Config {
         let mut w: Vec<String> =
             tails.into_iter().map(|(tail, names)| format!("{}: {tail}", names.join(", "))).collect();
         w.extend(self.partner_orbit_warning());
+        w.extend(self.coarse_velocities_note());
         w
     }
+
+    /// A note where the synthetic correction meets a velocity grid too coarse for it: below
+    /// Kn [`COARSE_VELOCITIES_KN`] with fewer than [`FINE_VELOCITY_POINTS`] points per axis.
+    pub fn coarse_velocities_note(&self) -> Option<String> {
+        let (kn, points) = (self.kn(), self.velocity.points);
+        (kn < COARSE_VELOCITIES_KN && points < FINE_VELOCITY_POINTS && self.solver.acceleration.synthetic()).then(|| {
+            format!(
+                "velocity.points: {points} per axis at Kn {kn:.1e} may keep the synthetic correction from converging (measured on small cavities, f64: 9 points at Kn 1e-3 and 10 at Kn 1e-4 had not converged after 150-200 sweeps, 16 at Kn 1e-4 converged in 13-27); use at least {FINE_VELOCITY_POINTS}"
+            )
+        })
+    }
 }
+
+/// Below this Kn a velocity grid of fewer than [`FINE_VELOCITY_POINTS`] points per axis is
+/// noted (`Config::coarse_velocities_note`).
+pub const COARSE_VELOCITIES_KN: f64 = 2e-3;
+
+/// The velocity points per axis from which the synthetic correction converged at Kn 1e-4 on
+/// 6^3 and 12^3 lid cavities (13-27 sweeps, f64), where 10 did not in 150.
+pub const FINE_VELOCITY_POINTS: usize = 16;
 
 /// Below this Kn the synthetic correction on f32 arithmetic may stall above the 1e-5 stop:
 /// on the 16^3 cavity the CPU's f32 path stalled at 4.5e-5, 1.8e-5 and 1.1e-5 at Kn 0.001,

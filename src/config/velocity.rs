@@ -178,4 +178,21 @@ mod tests {
         c.boundaries.y_min = FaceConfig::DiffuseWall { temperature: 1.0, velocity: [1.8, 0.0, 0.0] };
         assert!(c.warnings()[0].starts_with("boundaries.y_min, boundaries.y_max: "), "{:?}", c.warnings());
     }
+
+    #[test]
+    fn a_coarse_velocity_grid_at_small_kn_is_noted_where_synthetic_solves_are_made() {
+        let mut c = walled_box([4, 4, 4], 10);
+        c.gas.kn = Some(1e-4);
+        let noted =
+            |c: &crate::config::Config| c.warnings().iter().any(|w| w.starts_with("velocity.points: 10 per axis"));
+        assert!(noted(&c), "{:?}", c.warnings());
+        c.solver.acceleration = crate::config::Acceleration::None;
+        assert!(!noted(&c), "source iteration makes no synthetic solve");
+        c.solver.acceleration = crate::config::Acceleration::Gsis;
+        c.gas.kn = Some(1e-2);
+        assert!(!noted(&c), "not above Kn 2e-3");
+        c.gas.kn = Some(1e-4);
+        c.velocity.points = 16;
+        assert!(c.warnings().is_empty(), "{:?}", c.warnings());
+    }
 }
