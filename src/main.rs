@@ -17,7 +17,7 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Run { config, backend, out, threads, restart, force, overrides } => {
-            cli::run::run(&config, backend, out, threads, cli::run::Resume { from: restart, force }, overrides)
+            cli::run::run(&config, backend, out, threads, cli::resume::Resume { from: restart, force }, overrides)
         }
         Command::Bench { args } => cli::bench::bench(args),
         Command::Info => cli::info::info(),

@@ -230,18 +230,25 @@ fn a_coarse_start_leaves_the_log_to_the_case_and_says_a_step_down_once() {
         assert!(o.status.success(), "{log}");
         log
     };
+    // The level's lines and the case's: before and after the level's summary line. (`auto`
+    // says each change of its choice, which the clock decides: how many lines is not fixed.)
+    let split = |log: &str| -> (Vec<String>, Vec<String>) {
+        let lines: Vec<String> = log.lines().map(str::to_string).collect();
+        let at = lines.iter().position(|l| l.contains("coarse start: 6 x 6 x 6 cells")).expect("no level line");
+        let auto = |ls: &[String]| ls.iter().filter(|l| l.contains("gsis auto: ")).cloned().collect::<Vec<_>>();
+        (auto(&lines[..at]), auto(&lines[at..]))
+    };
     let log = run("info", "info");
-    assert!(log.contains("coarse start: 6 x 6 x 6 cells"), "{log}");
-    // Said by the level and by the case: each once at `info`.
-    assert_eq!(log.matches("gsis auto: ").count(), 1, "{log}");
+    let (level, case) = split(&log);
+    assert!(level.is_empty() && !case.is_empty(), "{log}");
     let on_cpu = log.contains("] backend cpu on ");
     let step_downs = log.lines().filter(|l| l.starts_with("[WARN") && l.contains("using the CPU backend")).count();
     assert_eq!(step_downs, usize::from(on_cpu), "{log}");
     // Kept, not lost: the level's line is there at `debug`.
     let log = run("debug", "knudsen=debug");
-    let lines: Vec<&str> = log.lines().filter(|l| l.contains("gsis auto: ")).collect();
-    assert_eq!(lines.len(), 2, "{log}");
-    assert!(lines[0].starts_with("[DEBUG") && lines[1].starts_with("[INFO"), "{lines:?}");
+    let (level, case) = split(&log);
+    assert!(!level.is_empty() && level.iter().all(|l| l.starts_with("[DEBUG")), "{level:?}");
+    assert!(!case.is_empty() && case.iter().all(|l| l.starts_with("[INFO")), "{case:?}");
 }
 
 /// A budget too small for any backend (`--backend auto`, which checks nothing before the

@@ -1,7 +1,7 @@
 //! The `knudsen` commands, one file each: [`run`], [`check`], [`validate`], [`bench`], [`info`],
 //! [`compare`], [`slice`] (planes and lines) and the hidden [`nvrtc`] and [`vk_stats`] diagnostics. The pieces they share: [`args`]
 //! (what clap parses), [`load`] (the case with its command-line overrides), [`logger`] (the log, a coarse level's lines kept to `debug`),
-//! [`out_dir`] (where results go), [`progress`] (what a run shows), [`run_report`] (what a run says before and after), `run_mpi` (a run as one of several MPI processes) and [`failure`] (the
+//! [`out_dir`] (where results go), [`progress`] (what a run shows), [`group`] (what a run's set-up hands its solve), [`run_report`] (what a run says before and after), `run_mpi` (a run as one of several MPI processes) and [`failure`] (the
 //! error and its exit code), [`switches`] (the `KNUDSEN_*` environment, checked first). A new command is a new file here and one arm in `main.rs`.
 
 pub mod args;
@@ -10,6 +10,7 @@ pub mod check;
 pub mod coarse;
 pub mod compare;
 pub mod failure;
+pub mod group;
 pub mod info;
 pub mod load;
 pub mod logger;

@@ -5,7 +5,13 @@ use super::failure::Failure;
 use super::LOG;
 use knudsen::problem::Problem;
 use knudsen::solver::Restart;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// `--restart DIR` and `--force`.
+pub struct Resume {
+    pub from: Option<PathBuf>,
+    pub force: bool,
+}
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::Arc;
 

@@ -1,12 +1,13 @@
 //! `knudsen run CASE`: load, plan, solve, write.
 
 use super::args::Overrides;
-use super::coarse::{coarse_start, compile_synthetic_as_the_device_opens, MakeReduce, Share};
+use super::coarse::{coarse_start, compile_synthetic_as_the_device_opens, Share};
 use super::failure::Failure;
+use super::group::{Group, Prepared};
 use super::load::{affordable_acceleration, check_host_memory, load};
 use super::out_dir::{missing_dirs, output_dir, probe_output_dir, remove_made_dirs};
 use super::progress::Progress;
-use super::resume::{load_restart, stop_on_signals};
+use super::resume::{load_restart, stop_on_signals, Resume};
 use super::run_report::{interrupted, log_case, log_ending};
 use super::LOG;
 use knudsen::backend::{self, BackendChoice};
@@ -18,12 +19,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// `--restart DIR` and `--force`.
-pub struct Resume {
-    pub from: Option<PathBuf>,
-    pub force: bool,
-}
 
 pub fn run(
     path: &Path,
@@ -37,7 +32,10 @@ pub fn run(
     // Before the case is read, so that the processes of a job say a case's error once.
     #[cfg(feature = "mpi")]
     if let Some(m) = knudsen::parallel::mpi::Mpi::init_if_launched().map_err(Failure::Run)?.filter(|m| m.ranks > 1) {
-        return super::run_mpi::run_on_ranks(&m, prepare, path, choice, &resume);
+        let solve = |cfg: &Config, dir: &Path, again: &str, group: Group<'_>| {
+            solve(path, cfg, choice, dir, &resume, again, group)
+        };
+        return super::run_mpi::run_on_ranks(&m, prepare, solve, &resume);
     }
     #[cfg(not(feature = "mpi"))]
     if let Some(n) = knudsen::parallel::launched_processes().filter(|&n| n > 1) {
@@ -59,17 +57,6 @@ pub fn run(
         remove_made_dirs(&made);
     }
     solved
-}
-
-/// The case with its overrides, where its results go, and the directories a failed run
-/// removes again.
-pub(super) struct Prepared {
-    pub cfg: Config,
-    pub dir: PathBuf,
-    /// The directories that `dir` needs made, found before any process makes one.
-    pub made: Vec<PathBuf>,
-    /// What the command to continue an interrupted run must repeat.
-    pub again: String,
 }
 
 /// What every process does before the solve: the case read, the options checked, the
@@ -112,20 +99,6 @@ fn prepare(
     let made = missing_dirs(&dir);
     Ok(Prepared { cfg, dir, made, again })
 }
-
-/// This process among those sharing the velocities (one, without MPI).
-pub(super) struct Group<'a> {
-    pub rank: usize,
-    pub ranks: usize,
-    pub reduce: Option<Box<dyn knudsen::parallel::Reduce + 'a>>,
-    /// Further sums, for the coarse start's levels.
-    pub more: Option<MakeReduce<'a>>,
-    /// The processes' checks before the first sum, made as one (`run_mpi::one_voice`).
-    pub agree: Option<Agree<'a>>,
-}
-
-/// Every process's outcome of the same checks, as all of them must take it.
-pub(super) type Agree<'a> = &'a dyn Fn(Result<(), Failure>) -> Result<(), Failure>;
 
 pub(super) fn solve(
     path: &Path,

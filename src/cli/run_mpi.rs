@@ -4,20 +4,20 @@
 //! job with its error instead of leaving the others waiting in the next sum.
 
 use super::failure::Failure;
+use super::group::{Group, Prepared};
 use super::out_dir::remove_made_dirs;
-use super::run::{solve, Group, Prepared, Resume};
-use knudsen::backend::BackendChoice;
+use super::resume::Resume;
 use knudsen::config::Config;
 use knudsen::parallel::mpi::Mpi;
 use std::path::Path;
 
-/// [`super::run::run`] on process `m.rank` of `m.ranks`; `prepare` reads the case and checks
-/// the options, as a single process does.
-pub(super) fn run_on_ranks(
+/// `knudsen run` on process `m.rank` of `m.ranks`: `prepare` reads the case and checks the
+/// options, as a single process does, and `solve` (`run.rs`) solves the case (its config,
+/// output directory and continuation arguments) as this process of the group.
+pub fn run_on_ranks(
     m: &Mpi,
     prepare: impl FnOnce() -> Result<Prepared, Failure>,
-    path: &Path,
-    choice: BackendChoice,
+    solve: impl FnOnce(&Config, &Path, &str, Group<'_>) -> Result<(), Failure>,
     resume: &Resume,
 ) -> Result<(), Failure> {
     knudsen::backend::set_device_slot(m.local_rank);
@@ -53,7 +53,7 @@ pub(super) fn run_on_ranks(
     // Rank 0 alone makes and writes the output directory, so it alone removes what it made
     // and left empty. A failure on another rank ends the job before it could: hence the
     // directory is made only by the first file written (out_dir.rs).
-    match solve(path, &cfg, choice, &dir, resume, &again, group) {
+    match solve(&cfg, &dir, &again, group) {
         // Every process stopped alike, or met the same failure, which rank 0 said: each
         // ends with its code.
         Err(f @ (Failure::Interrupted { .. } | Failure::Said(_))) => {

@@ -193,7 +193,7 @@ impl State {
     /// oscillated at residual 0.3-0.6 for 300 sweeps with it, and converged in 33 without;
     /// `tests/gsis.rs`). A closed domain's mass rescale keeps that mode in check, and the
     /// damping stays there (parallel plates near the free-molecular limit need it), unless the
-    /// gas is collisional ([`collisional`]).
+    /// gas is collisional ([`PLAIN_AFTER_CORRECTION_DELTA`]).
     pub fn update_boundaries(&mut self, p: &Problem, out: &SweepOutput, predicted: bool) {
         self.partner = p.bounds.partner_inflow(&out.exits);
         self.used_wall_density = self.wall_density.clone();
