@@ -67,13 +67,13 @@ fn cases() -> Vec<(&'static str, serde_json::Value, &'static str, &'static str)>
             "hot wall at rest near the bound",
             with(&|v| v["boundaries"]["x_max"]["temperature"] = serde_json::json!(10.0)),
             "velocity.max",
-            "for the wall boundaries.x_max (speed 0, T = 10)",
+            "for the wall boundaries.x_max (largest velocity component 0, T = 10)",
         ),
         (
             "lid speed near the bound",
             with(&|v| v["boundaries"]["y_max"]["velocity"] = serde_json::json!([2.5, 0.0, 0.0])),
             "velocity.max",
-            "too near the velocity bound for the wall boundaries.y_max (speed 2.5",
+            "too near the velocity bound for the wall boundaries.y_max (largest velocity component 2.5",
         ),
         (
             "wall moving through itself",

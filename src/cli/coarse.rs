@@ -83,8 +83,8 @@ pub fn coarse_start<'a>(
         }
         Ok(())
     };
-    // A level's backend refused for the case's own reasons (a budget, a limit): the case,
-    // larger, is refused too, with its own figures, once it is built.
+    // With `auto`, a level's backend refused for the case's own reasons (a budget, a limit):
+    // the case, larger, is refused too, with its own figures, once it is built.
     let level_refused = std::cell::Cell::new(false);
     let mut make_backend = |p: Arc<Problem>| {
         check(true)?;
@@ -130,7 +130,9 @@ pub fn coarse_start<'a>(
             // builds its own.
             knudsen::backend::cuda_keep_context(false);
             knudsen::backend::wgpu::device::keep_devices(false);
-            if level_refused.get() {
+            // Only `auto` builds a level before asking anything of the case; a named backend
+            // has passed the case's check, so its level's refusal is the level's own.
+            if level_refused.get() && choice == BackendChoice::Auto {
                 log::debug!("the coarse level's backend was refused ({e:#}); the case's is built next");
             } else {
                 log::warn!("the coarse start failed ({e:#}); starting from the initial state instead");

@@ -62,8 +62,8 @@ pub fn load_restart(dir: &Path, problem: &Problem, force: bool) -> Result<Restar
 /// exit code shells expect). SIGUSR1 is for MPI runs: Open MPI's mpirun forwards it to every
 /// process, where a Ctrl-C on mpirun reaches them as SIGTERM followed a second later by
 /// SIGKILL (docs/parallel.md). A second signal while the first is being handled ends the
-/// process at once (exit 1), for a user who does not want to wait for the iteration to
-/// finish.
+/// process at once, saying so, with the signal's code, for a user who does not want to wait
+/// for the iteration to finish.
 pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicUsize>> {
     use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
     let stop = Arc::new(AtomicUsize::new(0));

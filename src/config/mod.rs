@@ -274,9 +274,12 @@ impl Config {
     /// Kn [`COARSE_VELOCITIES_KN`] with fewer than [`FINE_VELOCITY_POINTS`] points per axis.
     pub fn coarse_velocities_note(&self) -> Option<String> {
         let (kn, points) = (self.kn(), self.velocity.points);
+        // Composite Simpson takes odd counts only.
+        let simpson = self.velocity.quadrature == velocity::Quadrature::Simpson;
+        let advice = FINE_VELOCITY_POINTS + usize::from(simpson);
         (kn < COARSE_VELOCITIES_KN && points < FINE_VELOCITY_POINTS && self.solver.acceleration.synthetic()).then(|| {
             format!(
-                "velocity.points: {points} per axis at Kn {kn:.1e} may keep the synthetic correction from converging (measured on small cavities, f64: 9 points at Kn 1e-3 and 10 at Kn 1e-4 had not converged after 150-200 sweeps, 16 at Kn 1e-4 converged in 13-27); use at least {FINE_VELOCITY_POINTS}"
+                "velocity.points: {points} per axis at Kn {kn:.1e} may keep the synthetic correction from converging (measured on small cavities, f64: 9 points at Kn 1e-3 and 10 at Kn 1e-4 had not converged after 150-200 sweeps, 16 at Kn 1e-4 converged in 13-27); use at least {advice}"
             )
         })
     }

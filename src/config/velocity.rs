@@ -77,10 +77,12 @@ impl VelocityConfig {
         let umax = u.iter().fold(0.0f64, |m, c| m.max(c.abs()));
         let need = umax + MIN_THERMAL_WIDTHS_INSIDE * t.sqrt();
         if need > a {
+            // Rounded up, so that the value printed is one the check takes.
+            let enough = (need * 1e4).ceil() / 1e4;
             return Err(ConfigError::new(
                 "velocity.max",
                 format!(
-                    "{a} is too near the velocity bound for {what} (speed {umax}, T = {t}): its Maxwellian needs |u| + {MIN_THERMAL_WIDTHS_INSIDE} sqrt(T) = {need:.4} <= velocity.max; raise velocity.max to at least that, or lower that speed or temperature"
+                    "{a} is too small, too near the velocity bound for {what} (largest velocity component {umax}, T = {t}): its Maxwellian needs max |u_i| + {MIN_THERMAL_WIDTHS_INSIDE} sqrt(T) <= velocity.max; raise velocity.max to at least {enough:.4}, or lower that speed or temperature"
                 ),
             ));
         }

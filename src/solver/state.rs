@@ -222,11 +222,23 @@ impl State {
 /// after corrections (140 sweeps without, 26 with); at delta 10 they take 27 either way.
 pub const PLAIN_AFTER_CORRECTION_DELTA: f64 = 10.0;
 
-/// Whether the gas is collisional across the box's shortest side ([`PLAIN_AFTER_CORRECTION_DELTA`]).
+/// Whether the gas is collisional across the box's shortest side ([`PLAIN_AFTER_CORRECTION_DELTA`]):
+/// the shortest of the axes with a diffuse wall on either side (walls face each other across
+/// them; the width of a periodic or specular axis, a collapsed one above all, is whatever the
+/// case gives it), or where no axis has one (bodies between periodic or specular faces), of
+/// the axes that are not collapsed.
 fn collisional(p: &Problem) -> bool {
+    use crate::boundary::FaceKind;
     let g = &p.grid;
-    let shortest =
-        [&g.x, &g.y, &g.z].iter().map(|a| a.faces[a.faces.len() - 1] - a.faces[0]).fold(f64::INFINITY, f64::min);
+    let width = |a: usize| {
+        let axis = [&g.x, &g.y, &g.z][a];
+        axis.faces[axis.faces.len() - 1] - axis.faces[0]
+    };
+    let walled =
+        |a: usize| p.bounds.faces[2 * a..2 * a + 2].iter().any(|f| matches!(f.kind, FaceKind::DiffuseWall { .. }));
+    let shortest = |keep: &dyn Fn(usize) -> bool| (0..3).filter(|&a| keep(a)).map(width).fold(f64::INFINITY, f64::min);
+    let across_walls = shortest(&walled);
+    let shortest = if across_walls.is_finite() { across_walls } else { shortest(&|a| !p.bounds.collapsed[a]) };
     p.delta * shortest >= PLAIN_AFTER_CORRECTION_DELTA
 }
 
