@@ -47,6 +47,11 @@ impl Axis {
         self.widths.len()
     }
 
+    /// The axis's extent, last face minus first.
+    pub fn length(&self) -> f64 {
+        self.faces[self.faces.len() - 1] - self.faces[0]
+    }
+
     pub fn is_empty(&self) -> bool {
         self.widths.is_empty()
     }

@@ -230,10 +230,7 @@ pub const PLAIN_AFTER_CORRECTION_DELTA: f64 = 10.0;
 fn collisional(p: &Problem) -> bool {
     use crate::boundary::FaceKind;
     let g = &p.grid;
-    let width = |a: usize| {
-        let axis = [&g.x, &g.y, &g.z][a];
-        axis.faces[axis.faces.len() - 1] - axis.faces[0]
-    };
+    let width = |a: usize| [&g.x, &g.y, &g.z][a].length();
     let walled =
         |a: usize| p.bounds.faces[2 * a..2 * a + 2].iter().any(|f| matches!(f.kind, FaceKind::DiffuseWall { .. }));
     let shortest = |keep: &dyn Fn(usize) -> bool| (0..3).filter(|&a| keep(a)).map(width).fold(f64::INFINITY, f64::min);

@@ -167,7 +167,7 @@ pub fn inner_tolerance(p: &Problem) -> f64 {
 /// The rarefaction parameter on the domain's largest extent, delta_D.
 pub fn domain_delta(p: &Problem) -> f64 {
     let axes = [&p.grid.x, &p.grid.y, &p.grid.z];
-    let extent = |a: &&crate::grid::Axis| a.faces[a.faces.len() - 1] - a.faces[0];
+    let extent = |a: &&crate::grid::Axis| a.length();
     // Axes of one cell carry no transport; with none other, the widest cell sets the scale.
     let live = axes.iter().filter(|a| a.widths.len() > 1).map(extent).fold(0.0f64, f64::max);
     let extent = if live > 0.0 { live } else { axes.iter().map(extent).fold(0.0f64, f64::max) };
