@@ -46,6 +46,52 @@ fn gaussian_moments(u: f32, t: f32) -> vec4<f32> {
     return m;
 }
 
+// src/model.rs::matched_maxwellian_by, line for line in f32: the parameters (u, t) of the
+// grid Maxwellian whose discrete momentum and energy are the state's, and their sums g.
+// Keep MATCH_* in sync with src/model.rs (MATCH_TOL_F32 here).
+const MATCH_UPDATES: u32 = 8u;
+const MATCH_TOL: f32 = 2e-7;
+const MATCH_REACH: f32 = 0.25;
+
+struct Matched {
+    u: vec3<f32>,
+    t: f32,
+    g: array<vec4<f32>, 3>,
+}
+
+fn matched_maxwellian(u: vec3<f32>, t: f32) -> Matched {
+    let g0 = array<vec4<f32>, 3>(gaussian_moments(u.x, t), gaussian_moments(u.y, t), gaussian_moments(u.z, t));
+    var m = Matched(u, t, g0);
+    for (var k = 0u; k < MATCH_UPDATES; k++) {
+        let g = m.g;
+        let mean = vec3<f32>(g[0].y / g[0].x, g[1].y / g[1].x, g[2].y / g[2].x);
+        let var_sum = (g[0].z / g[0].x - mean.x * mean.x) + (g[1].z / g[1].x - mean.y * mean.y)
+            + (g[2].z / g[2].x - mean.z * mean.z);
+        let shift = m.u + mean - u;
+        let heat = (var_sum - 1.5 * t) / 1.5;
+        // Each defect squared against the tolerance's, in units of T (mean) and T^2 (variance).
+        let b = MATCH_TOL * MATCH_TOL * t;
+        if heat * heat / t <= b && shift.x * shift.x <= b && shift.y * shift.y <= b && shift.z * shift.z <= b {
+            break;
+        }
+        // Only the defects beyond it move their parameter: a drift that is zero stays exactly
+        // zero instead of taking the round-off of its mean.
+        m.u -= select(vec3<f32>(0.0), shift, shift * shift > vec3<f32>(b));
+        if heat * heat / t > b {
+            m.t -= heat;
+        }
+        // Written so that a NaN counts as too far.
+        let r2 = MATCH_REACH * MATCH_REACH;
+        let d = vec4<f32>(m.u - u, m.t - t);
+        if !(d.x * d.x <= r2 * t && d.y * d.y <= r2 * t && d.z * d.z <= r2 * t && d.w * d.w <= r2 * t * t && m.t > 0.0) {
+            // The grid cannot carry this Maxwellian: the plain parameters and their sums.
+            return Matched(u, t, g0);
+        }
+        m.g = array<vec4<f32>, 3>(gaussian_moments(m.u.x, m.t), gaussian_moments(m.u.y, m.t), gaussian_moments(m.u.z, m.t));
+    }
+    return m;
+}
+
 @compute @workgroup_size(64)
 fn cell_records(@builtin(global_invocation_id) gid: vec3<u32>) {
     let c = gid.y * params.row + gid.x;
@@ -66,13 +112,15 @@ fn cell_records(@builtin(global_invocation_id) gid: vec3<u32>) {
     let f0 = fields[2u * c];
     let f1 = fields[2u * c + 1u];
     let rho = f0.x;
-    let u = f0.yzw;
     let t = f1.x;
     let ks = (1.0 - params.prandtl) * 4.0 / (5.0 * rho * t * t);
     let s = ks * f1.yzw;
-    let inv_t = 1.0 / t;
     let nu = params.delta * rho * pow(t, 1.0 - params.omega);
-    var g = array<vec4<f32>, 3>(gaussian_moments(u.x, t), gaussian_moments(u.y, t), gaussian_moments(u.z, t));
+    // The sweep's Maxwellian takes the matched parameters; nu and s the state's.
+    let matched = matched_maxwellian(f0.yzw, t);
+    let u = matched.u;
+    let inv_t = 1.0 / matched.t;
+    var g = matched.g;
     let z = g[0].x * g[1].x * g[2].x;
     let pref = rho / z;
     var base = 1.0;

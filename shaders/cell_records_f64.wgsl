@@ -93,6 +93,60 @@ fn gaussian_moments(u: f64, t: f64) -> array<f64, 4> {
     return m;
 }
 
+// src/model.rs::matched_maxwellian, line for line: the parameters (u, t) of the grid
+// Maxwellian whose discrete momentum and energy are the state's, and their sums g.
+// Keep MATCH_* in sync with src/model.rs.
+const MATCH_UPDATES: u32 = 8u;
+const MATCH_TOL: f64 = 1e-13lf;
+const MATCH_REACH: f64 = 0.25lf;
+
+struct Matched {
+    u: array<f64, 3>,
+    t: f64,
+    g: array<array<f64, 4>, 3>,
+}
+
+fn matched_maxwellian(u: array<f64, 3>, t: f64) -> Matched {
+    let g0 = array<array<f64, 4>, 3>(gaussian_moments(u[0], t), gaussian_moments(u[1], t), gaussian_moments(u[2], t));
+    var m = Matched(u, t, g0);
+    for (var k = 0u; k < MATCH_UPDATES; k++) {
+        let g = m.g;
+        let mean = array<f64, 3>(g[0][1] / g[0][0], g[1][1] / g[1][0], g[2][1] / g[2][0]);
+        let var_sum = (g[0][2] / g[0][0] - mean[0] * mean[0]) + (g[1][2] / g[1][0] - mean[1] * mean[1])
+            + (g[2][2] / g[2][0] - mean[2] * mean[2]);
+        let shift = array<f64, 3>(m.u[0] + mean[0] - u[0], m.u[1] + mean[1] - u[1], m.u[2] + mean[2] - u[2]);
+        let heat = (var_sum - 1.5lf * t) / 1.5lf;
+        // Each defect squared against the tolerance's, in units of T (mean) and T^2 (variance).
+        let b = MATCH_TOL * MATCH_TOL * t;
+        if heat * heat / t <= b && shift[0] * shift[0] <= b && shift[1] * shift[1] <= b && shift[2] * shift[2] <= b {
+            break;
+        }
+        // Only the defects beyond it move their parameter: a drift that is zero stays exactly
+        // zero instead of taking the round-off of its mean.
+        for (var a = 0u; a < 3u; a++) {
+            if shift[a] * shift[a] > b {
+                m.u[a] -= shift[a];
+            }
+        }
+        if heat * heat / t > b {
+            m.t -= heat;
+        }
+        // Written so that a NaN counts as too far.
+        let r2 = MATCH_REACH * MATCH_REACH;
+        let d = array<f64, 4>(m.u[0] - u[0], m.u[1] - u[1], m.u[2] - u[2], m.t - t);
+        if !(d[0] * d[0] <= r2 * t && d[1] * d[1] <= r2 * t && d[2] * d[2] <= r2 * t && d[3] * d[3] <= r2 * t * t && m.t > 0.0lf) {
+            // The grid cannot carry this Maxwellian: the plain parameters and their sums.
+            return Matched(u, t, g0);
+        }
+        m.g = array<array<f64, 4>, 3>(
+            gaussian_moments(m.u[0], m.t),
+            gaussian_moments(m.u[1], m.t),
+            gaussian_moments(m.u[2], m.t),
+        );
+    }
+    return m;
+}
+
 @compute @workgroup_size(64)
 fn cell_records_f64(@builtin(global_invocation_id) gid: vec3<u32>) {
     let c = gid.y * params.row + gid.x;
@@ -112,13 +166,15 @@ fn cell_records_f64(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let at = 8u * c;
     let rho = fields[at];
-    let u = array<f64, 3>(fields[at + 1u], fields[at + 2u], fields[at + 3u]);
     let t = fields[at + 4u];
     let ks = (1.0lf - params.prandtl) * 4.0lf / (5.0lf * rho * t * t);
     let s = array<f64, 3>(ks * fields[at + 5u], ks * fields[at + 6u], ks * fields[at + 7u]);
-    let inv_t = 1.0lf / t;
     let nu = params.delta * rho * exp64((1.0lf - params.omega) * log64(t));
-    var g = array<array<f64, 4>, 3>(gaussian_moments(u[0], t), gaussian_moments(u[1], t), gaussian_moments(u[2], t));
+    // The sweep's Maxwellian takes the matched parameters; nu and s the state's.
+    let matched = matched_maxwellian(array<f64, 3>(fields[at + 1u], fields[at + 2u], fields[at + 3u]), t);
+    let u = matched.u;
+    let inv_t = 1.0lf / matched.t;
+    var g = matched.g;
     let z = g[0][0] * g[1][0] * g[2][0];
     let pref = rho / z;
     var base = 1.0lf;

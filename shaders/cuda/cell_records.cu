@@ -54,6 +54,51 @@ __device__ void gaussian_moments(const double* __restrict__ nodes, const double*
     }
 }
 
+// src/model.rs::matched_maxwellian, line for line: the parameters (v, s) of the grid
+// Maxwellian whose discrete momentum and energy are the state's (u, t), and their sums g.
+// Keep MATCH_* in sync with src/model.rs.
+#define MATCH_UPDATES 8
+#define MATCH_TOL 1e-13
+#define MATCH_REACH 0.25
+__device__ void matched_maxwellian(const double* __restrict__ vgrid, const double u[3], double t, double v[3],
+                                   double* s, double g[3][4]) {
+    for (int a = 0; a < 3; ++a) {
+        v[a] = u[a];
+        gaussian_moments(vgrid, vgrid + M, u[a], t, g[a]);
+    }
+    *s = t;
+    for (int k = 0; k < MATCH_UPDATES; ++k) {
+        double mean[3], shift[3];
+        for (int a = 0; a < 3; ++a) mean[a] = g[a][1] / g[a][0];
+        const double var = (g[0][2] / g[0][0] - mean[0] * mean[0]) + (g[1][2] / g[1][0] - mean[1] * mean[1]) +
+                           (g[2][2] / g[2][0] - mean[2] * mean[2]);
+        for (int a = 0; a < 3; ++a) shift[a] = v[a] + mean[a] - u[a];
+        const double heat = (var - 1.5 * t) / 1.5;
+        // Each defect squared against the tolerance's, in units of T (mean) and T^2 (variance).
+        const double b = MATCH_TOL * MATCH_TOL * t;
+        if (heat * heat / t <= b && shift[0] * shift[0] <= b && shift[1] * shift[1] <= b && shift[2] * shift[2] <= b)
+            break;
+        // Only the defects beyond it move their parameter: a drift that is zero stays exactly
+        // zero instead of taking the round-off of its mean.
+        for (int a = 0; a < 3; ++a)
+            if (shift[a] * shift[a] > b) v[a] -= shift[a];
+        if (heat * heat / t > b) *s -= heat;
+        // Written so that a NaN counts as too far.
+        const double r2 = MATCH_REACH * MATCH_REACH;
+        const double d[4] = {v[0] - u[0], v[1] - u[1], v[2] - u[2], *s - t};
+        if (!(d[0] * d[0] <= r2 * t && d[1] * d[1] <= r2 * t && d[2] * d[2] <= r2 * t && d[3] * d[3] <= r2 * t * t && *s > 0.0)) {
+            // The grid cannot carry this Maxwellian: the plain parameters and their sums.
+            for (int a = 0; a < 3; ++a) {
+                v[a] = u[a];
+                gaussian_moments(vgrid, vgrid + M, u[a], t, g[a]);
+            }
+            *s = t;
+            return;
+        }
+        for (int a = 0; a < 3; ++a) gaussian_moments(vgrid, vgrid + M, v[a], *s, g[a]);
+    }
+}
+
 extern "C" __global__ void cell_records(const double* __restrict__ fields, const double* __restrict__ vgrid,
                                         const unsigned* __restrict__ words, double prandtl, double delta,
                                         double omega, unsigned ncell, real* __restrict__ cells) {
@@ -69,13 +114,14 @@ extern "C" __global__ void cell_records(const double* __restrict__ fields, const
     }
     const double* f = fields + (size_t)CELL_FIELDS * c;
     const double rho = f[0], t = f[4];
-    const double u[3] = {f[1], f[2], f[3]};
+    const double ut[3] = {f[1], f[2], f[3]};
     const double ks = (1.0 - prandtl) * 4.0 / (5.0 * rho * t * t);
     const double s[3] = {ks * f[5], ks * f[6], ks * f[7]};
-    const double inv_t = 1.0 / t;
     const double nu = delta * rho * pow(t, 1.0 - omega);
-    double g[3][4];
-    for (int a = 0; a < 3; ++a) gaussian_moments(vgrid, vgrid + M, u[a], t, g[a]);
+    // The sweep's Maxwellian takes the matched parameters; nu and s the state's.
+    double u[3], tm, g[3][4];
+    matched_maxwellian(vgrid, ut, t, u, &tm, g);
+    const double inv_t = 1.0 / tm;
     const double z = g[0][0] * g[1][0] * g[2][0];
     const double pref = rho / z;
     double base = 1.0;

@@ -279,19 +279,20 @@ impl Config {
         let advice = FINE_VELOCITY_POINTS + usize::from(simpson);
         (kn < COARSE_VELOCITIES_KN && points < FINE_VELOCITY_POINTS && self.solver.acceleration.synthetic()).then(|| {
             format!(
-                "velocity.points: {points} per axis at Kn {kn:.1e} may keep the synthetic correction from converging (measured on small cavities, f64: 9 points at Kn 1e-3 and 10 at Kn 1e-4 had not converged after 150-200 sweeps, 16 at Kn 1e-4 converged in 13-27); use at least {advice}"
+                "velocity.points: {points} per axis at Kn {kn:.1e} may keep the synthetic correction from converging (measured on 12^3 lid cavities, f64: 9 points diverged at Kn 2e-5 and 5e-5, where 10 to 16 converged in 13-17 sweeps down to Kn 5e-6); use at least {advice}"
             )
         })
     }
 }
 
 /// Below this Kn a velocity grid of fewer than [`FINE_VELOCITY_POINTS`] points per axis is
-/// noted (`Config::coarse_velocities_note`).
-pub const COARSE_VELOCITIES_KN: f64 = 2e-3;
+/// noted (`Config::coarse_velocities_note`). Since the collision term conserves momentum and
+/// energy on the grid (`model::matched_maxwellian`), 9 points converged down to Kn 1e-4.
+pub const COARSE_VELOCITIES_KN: f64 = 1e-4;
 
-/// The velocity points per axis from which the synthetic correction converged at Kn 1e-4 on
-/// 6^3 and 12^3 lid cavities (13-27 sweeps, f64), where 10 did not in 150.
-pub const FINE_VELOCITY_POINTS: usize = 16;
+/// The velocity points per axis from which the synthetic correction converged at Kn 5e-6 to
+/// 1e-5 on 12^3 lid cavities (13-17 sweeps, f64), where 9 diverged at Kn 2e-5 and 5e-5.
+pub const FINE_VELOCITY_POINTS: usize = 10;
 
 /// Below this Kn the synthetic correction on f32 arithmetic may stall above the 1e-5 stop:
 /// on the 16^3 cavity the CPU's f32 path stalled at 4.5e-5, 1.8e-5 and 1.1e-5 at Kn 0.001,

@@ -14,7 +14,7 @@
 mkdir -p target/release && cp carry/t/knudsen target/release/knudsen
 if [ ! -e /work/main ]; then mkdir -p /work && ln -sfn "$PWD" /work/main; fi
 nvidia-smi -L
-for t in ${TESTS:-cuda_f64 gsis second_order coarse_start partner_relaxation cavity faces rest wall_damping slice_rows gpu_prewarm}; do
+for t in ${TESTS:-cuda_f64 gsis conservation second_order coarse_start partner_relaxation cavity faces rest wall_damping slice_rows gpu_prewarm}; do
   s=$(date +%s)
   carry/t/$t --test-threads 2 > "$OUT/$t.log" 2>&1 &
   pid=$!

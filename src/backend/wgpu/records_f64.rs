@@ -222,9 +222,11 @@ pub fn cell_records_f64_twin(p: &Problem, fields: &[f64]) -> Vec<CellCoeffs> {
             let (rho, u, t) = (f[0], [f[1], f[2], f[3]], f[4]);
             let ks = (1.0 - p.prandtl) * 4.0 / (5.0 * rho * t * t);
             let s = [ks * f[5], ks * f[6], ks * f[7]];
-            let inv_t = 1.0 / t;
             let nu = p.delta * rho * exp64((1.0 - p.omega) * log64(t));
-            let g = u.map(|ua| gaussian_moments(&vgrid, m, ua, t));
+            // The sweep's Maxwellian takes the matched parameters; nu and s the state's.
+            let moments = |v: [f64; 3], t: f64| v.map(|va| gaussian_moments(&vgrid, m, va, t));
+            let (u, tm, g) = crate::model::matched_maxwellian_by(moments, u, t, crate::model::MATCH_TOL);
+            let inv_t = 1.0 / tm;
             let z = g[0][0] * g[1][0] * g[2][0];
             let pref = rho / z;
             let base = shakhov_base(&g, s, inv_t, z);
