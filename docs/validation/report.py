@@ -34,16 +34,20 @@ python3 docs/validation/report.py [results...]  # this page and docs/img/validat
 ```
 
 The page below was rendered from {results} (the full suite run one suite per process with
-the CPU backend on 2 cores, 2026-11-28, commit 2f235d6, after the wall-density damping came
-to sum a reversal only on the second in a row: the measured values moved by at most 4e-9
-relative from the runs of 2026-11-23 and 2026-11-25, and some points' sweeps by a few,
-`docs/data/wall-damping-cpu.txt`; the log is `docs/data/validation/log.txt`; `cube-quarter` was
-run again the same day once partner faces' exits followed the synthetic corrections, the quarter's C_D moving by
-2.4e-7 relative with the stop at a residual of 1e-7). Every point runs with
+the CPU backend on 2 cores, 2026-11-30, commit a050f84, once the collision term came to
+conserve momentum and energy on the velocity grid, `docs/model.md`, "Discrete conservation
+of the collision term"; the log is `docs/data/validation/log.txt`). Against the run of
+2026-11-28 (commit 2f235d6) the measured values moved by at most 3e-7 relative where the
+gas is rarefied or the velocity grid fine, and by more where collisions multiply the old
+scheme's conservation defect: the Couette shear stress at delta = 50 and 100 by 2e-4 and
+6e-4 (its error against the reference from -0.17% and -0.26% to -0.15% and -0.19%), the
+S-model heat flux at the largest delta by 5e-4 (-0.055% to -0.006%), the slip-regime
+cavity's centre velocity by 8e-5 and the cube's drag by 2.6e-3 (its Mach 2 stream's tails
+cut by the velocity bound). Every point runs with
 `solver.acceleration = "gsis"` unless it sets its own; the "it" column gives the sweeps to
 the case's tolerance. With source iteration the same suite took about half an hour on 2
 cores, most of it in the delta = 50 and 100 Couette points (3473 and 11373 sweeps); with
-GSIS they take 20 and 30.
+GSIS they take 20 and 24.
 
 `knudsen validate --fast` runs the fast subset; the test suite runs it (`tests/validation.rs`),
 so CI checks it on every change. Each case states the measured value, the reference, the
@@ -84,13 +88,15 @@ refinement study that justifies it is the section "Resolution of the planar case
 # Remarks printed under a suite's table: what the numbers mean, not the numbers themselves.
 REMARKS = {
     "cube-quarter": "The quarter domain (y, z >= 0, specular y_min and z_min) reads its symmetry-plane "
-    "inflow from the previous iteration, so it needs a few more iterations (20 against 17) to reach the "
+    "inflow from the previous iteration, so it needs a few more iterations (20 against 16) to reach the "
     "same fixed point (25 before the exits followed GSIS's corrections: docs/model.md, \"Boundary conditions "
     "of the correction\"). The same pair on an H200 with CUDA and with wgpu (f32, GSIS, residual 1e-5, binary "
-    "1cfebaa, 2026-11-28) took 11 and 14 sweeps on both and gave C_D = 3.808658 / 3.808660 (full / quarter, "
+    "a050f84, 2026-11-30) took 11 and 14 sweeps on both and gave C_D = 3.818537 / 3.818539 (full / quarter, "
     "either backend): `knudsen validate configs/validation/cube-quarter.json --backend cuda|wgpu`, "
-    "`docs/data/validation/gpu/cube-quarter-*-h200.json`. Before (H100, source iteration, 17 and 22 sweeps): "
-    "3.808670 / 3.808683, `tests/device/validate.sh checks`, `docs/data/validation/gpu/`.",
+    "`docs/data/validation/gpu/cube-quarter-*-h200.json`. Before the collision term conserved momentum and "
+    "energy on the grid (docs/model.md, \"Discrete conservation of the collision term\"): 3.808658 / "
+    "3.808660 there (binary 1cfebaa), and on an H100 with source iteration (17 and 22 sweeps) "
+    "3.808670 / 3.808683, `tests/device/validate.sh checks`, `docs/data/validation/gpu/cube-quarter-*.json`.",
     "cavity-grid": "First-order upwind: the observed order approaches 1 from below as the grid is refined "
     "(0.73 from 8/16/32 in the fast subset, 0.72 from 16/32/64). The centre velocity is a small quantity "
     "(a few percent of the lid speed) and the Richardson estimate puts the 64^3 value 20% from the "
