@@ -60,8 +60,7 @@ struct Matched {
 }
 
 fn matched_maxwellian(u: vec3<f32>, t: f32) -> Matched {
-    let g0 = array<vec4<f32>, 3>(gaussian_moments(u.x, t), gaussian_moments(u.y, t), gaussian_moments(u.z, t));
-    var m = Matched(u, t, g0);
+    var m = Matched(u, t, array<vec4<f32>, 3>(gaussian_moments(u.x, t), gaussian_moments(u.y, t), gaussian_moments(u.z, t)));
     for (var k = 0u; k < MATCH_UPDATES; k++) {
         let g = m.g;
         let mean = vec3<f32>(g[0].y / g[0].x, g[1].y / g[1].x, g[2].y / g[2].x);
@@ -76,17 +75,18 @@ fn matched_maxwellian(u: vec3<f32>, t: f32) -> Matched {
         }
         // Only the defects beyond it move their parameter: a drift that is zero stays exactly
         // zero instead of taking the round-off of its mean.
-        m.u -= select(vec3<f32>(0.0), shift, shift * shift > vec3<f32>(b));
-        if heat * heat / t > b {
-            m.t -= heat;
-        }
+        let v1 = m.u - select(vec3<f32>(0.0), shift, shift * shift > vec3<f32>(b));
+        let s1 = select(m.t, m.t - heat, heat * heat / t > b);
         // Written so that a NaN counts as too far.
         let r2 = MATCH_REACH * MATCH_REACH;
-        let d = vec4<f32>(m.u - u, m.t - t);
-        if !(d.x * d.x <= r2 * t && d.y * d.y <= r2 * t && d.z * d.z <= r2 * t && d.w * d.w <= r2 * t * t && m.t > 0.0) {
-            // The grid cannot carry this Maxwellian: the plain parameters and their sums.
-            return Matched(u, t, g0);
+        let d = vec4<f32>(v1 - u, s1 - t);
+        if !(d.x * d.x <= r2 * t && d.y * d.y <= r2 * t && d.z * d.z <= r2 * t && d.w * d.w <= r2 * t * t && s1 > 0.0) {
+            // The grid cannot carry this Maxwellian: the last parameters within reach (the
+            // plain ones where the first update leaves it) and their sums.
+            return m;
         }
+        m.u = v1;
+        m.t = s1;
         m.g = array<vec4<f32>, 3>(gaussian_moments(m.u.x, m.t), gaussian_moments(m.u.y, m.t), gaussian_moments(m.u.z, m.t));
     }
     return m;

@@ -107,8 +107,7 @@ struct Matched {
 }
 
 fn matched_maxwellian(u: array<f64, 3>, t: f64) -> Matched {
-    let g0 = array<array<f64, 4>, 3>(gaussian_moments(u[0], t), gaussian_moments(u[1], t), gaussian_moments(u[2], t));
-    var m = Matched(u, t, g0);
+    var m = Matched(u, t, array<array<f64, 4>, 3>(gaussian_moments(u[0], t), gaussian_moments(u[1], t), gaussian_moments(u[2], t)));
     for (var k = 0u; k < MATCH_UPDATES; k++) {
         let g = m.g;
         let mean = array<f64, 3>(g[0][1] / g[0][0], g[1][1] / g[1][0], g[2][1] / g[2][0]);
@@ -123,21 +122,26 @@ fn matched_maxwellian(u: array<f64, 3>, t: f64) -> Matched {
         }
         // Only the defects beyond it move their parameter: a drift that is zero stays exactly
         // zero instead of taking the round-off of its mean.
+        var v1 = m.u;
+        var s1 = m.t;
         for (var a = 0u; a < 3u; a++) {
             if shift[a] * shift[a] > b {
-                m.u[a] -= shift[a];
+                v1[a] = m.u[a] - shift[a];
             }
         }
         if heat * heat / t > b {
-            m.t -= heat;
+            s1 = m.t - heat;
         }
         // Written so that a NaN counts as too far.
         let r2 = MATCH_REACH * MATCH_REACH;
-        let d = array<f64, 4>(m.u[0] - u[0], m.u[1] - u[1], m.u[2] - u[2], m.t - t);
-        if !(d[0] * d[0] <= r2 * t && d[1] * d[1] <= r2 * t && d[2] * d[2] <= r2 * t && d[3] * d[3] <= r2 * t * t && m.t > 0.0lf) {
-            // The grid cannot carry this Maxwellian: the plain parameters and their sums.
-            return Matched(u, t, g0);
+        let d = array<f64, 4>(v1[0] - u[0], v1[1] - u[1], v1[2] - u[2], s1 - t);
+        if !(d[0] * d[0] <= r2 * t && d[1] * d[1] <= r2 * t && d[2] * d[2] <= r2 * t && d[3] * d[3] <= r2 * t * t && s1 > 0.0lf) {
+            // The grid cannot carry this Maxwellian: the last parameters within reach (the
+            // plain ones where the first update leaves it) and their sums.
+            return m;
         }
+        m.u = v1;
+        m.t = s1;
         m.g = array<array<f64, 4>, 3>(
             gaussian_moments(m.u[0], m.t),
             gaussian_moments(m.u[1], m.t),

@@ -13,7 +13,8 @@
 // vgrid:  the M velocity nodes of one axis, then their M 1D weights;
 // words:  the wall word of each cell (src/grid/solid.rs), read only when HAS_WALLS;
 // cells:  12 values per cell (f32, or f64 under KN_F64: common.cuh), the layout of src/backend/wgpu/layout.rs::CellCoeffs:
-//   (pref, 1/T, nu, wall word), (U, base), (s, log2(e)/T).
+//   (pref, 1/T, nu, wall word), (U, base), (s, log2(e)/T), U and T the matched parameters
+//   (matched_maxwellian below), not the state's.
 // Keep in sync with those three.
 
 #define CELL_FIELDS 8u
@@ -80,21 +81,20 @@ __device__ void matched_maxwellian(const double* __restrict__ vgrid, const doubl
             break;
         // Only the defects beyond it move their parameter: a drift that is zero stays exactly
         // zero instead of taking the round-off of its mean.
+        double v1[3] = {v[0], v[1], v[2]}, s1 = *s;
         for (int a = 0; a < 3; ++a)
-            if (shift[a] * shift[a] > b) v[a] -= shift[a];
-        if (heat * heat / t > b) *s -= heat;
+            if (shift[a] * shift[a] > b) v1[a] = v[a] - shift[a];
+        if (heat * heat / t > b) s1 = *s - heat;
         // Written so that a NaN counts as too far.
         const double r2 = MATCH_REACH * MATCH_REACH;
-        const double d[4] = {v[0] - u[0], v[1] - u[1], v[2] - u[2], *s - t};
-        if (!(d[0] * d[0] <= r2 * t && d[1] * d[1] <= r2 * t && d[2] * d[2] <= r2 * t && d[3] * d[3] <= r2 * t * t && *s > 0.0)) {
-            // The grid cannot carry this Maxwellian: the plain parameters and their sums.
-            for (int a = 0; a < 3; ++a) {
-                v[a] = u[a];
-                gaussian_moments(vgrid, vgrid + M, u[a], t, g[a]);
-            }
-            *s = t;
+        const double d[4] = {v1[0] - u[0], v1[1] - u[1], v1[2] - u[2], s1 - t};
+        if (!(d[0] * d[0] <= r2 * t && d[1] * d[1] <= r2 * t && d[2] * d[2] <= r2 * t && d[3] * d[3] <= r2 * t * t && s1 > 0.0)) {
+            // The grid cannot carry this Maxwellian: the last parameters within reach (the
+            // plain ones where the first update leaves it) and their sums, as they are.
             return;
         }
+        for (int a = 0; a < 3; ++a) v[a] = v1[a];
+        *s = s1;
         for (int a = 0; a < 3; ++a) gaussian_moments(vgrid, vgrid + M, v[a], *s, g[a]);
     }
 }

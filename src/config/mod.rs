@@ -279,7 +279,7 @@ impl Config {
         let advice = FINE_VELOCITY_POINTS + usize::from(simpson);
         (kn < COARSE_VELOCITIES_KN && points < FINE_VELOCITY_POINTS && self.solver.acceleration.synthetic()).then(|| {
             format!(
-                "velocity.points: {points} per axis at Kn {kn:.1e} may keep the synthetic correction from converging (measured on 12^3 lid cavities, f64: 9 points diverged at Kn 2e-5 and 5e-5, where 10 to 16 converged in 13-17 sweeps down to Kn 5e-6); use at least {advice}"
+                "velocity.points: {points} per axis at Kn {kn:.1e} may keep the synthetic correction from converging (measured on 12^3 lid cavities, f64: 9 points diverged at Kn 2e-5 and 5e-5, where 10, 12 and 16 converged in 13-17 sweeps at Kn 1e-5, and 12 at 5e-6); use at least {advice}"
             )
         })
     }
@@ -290,8 +290,9 @@ impl Config {
 /// energy on the grid (`model::matched_maxwellian`), 9 points converged down to Kn 1e-4.
 pub const COARSE_VELOCITIES_KN: f64 = 1e-4;
 
-/// The velocity points per axis from which the synthetic correction converged at Kn 5e-6 to
-/// 1e-5 on 12^3 lid cavities (13-17 sweeps, f64), where 9 diverged at Kn 2e-5 and 5e-5.
+/// The velocity points per axis from which the synthetic correction converged at Kn 1e-5 on
+/// 12^3 lid cavities (10, 12 and 16 points: 17, 14 and 13 sweeps, f64; 12 also at Kn 5e-6),
+/// where 9 diverged at Kn 2e-5 and 5e-5.
 pub const FINE_VELOCITY_POINTS: usize = 10;
 
 /// Below this Kn the synthetic correction on f32 arithmetic may stall above the 1e-5 stop:

@@ -18,7 +18,8 @@ pub struct StepParams {
 }
 
 /// Per-cell sweep coefficients as the sweep reads them: three vec4 rows,
-/// (pref, 1/T, nu, wall word), (U, base), (s, log2(e)/T); the wall word (src/grid/solid.rs) is stored
+/// (pref, 1/T, nu, wall word), (U, base), (s, log2(e)/T), with U and T the grid Maxwellian's
+/// parameters (model.rs::EqCoeffs), not the state's; the wall word (src/grid/solid.rs) is stored
 /// as the bits of an f32 so one 16-byte load brings it with the coefficients it guards.
 /// Keep in sync with `cells` in shaders/sweep_slice.wgsl.
 #[repr(C)]

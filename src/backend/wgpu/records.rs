@@ -352,7 +352,7 @@ pub(crate) mod tests {
     fn the_stage_matches_its_twin_and_the_hosts_f64_records() {
         let p = cube_quick();
         let n = p.grid.cells();
-        let fields = fields_of(&p);
+        let fields = edge_fields(&p);
         let Some((gpu, r)) = run_stage(&p, &fields, false) else { return };
         let HostFields::F32(packed) = &r.host else { panic!("the f32 stage keeps f32 fields") };
         let twin = cell_records_twin(&p, packed);
