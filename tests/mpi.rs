@@ -327,6 +327,26 @@ fn a_case_files_error_and_a_refused_restart_are_said_once_by_a_job_of_three() {
     assert_eq!(err.matches("nowhere").count(), 1, "{err}");
     assert!(!err.contains("rank "), "{err}");
     assert!(!dir.join("a").exists(), "a directory was left: {err}");
+    // And a backend that no process has (CUDA, where no driver answers: CI's machines).
+    if let Err(why) = knudsen::backend::cuda_available() {
+        let mut cmd = knudsen_cmd(3);
+        cmd.args([
+            "run",
+            case.to_str().unwrap(),
+            "--backend",
+            "cuda",
+            "--threads",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let (code, err) = within(cmd, Duration::from_secs(60));
+        assert_eq!(code, Some(2), "{err}");
+        assert_eq!(err.matches(&format!("--backend cuda: {why}")).count(), 1, "{err}");
+        assert!(!dir.join("a").exists(), "a directory was left: {err}");
+    } else {
+        eprintln!("NOTE: the refused-CUDA leg not run: this machine has CUDA");
+    }
 }
 
 #[test]

@@ -125,6 +125,11 @@ pub(super) fn solve(
         _ => cfg,
     };
     let checked = (|| {
+        // Before the coarse start, whose levels would otherwise be the first to ask: there
+        // each process of a job would say it alone.
+        if choice == BackendChoice::Cuda {
+            backend::cuda_available().map_err(|why| Failure::BadInput(format!("--backend cuda: {why}")))?;
+        }
         check_host_memory(cfg, gpu_solve, group.ranks)?;
         let mut problem = Problem::new(cfg);
         if group.ranks > 1 {
